@@ -1,0 +1,134 @@
+package cfe
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error codes shared by every adapter. localapi maps each to one HTTP status.
+const (
+	EINVALID      = "invalid"
+	ENOTFOUND     = "not_found"
+	ECONFLICT     = "conflict"
+	EUNAUTHORIZED = "unauthorized"
+	EFORBIDDEN    = "forbidden"
+	EUNAVAILABLE  = "unavailable"
+	EINTERNAL     = "internal"
+)
+
+// Error is the application error. Message is safe to show to a user (Spanish);
+// Err is the underlying cause, for logs only.
+type Error struct {
+	Code    string
+	Op      string
+	Message string
+	Fields  []FieldError // validation failures, when Code is EINVALID
+	// Respuesta is the functional response code (codigo_respuesta) when the
+	// error is a functional rejection of a signing request: see the Resp* constants.
+	Respuesta string
+	Err       error
+}
+
+// FieldError names a field of the request (or model) and the rule it breaks.
+type FieldError struct {
+	Campo   string `json:"campo"`
+	Mensaje string `json:"mensaje"`
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Op != "" {
+		b.WriteString(e.Op)
+		b.WriteString(": ")
+	}
+	if e.Message != "" {
+		b.WriteString(e.Message)
+	} else {
+		b.WriteString(e.Code)
+	}
+	for _, f := range e.Fields {
+		fmt.Fprintf(&b, "; %s: %s", f.Campo, f.Mensaje)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with a formatted user message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, EINTERNAL for
+// any other error, and "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Code != "" {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the user message of the first *Error in err's chain, and
+// a generic Spanish message for any other error (internal details stay in logs).
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Message != "" {
+		return e.Message
+	}
+	return "error interno"
+}
+
+// ErrorFields returns the field errors of the first *Error in err's chain.
+func ErrorFields(err error) []FieldError {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Fields
+	}
+	return nil
+}
+
+// Invalid builds an EINVALID error from a list of field errors.
+func Invalid(op string, fields ...FieldError) *Error {
+	msg := "el comprobante no cumple las reglas de DGI"
+	if len(fields) == 1 {
+		msg = fields[0].Campo + ": " + fields[0].Mensaje
+	}
+	return &Error{Code: EINVALID, Op: op, Message: msg, Fields: fields, Respuesta: RespRechazoValidacion}
+}
+
+// Functional response codes (codigo_respuesta) of a signing request. "00" and
+// "96" are the interface's; the others are ours and documented in README.md.
+const (
+	RespOK                = "00" // signed
+	RespRechazoValidacion = "01" // the request breaks a DGI rule; see errores
+	RespConflictoUUID     = "02" // the uuid was already used for a different receipt
+	RespSinRangoCAE       = "05" // no usable CAE range for the type (none, used up or expired)
+	RespCertificado       = "06" // the signing certificate is missing, expired or unusable
+	RespZonaHoraria       = "96" // the machine is not on America/Montevideo at -03:00
+	RespErrorInterno      = "99" // an internal error; nothing was signed or consumed
+)
+
+// RespuestaOf returns the functional response code of err: RespOK for nil, the
+// code carried by a *Error, and RespErrorInterno otherwise.
+func RespuestaOf(err error) string {
+	if err == nil {
+		return RespOK
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Respuesta != "" {
+		return e.Respuesta
+	}
+	return RespErrorInterno
+}

@@ -1,0 +1,105 @@
+package cfe
+
+import (
+	"context"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// CAERange is a numbering range DGI authorized for one CFE type and serie
+// (a CAE, "Constancia de Autorización para Emisión").
+type CAERange struct {
+	ID           string // stable key in the store: "<tipo>-<serie>-<dnro>"
+	RUC          string // RucE
+	Type         Type   // TCFE
+	Serie        string
+	DNro         int64  // first number
+	HNro         int64  // last number
+	CAEID        string // NA, 11 digits
+	Autorizado   Date   // FA
+	Vencimiento  Date   // FVD: the range may not be used after this date
+	CAEEspecial  int
+	CausalCAEEsp int
+	Source       string // "dgi" (imported, DGI-signed file), "manual" or "sandbox"
+	SignedXML    []byte `json:",omitempty"` // DGI's file, byte-exact, when imported
+}
+
+// RangeID returns the canonical ID of a range of type t, serie s starting at dnro.
+func RangeID(t Type, serie string, dnro int64) string {
+	return t.String() + "-" + serie + "-" + itoa(dnro)
+}
+
+// Size returns the count of numbers in the range.
+func (r CAERange) Size() int64 { return r.HNro - r.DNro + 1 }
+
+// Expired reports whether the range can no longer be used on day d.
+func (r CAERange) Expired(d Date) bool { return d.After(r.Vencimiento) }
+
+// CAEData returns zone G for a CFE numbered from this range.
+func (r CAERange) CAEData() CAEData {
+	return CAEData{CAEID: r.CAEID, DNro: r.DNro, HNro: r.HNro, FecVenc: r.Vencimiento,
+		CAEEspecial: r.CAEEspecial, CausalCAEEsp: r.CausalCAEEsp}
+}
+
+// Delivery states of a locally signed CFE toward the hosted service.
+const (
+	DeliveryPending  = "pendiente"
+	DeliveryAccepted = "aceptado"
+	DeliveryRejected = "rechazado"
+)
+
+// Issued is a signed CFE as the agent keeps it.
+type Issued struct {
+	UUID         string
+	Type         Type
+	Serie        string
+	Nro          int64
+	RangeID      string
+	CAE          CAEData
+	TmstFirma    time.Time
+	XML          []byte // the signed CFE, byte-exact; never re-serialized
+	Adenda       string
+	CodSeguridad string
+	DatosQR      string
+	Total        decimal.Decimal // the QR amount (MntPagar, MntTotRetenido, ...)
+	RequestHash  string          // hex SHA-256 of the canonical request, for idempotency
+	Delivery     Delivery
+}
+
+// Delivery is the state of an Issued CFE toward the hosted service.
+type Delivery struct {
+	State       string // DeliveryPending, DeliveryAccepted or DeliveryRejected
+	HostedID    int64
+	Reason      string
+	Attempts    int
+	LastAttempt time.Time
+}
+
+// Reservation is a number taken from a CAE range and not yet committed. It must
+// be committed or released.
+type Reservation struct {
+	Type  Type
+	Serie string
+	Nro   int64
+	Range CAERange
+}
+
+// IssueStore is what the issuing use case needs from durable storage.
+type IssueStore interface {
+	// FindByUUID returns the CFE stored under uuid, or ENOTFOUND.
+	FindByUUID(ctx context.Context, uuid string) (*Issued, error)
+	// Reserve takes the next number of type t from a range usable on day today
+	// (not expired, not used up). EUNAVAILABLE with Respuesta RespSinRangoCAE
+	// when there is none. Numbers are handed out in order; a released number is
+	// handed out again before any higher one is committed.
+	Reserve(ctx context.Context, t Type, today Date) (*Reservation, error)
+	// Commit stores the signed CFE, its number, its uuid record, an outbox entry
+	// and an audit event in one durable (fsynced) transaction. It waits until
+	// every lower number of the same (type, serie) is committed, so the
+	// committed numbers always form a gap-free sequence. ECONFLICT when uuid is
+	// already stored.
+	Commit(ctx context.Context, r *Reservation, doc *Issued) error
+	// Release gives back a reservation that will not be committed.
+	Release(r *Reservation)
+}

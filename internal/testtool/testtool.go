@@ -1,0 +1,126 @@
+// Package testtool holds helpers shared by tests: locating the shared reference
+// material, and running the independent verifiers (xmllint, xmlsec1, pdftotext,
+// zbarimg) that check fiscal output.
+//
+// A test that needs an external tool calls Require. When the tool is missing the
+// test is skipped with a clear message, unless CFE_STRICT_TOOLS=1 is set (as CI
+// does): then it fails.
+package testtool
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// Require returns the path of an external tool, skipping (or, under
+// CFE_STRICT_TOOLS=1, failing) the test when it is not installed.
+func Require(t testing.TB, tool string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv("CFE_STRICT_TOOLS") == "1" {
+			t.Fatalf("required tool %q is not installed (CFE_STRICT_TOOLS=1)", tool)
+		}
+		t.Skipf("tool %q is not installed; set CFE_STRICT_TOOLS=1 to make this a failure", tool)
+	}
+	return p
+}
+
+// RepoRoot returns the directory holding go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// SharedDir returns the shared reference folder (DGI XSDs, samples, docs): the
+// environment variable CFE_SHARED_DIR, else ../shared beside the repository.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("CFE_SHARED_DIR"); d != "" {
+		return d
+	}
+	d := filepath.Join(RepoRoot(t), "..", "shared")
+	if _, err := os.Stat(filepath.Join(d, "dgi", "xsd", "CFEDGI.xsd")); err != nil {
+		t.Fatalf("shared reference material not found at %s (set CFE_SHARED_DIR): %v", d, err)
+	}
+	return d
+}
+
+// XSD returns the path of one of DGI's official schemas, e.g. XSD(t, "CFEDGI.xsd").
+func XSD(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(SharedDir(t), "dgi", "xsd", name)
+}
+
+// serialRE matches X509SerialNumber values: libxml2 rejects xs:integer values of
+// more than 24 digits, which every real certificate serial has.
+var serialRE = regexp.MustCompile(`(<(?:[A-Za-z0-9_]+:)?X509SerialNumber>)\d{25,}(</)`)
+
+// ValidateXSD runs `xmllint --noout --nonet --schema xsd` on doc and returns
+// xmllint's output and whether the document is valid. An X509SerialNumber longer
+// than libxml2 accepts is shortened in the copy that is validated (the known
+// libxml2 limit; the signature is not checked here).
+func ValidateXSD(t testing.TB, xsd string, doc []byte) (string, bool) {
+	t.Helper()
+	bin := Require(t, "xmllint")
+	doc = serialRE.ReplaceAll(doc, []byte("${1}1${2}"))
+	f := filepath.Join(t.TempDir(), "doc.xml")
+	if err := os.WriteFile(f, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "--noout", "--nonet", "--schema", xsd, f).CombinedOutput()
+	return string(out), err == nil
+}
+
+// MustValidateXSD fails the test when doc is not valid against the schema.
+func MustValidateXSD(t testing.TB, xsd string, doc []byte) {
+	t.Helper()
+	if out, ok := ValidateXSD(t, xsd, doc); !ok {
+		t.Fatalf("xmllint rejects the document against %s:\n%s\n--- document ---\n%s", filepath.Base(xsd), out, clip(doc))
+	}
+}
+
+// XMLSecVerify runs `xmlsec1 --verify` on a signed document. With certPEM empty
+// the certificate embedded in KeyInfo is used (--enabled-key-data x509
+// --insecure); otherwise the key of that PEM certificate file.
+func XMLSecVerify(t testing.TB, doc []byte, certPEM string) (string, bool) {
+	t.Helper()
+	bin := Require(t, "xmlsec1")
+	f := filepath.Join(t.TempDir(), "signed.xml")
+	if err := os.WriteFile(f, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--verify"}
+	if certPEM == "" {
+		args = append(args, "--enabled-key-data", "x509", "--insecure")
+	} else {
+		args = append(args, "--pubkey-cert-pem", certPEM)
+	}
+	args = append(args, f)
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	return string(out), err == nil && bytes.Contains(out, []byte("OK"))
+}
+
+func clip(b []byte) string {
+	if len(b) > 4000 {
+		return string(b[:4000]) + "…"
+	}
+	return string(b)
+}
