@@ -1,0 +1,48 @@
+# Developer commands. `make test` is the one CI runs (see README.md).
+GO      ?= go
+LINT    := $(GO) tool -modfile=tools/go.mod golangci-lint
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+.PHONY: run test test-short fuzz bench fmt vet lint build cross clean
+
+run:            ## run the agent on the embedded default profile
+	$(GO) run ./cmd/cfe-agent
+
+test:           ## install missing test tools, then run every test with the race detector
+	./scripts/test-deps.sh
+	$(GO) test -race -count=1 ./...
+
+test-short:     ## quick tests, no tool install, no race detector
+	$(GO) test -short ./...
+
+fuzz:           ## run each fuzz target briefly (FUZZTIME seconds each)
+	./scripts/fuzz.sh $(or $(FUZZTIME),10)
+
+bench:          ## benchmarks (numbers go to BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+vet:
+	$(GO) vet ./...
+
+lint:           ## golangci-lint, pinned in tools/go.mod
+	$(LINT) run ./...
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+
+cross:          ## cross-compile the agent and the sandbox for the three desktop platforms
+	@for p in linux/amd64 windows/amd64 darwin/arm64; do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=""; [ $$os = windows ] && ext=.exe; \
+	  for c in cfe-agent; do \
+	    echo "build $$c $$os/$$arch"; \
+	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+	      -o dist/$$os-$$arch/$$c$$ext ./cmd/$$c || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin dist
