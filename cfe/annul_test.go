@@ -77,8 +77,8 @@ func sale(tipo cfe.Type) *cfe.CFE {
 	return c
 }
 
-// want describes the counter-receipt a test expects.
-type want struct {
+// wantCounter describes the counter-receipt a test expects.
+type wantCounter struct {
 	tipo      cfe.Type
 	cobPropia int
 	indFact   []int // IndFact of each line, in order
@@ -89,7 +89,7 @@ type want struct {
 // must satisfy: its type, indicators and single reference; numbering, CAE and
 // signature time left for the issuer; everything else copied; and the original
 // untouched, then and after every value of the result is changed.
-func annul(t *testing.T, fixture func() *cfe.CFE, w want) *cfe.CFE {
+func annul(t *testing.T, fixture func() *cfe.CFE, w wantCounter) *cfe.CFE {
 	t.Helper()
 	orig := fixture()
 	got, err := cfe.CounterReceipt(orig, annulDate)
@@ -179,7 +179,7 @@ func TestCounterReceipt_Notes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.orig.String(), func(t *testing.T) {
 			fixture := func() *cfe.CFE { return sale(c.orig) }
-			got := annul(t, fixture, want{tipo: c.want, indFact: []int{3, 2}, razon: "Anulación"})
+			got := annul(t, fixture, wantCounter{tipo: c.want, indFact: []int{3, 2}, razon: "Anulación"})
 			if !reflect.DeepEqual(got.Totales, fixture().Totales) {
 				t.Errorf("Totales = %+v\nwant the original's", got.Totales)
 			}
@@ -229,7 +229,7 @@ func TestCounterReceipt_Remito(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fixture := func() *cfe.CFE { return remito(c.orig, c.inds...) }
-			got := annul(t, fixture, want{tipo: c.tipo, indFact: c.wantI, razon: "Anulación"})
+			got := annul(t, fixture, wantCounter{tipo: c.tipo, indFact: c.wantI, razon: "Anulación"})
 			if !reflect.DeepEqual(got.Totales, cfe.Totales{CantLinDet: 2}) {
 				t.Errorf("Totales = %+v, want only CantLinDet 2", got.Totales)
 			}
@@ -283,7 +283,7 @@ func TestCounterReceipt_RemitoExportacion(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fixture := func() *cfe.CFE { return remitoExp(c.orig, c.deducted) }
-			got := annul(t, fixture, want{tipo: c.tipo, indFact: c.wantI, razon: "Anulación"})
+			got := annul(t, fixture, wantCounter{tipo: c.tipo, indFact: c.wantI, razon: "Anulación"})
 			checkAmount(t, "MntExpoyAsim", got.Totales.MntExpoyAsim, c.total)
 			checkAmount(t, "MntTotal", got.Totales.MntTotal, c.total)
 			checkIndFactAllowed(t, got)
@@ -341,7 +341,7 @@ func TestCounterReceipt_Resguardo(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fixture := func() *cfe.CFE { return resguardo(c.orig, c.annulled) }
-			got := annul(t, fixture, want{tipo: c.tipo, indFact: c.wantI, razon: "Anulación"})
+			got := annul(t, fixture, wantCounter{tipo: c.tipo, indFact: c.wantI, razon: "Anulación"})
 			checkAmount(t, "MntTotRetenido", got.Totales.MntTotRetenido, c.ret)
 			checkAmount(t, "MntTotCredFisc", got.Totales.MntTotCredFisc, c.credFisc)
 			rp := got.Totales.RetencPercep
@@ -408,7 +408,7 @@ func TestCounterReceipt_OwnCollection(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fixture := func() *cfe.CFE { return collection(c.orig, c.lines, c.origNF, c.origPagar) }
-			got := annul(t, fixture, want{tipo: c.tipo, cobPropia: 1, indFact: c.wantI, razon: "Anulación de cobranza"})
+			got := annul(t, fixture, wantCounter{tipo: c.tipo, cobPropia: 1, indFact: c.wantI, razon: "Anulación de cobranza"})
 			checkAmount(t, "MontoNF", got.Totales.MontoNF, c.nf)
 			checkAmount(t, "MntPagar", got.Totales.MntPagar, c.pagar)
 			checkAmount(t, "MntTotal", got.Totales.MntTotal, "0")
@@ -429,7 +429,7 @@ func TestCounterReceipt_RevertsCollectionCancellation(t *testing.T) {
 			RazonRef: "Anulación de cobranza", FechaCFEref: datep(cfe.Date{Year: 2025, Month: time.March, Day: 2})}}
 		return c
 	}
-	got := annul(t, fixture, want{tipo: 101, cobPropia: 1, indFact: []int{6}, razon: "Reversión de anulación de cobranza"})
+	got := annul(t, fixture, wantCounter{tipo: 101, cobPropia: 1, indFact: []int{6}, razon: "Reversión de anulación de cobranza"})
 	checkAmount(t, "MontoNF", got.Totales.MontoNF, "1500.00")
 	checkAmount(t, "MntPagar", got.Totales.MntPagar, "1500.00")
 	if r := got.Referencias; len(r) != 1 || r[0].NroCFERef != 1250 {
