@@ -54,21 +54,17 @@ func (st *xmlState) fail(name, msg string) {
 // child returns parent's only child element called name in the CFE namespace,
 // or nil. A repeated element is an error.
 func (st *xmlState) child(parent *etree.Element, name string) *etree.Element {
-	var found *etree.Element
-	for _, el := range parent.ChildElements() {
-		if el.Tag != name || el.NamespaceURI() != NamespaceCFE {
-			continue
-		}
-		if found != nil {
-			st.fail(name, xmlMsgRepeated)
-			break
-		}
-		found = el
+	els := cfeChildren(parent, name)
+	if len(els) == 0 {
+		return nil
 	}
-	return found
+	if len(els) > 1 {
+		st.fail(name, xmlMsgRepeated)
+	}
+	return els[0]
 }
 
-// children returns parent's child elements called name in the CFE namespace.
+// cfeChildren returns parent's child elements called name in the CFE namespace.
 func cfeChildren(parent *etree.Element, name string) []*etree.Element {
 	var out []*etree.Element
 	for _, el := range parent.ChildElements() {
@@ -366,7 +362,7 @@ func (v xmlDigits) format() (string, bool, error) {
 	if *v.p == "" {
 		return "", false, nil
 	}
-	if strings.Trim(*v.p, "0123456789") != "" {
+	if strings.ContainsFunc(*v.p, func(r rune) bool { return r < '0' || r > '9' }) {
 		return "", false, errors.New(xmlMsgDigits)
 	}
 	return *v.p, true, nil
@@ -458,7 +454,8 @@ func (f xsdDecimal) check(d decimal.Decimal) error {
 	if !d.Equal(d.Truncate(f.frac)) {
 		return fmt.Errorf("admite como máximo %d decimales", f.frac)
 	}
-	digits := strings.TrimLeft(strings.NewReplacer("-", "", ".", "").Replace(d.String()), "0")
+	// String has no trailing zeros after the point; leading zeros do not count.
+	digits := strings.TrimLeft(strings.Replace(d.Abs().String(), ".", "", 1), "0")
 	if len(digits) > int(f.total) {
 		return fmt.Errorf("admite como máximo %d dígitos", f.total)
 	}
