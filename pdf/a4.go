@@ -263,7 +263,7 @@ func (l *layout) a4Flow(w float64) []flowItem {
 // a4Pie is the footer of the last page, right of the Sello Digital: the CAE
 // data and verification text, and the Fecha de vencimiento box at the right.
 func (l *layout) a4Pie(w, selloW float64) block {
-	v := l.vencimiento()
+	v := l.vencimiento(w / 3)
 	textW := w - selloW - a4Gap - v.w - a4Gap
 	var b block
 	b.add(0, qrMargin, l.pie(textW, left))

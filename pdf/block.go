@@ -70,8 +70,9 @@ type style struct {
 // leading is the height of one line of text, in millimetres.
 func (s style) leading() float64 { return s.size * 1.2 * ptToMM }
 
-// ascent is how far the baseline sits below a line's top, in millimetres.
-func (s style) ascent() float64 { return s.size * ptToMM * (s.face.ascent + 0.1) }
+// ascent is how far the baseline sits below a line's top, in millimetres:
+// the font's ascent, which clears accented capitals.
+func (s style) ascent() float64 { return s.size * ptToMM * s.face.ascent }
 
 // alignment of text in a column.
 type alignment uint8
@@ -105,12 +106,18 @@ func (c *column) para(st style, a alignment, s string) {
 	}
 }
 
-// pair writes a label on the left and a value on the right of one line; a
-// label too long to leave room for the value wraps above it.
+// pair writes a label on the left and a value on the right of a line. The
+// label wraps so that its last line leaves room for the value; a value too
+// wide for that gets a line of its own, under the label.
 func (c *column) pair(st style, label, value string) {
 	value = st.face.clean(value)
-	room := c.w - st.face.width(value, st.size) - 2
-	lines := st.face.wrap(label, st.size, max(room, c.w/3))
+	room := c.w - st.face.width(value, st.size) - pairGap
+	if room < c.w/3 {
+		c.para(st, left, label)
+		c.line(st, right, value)
+		return
+	}
+	lines := st.face.wrap(label, st.size, room)
 	if len(lines) == 0 {
 		lines = []string{""}
 	}
@@ -121,6 +128,9 @@ func (c *column) pair(st style, label, value string) {
 	c.line(st, left, lines[len(lines)-1])
 	c.b.ops = append(c.b.ops, textOp(st, alignX(st, right, value, 0, c.w), top+st.ascent(), value))
 }
+
+// pairGap is the least room between a label and its value.
+const pairGap = 2
 
 // space adds vertical room.
 func (c *column) space(h float64) { c.b.h += h }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"image"
 	"strings"
+	"time"
 
 	"rsc.io/qr"
 )
@@ -20,10 +21,20 @@ type geometry struct {
 // layout lays out one receipt; a4 and roll are its two forms.
 type layout struct {
 	geometry
-	r    *receipt
-	qr   *qr.Code
-	logo *logoImage
-	test bool // outside production: watermark
+	r       *receipt
+	qr      *qr.Code
+	logo    *logoImage
+	isRoll  bool      // a roll layout, else A4
+	test    bool      // outside production: watermark
+	created time.Time // the signature time
+}
+
+// pages lays the receipt out.
+func (l *layout) pages() []page {
+	if l.isRoll {
+		return l.roll()
+	}
+	return l.a4()
 }
 
 // Text styles. DGI asks for characters of at least 2 mm, and 3 mm for the
@@ -67,11 +78,15 @@ func (l *layout) logoBlock(w, maxW, maxH float64, a alignment) block {
 	return block{h: lh, ops: []op{{kind: opLogo, x: x, w: lw, h: lh}}}
 }
 
-// banner is WatermarkText on one line across width w, as large as fits.
+// banner is WatermarkText on one line across width w, in bold when that
+// fits at the body size, else in regular type as large as fits (about 6 pt
+// on a 58 mm roll: the banner is a test marker, not DGI content, and must
+// stay on one line for text extraction to return it whole).
 func (l *layout) banner(w float64) block {
-	st := style{bold, l.size + 1}
-	if tw := st.face.width(WatermarkText, st.size); tw > w {
-		st.size *= w / tw
+	st := style{bold, max(l.size, MinFontSize)}
+	if st.face.width(WatermarkText, st.size) > w {
+		st.face = regular
+		st.size = min(st.size, st.size*w/st.face.width(WatermarkText, st.size))
 	}
 	c := column{w: w}
 	c.line(st, center, WatermarkText)
@@ -230,9 +245,9 @@ func (l *layout) sello() block {
 	side := l.qrSide + 2*qrMargin
 	b := block{w: side, h: side, ops: []op{{kind: opQR, x: qrMargin, y: qrMargin, w: l.qrSide, code: l.qr}}}
 	c := column{w: side}
-	c.line(l.small(), center, "Código de seguridad")
+	c.para(l.small(), center, "Código de seguridad")
 	c.line(l.legend(), center, l.r.securityCode)
-	b.add(0, side-1, c.b)
+	b.add(0, side, c.b)
 	return b
 }
 
@@ -248,13 +263,14 @@ func (l *layout) pie(w float64, a alignment) block {
 	return c.b
 }
 
-// vencimiento is the box with the CAE's expiry (at least 2 × 1 cm, 3 mm text).
-func (l *layout) vencimiento() block {
+// vencimiento is the box with the CAE's expiry (at least 2 × 1 cm, 3 mm
+// text), no wider than maxW.
+func (l *layout) vencimiento(maxW float64) block {
 	st := l.legend()
 	const label = "Fecha de vencimiento"
-	w := max(st.face.width(label, st.size)+6, 30)
+	w := min(max(st.face.width(label, st.size)+6, 30), maxW)
 	c := column{w: w - 4}
-	c.line(st, center, label)
+	c.para(st, center, label)
 	c.line(st, center, l.r.caeExpiry)
 	return boxedMin(c.b, w, 2, 10)
 }

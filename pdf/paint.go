@@ -27,7 +27,11 @@ func paint(pages []page, info paintInfo) ([]byte, error) {
 	}
 	gp := &gopdf.GoPdf{}
 	gp.Start(gopdf.Config{Unit: gopdf.UnitMM, PageSize: gopdf.Rect{W: pages[0].w, H: pages[0].h}})
-	gp.SetCompressLevel(compressLevel)
+	// Page content is left uncompressed: gopdf always compresses the
+	// embedded fonts, which make most of the file, and compressing the few
+	// kilobytes of drawing operators would cost more time than it saves on
+	// a document bound for a local printer.
+	gp.SetNoCompression()
 	for _, f := range []*face{regular, bold} {
 		if err := gp.AddTTFFontFromFontContainer(f.family, fc); err != nil {
 			return nil, err
@@ -54,10 +58,6 @@ func paint(pages []page, info paintInfo) ([]byte, error) {
 	}
 	return gp.GetBytesPdfReturnErr()
 }
-
-// compressLevel trades size for speed: the fonts dominate both, and
-// BestSpeed halves the time of the default level for a few kilobytes more.
-const compressLevel = 1
 
 // painter tracks gopdf's current font to set it only when it changes.
 type painter struct {

@@ -36,6 +36,21 @@ type Options struct {
 // font size or logo is unusable, and EINTERNAL when the PDF cannot be made.
 func Render(signedXML []byte, opts Options) ([]byte, error) {
 	const op = "pdf.Render"
+	l, err := newLayout(signedXML, &opts)
+	if err != nil {
+		return nil, err
+	}
+	pdf, err := paint(l.pages(), paintInfo{title: l.r.typeName + " " + l.r.number, created: l.created,
+		logo: opts.Template.Logo})
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el PDF", Err: err}
+	}
+	return pdf, nil
+}
+
+// newLayout reads the signed CFE and checks the options.
+func newLayout(signedXML []byte, opts *Options) (*layout, error) {
+	const op = "pdf.Render"
 	c, err := cfe.ParseXML(signedXML)
 	if err != nil {
 		return nil, err
@@ -45,39 +60,30 @@ func Render(signedXML []byte, opts Options) ([]byte, error) {
 		return nil, err
 	}
 	t := opts.Template
-	if t.FontSize != 0 && (t.FontSize < MinFontSize || t.FontSize > MaxFontSize) {
-		return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.font_size",
-			Mensaje: fmt.Sprintf("debe estar entre %g y %g puntos", MinFontSize, MaxFontSize)})
-	}
-	var logo *logoImage
-	if t.Logo != nil {
-		if logo, err = decodeLogo(t.Logo); err != nil {
-			return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.logo", Mensaje: err.Error()})
-		}
-	}
-
-	r := newReceipt(c, digest, &opts)
-	code, err := encodeQR(r.qrData)
-	if err != nil {
-		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el código QR", Err: err}
-	}
-	l := layout{r: r, qr: code, logo: logo, test: !opts.Production}
-	var pages []page
+	var g geometry
 	switch t.Base {
 	case Rollo, Rollo58:
-		l.geometry = rollGeometry(t.Base, t.FontSize)
-		pages = l.roll()
+		g = rollGeometry(t.Base, t.FontSize)
 	case Estandar, "":
-		l.geometry = a4Geometry(t.FontSize)
-		pages = l.a4()
+		g = a4Geometry(t.FontSize)
 	default:
 		return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.base",
 			Mensaje: fmt.Sprintf("%q no es una plantilla base: use Estandar, Rollo o Rollo58", t.Base)})
 	}
-	pdf, err := paint(pages, paintInfo{title: r.typeName + " " + c.IdDoc.Serie + "-" + itoa(c.IdDoc.Nro),
-		created: c.TmstFirma, logo: t.Logo})
-	if err != nil {
-		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el PDF", Err: err}
+	if t.FontSize != 0 && (t.FontSize < MinFontSize || t.FontSize > MaxFontSize) {
+		return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.font_size",
+			Mensaje: fmt.Sprintf("debe estar entre %g y %g puntos", MinFontSize, MaxFontSize)})
 	}
-	return pdf, nil
+	l := &layout{geometry: g, isRoll: t.Base == Rollo || t.Base == Rollo58, test: !opts.Production,
+		created: c.TmstFirma}
+	if t.Logo != nil {
+		if l.logo, err = decodeLogo(t.Logo); err != nil {
+			return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.logo", Mensaje: err.Error()})
+		}
+	}
+	l.r = newReceipt(c, digest, opts)
+	if l.qr, err = encodeQR(l.r.qrData); err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el código QR", Err: err}
+	}
+	return l, nil
 }

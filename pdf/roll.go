@@ -153,7 +153,7 @@ func (l *layout) rollFooter(w float64) block {
 	c.space(1)
 	c.put(l.pie(w, center), 0)
 	c.space(2)
-	v := l.vencimiento()
+	v := l.vencimiento(w)
 	c.put(v, (w-v.w)/2)
 	return c.b
 }
