@@ -237,3 +237,22 @@ func TestSandboxRanges(t *testing.T) {
 		t.Errorf("e-Ticket CAE number %s, want 90 28 999 101 0", ranges[0].CAEID)
 	}
 }
+
+func FuzzParseCAEFile(f *testing.F) {
+	for _, name := range []string{"CAE_215071660012_90160134272_e-Factura.xml", "CAE_219999830019_90120000194_e-Ticket.xml"} {
+		f.Add(readFile(f, filepath.Join(samplesDir(f), name)), "")
+	}
+	f.Add([]byte(`<CAE xmlns="http://cfe.dgi.gub.uy"><DA/></CAE>`), fixtureRUC)
+	f.Fuzz(func(t *testing.T, b []byte, ruc string) {
+		r, err := ParseCAEFile(b, CAEOptions{RUC: ruc})
+		if err != nil {
+			if cfe.ErrorCode(err) != cfe.EINVALID {
+				t.Fatalf("code %s: %v", cfe.ErrorCode(err), err)
+			}
+			return
+		}
+		if r.RUC != ruc || r.DNro < 1 || r.DNro > r.HNro || !r.Type.Valid() || r.ID == "" || !bytes.Equal(r.SignedXML, b) {
+			t.Fatalf("accepted an inconsistent range: %+v", r)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"crypto/rsa"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -184,7 +185,7 @@ func (s *Signer) checkValidity(op string) error {
 // LF in attribute values (a conforming parser normalizes them to spaces).
 func checkSignable(root *etree.Element) error {
 	if last := lastChildElement(root); last != nil && last.Tag == dsig.SignatureTag && last.NamespaceURI() == nsDSig {
-		return fmt.Errorf("el documento ya está firmado")
+		return errors.New("el documento ya está firmado")
 	}
 	for _, a := range root.Attr {
 		if a.Space == "xml" {
@@ -202,20 +203,6 @@ func checkSignable(root *etree.Element) error {
 		return true
 	})
 	return bad
-}
-
-// walk calls f for el and its descendant elements, in document order, until f
-// returns false.
-func walk(el *etree.Element, f func(*etree.Element) bool) bool {
-	if !f(el) {
-		return false
-	}
-	for _, c := range el.ChildElements() {
-		if !walk(c, f) {
-			return false
-		}
-	}
-	return true
 }
 
 // addIssuerSerial adds X509IssuerSerial after the X509Certificate goxmldsig

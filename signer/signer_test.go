@@ -345,6 +345,8 @@ func TestSigner_Sign_Rejects(t *testing.T) {
 		{"processing instruction", bytes.Replace(good, []byte("<CFE "), []byte("<?pi x?><CFE "), 1), "instrucciones de procesamiento"},
 		{"xml:lang on root", bytes.Replace(good, []byte("<CFE "), []byte(`<CFE xml:lang="es" `), 1), "xml:lang"},
 		{"newline in attribute", bytes.Replace(good, []byte(`version="1.0">`), []byte("version=\"1.0\n\">"), 1), "saltos de línea"},
+		{"undeclared element prefix", bytes.Replace(good, []byte("<eTck>"), []byte("<eTck><p:x/>"), 1), `prefijo "p"`},
+		{"undeclared attribute prefix", bytes.Replace(good, []byte("<eTck>"), []byte(`<eTck p:a="1">`), 1), `prefijo "p"`},
 		{"unknown encoding", bytes.Replace(good, []byte(`encoding="UTF-8"`), []byte(`encoding="KOI8-R"`), 1), "KOI8-R"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,7 +64,8 @@ type signature struct {
 	algorithm      Algorithm
 	hash           crypto.Hash // of the signature method
 	digestHash     crypto.Hash
-	digestValue    string
+	digestValue    string // base64, as written
+	digest         []byte // digestValue decoded
 	signatureValue []byte
 	certificates   [][]byte // X509Certificate values, DER
 	serial         *big.Int // X509IssuerSerial/X509SerialNumber, if present
@@ -90,7 +91,7 @@ func verifyDocument(doc *etree.Document, opts VerifyOptions) (*Verified, error) 
 		return nil, invalid(op, err.Error(), nil)
 	}
 
-	signedInfo, err := canonicalSignedInfo(sig)
+	signedInfo, err := sig.canonicalSignedInfo()
 	if err != nil {
 		return nil, invalid(op, "no se pudo canonicalizar SignedInfo", err)
 	}
@@ -108,7 +109,7 @@ func verifyDocument(doc *etree.Document, opts VerifyOptions) (*Verified, error) 
 	}
 	d := sig.digestHash.New()
 	d.Write(canonical)
-	if want, _ := base64.StdEncoding.DecodeString(sig.digestValue); !bytes.Equal(d.Sum(nil), want) {
+	if !bytes.Equal(d.Sum(nil), sig.digest) {
 		return nil, invalid(op, "el documento fue modificado después de firmarlo (DigestValue no coincide)", ErrDigestMismatch)
 	}
 	return &Verified{Certificate: cert, Algorithm: sig.algorithm, DigestAlgorithm: sig.digestHash, DigestValue: sig.digestValue}, nil
@@ -164,7 +165,7 @@ func readSignature(el *etree.Element) (*signature, error) {
 		return nil, err
 	}
 	s.digestValue = strings.TrimSpace(dv.Text())
-	if d, err := base64.StdEncoding.DecodeString(s.digestValue); err != nil || len(d) != s.digestHash.Size() {
+	if s.digest, err = base64.StdEncoding.DecodeString(s.digestValue); err != nil || len(s.digest) != s.digestHash.Size() {
 		return nil, errors.New("DigestValue no es un resumen en base64 del largo esperado")
 	}
 
@@ -175,7 +176,10 @@ func readSignature(el *etree.Element) (*signature, error) {
 	if s.signatureValue, err = decodeBase64(sv.Text()); err != nil {
 		return nil, errors.New("SignatureValue no es base64")
 	}
-	return s, s.readKeyInfo()
+	if err := s.readKeyInfo(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // checkTransforms accepts DGI's transforms: enveloped-signature, then
@@ -266,7 +270,7 @@ func (s *signature) embeddedCertificate() (*x509.Certificate, error) {
 // canonicalSignedInfo returns SignedInfo in inclusive C14N 1.0, with the
 // namespace declarations it inherits from Signature and the root, as a
 // conforming verifier computes it.
-func canonicalSignedInfo(s *signature) ([]byte, error) {
+func (s *signature) canonicalSignedInfo() ([]byte, error) {
 	ctx, err := etreeutils.NSBuildParentContext(s.el)
 	if err != nil {
 		return nil, err

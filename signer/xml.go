@@ -51,7 +51,31 @@ func parseXML(b []byte) (*etree.Document, error) {
 	if roots != 1 {
 		return nil, errors.New("XML mal formado: debe haber exactamente un elemento raíz")
 	}
+	if err := checkPrefixes(doc.Root()); err != nil {
+		return nil, err
+	}
 	return doc, nil
+}
+
+// checkPrefixes requires every namespace prefix to be declared, as canonical
+// XML and every other verifier do (Go's XML reader does not check it).
+func checkPrefixes(root *etree.Element) error {
+	var err error
+	walk(root, func(el *etree.Element) bool {
+		if el.Space != "" && el.NamespaceURI() == "" {
+			err = fmt.Errorf("XML mal formado: el prefijo %q de <%s> no está declarado", el.Space, el.FullTag())
+			return false
+		}
+		for i := range el.Attr {
+			a := &el.Attr[i]
+			if a.Space != "" && a.Space != "xml" && a.Space != "xmlns" && a.NamespaceURI() == "" {
+				err = fmt.Errorf("XML mal formado: el prefijo %q del atributo %s no está declarado", a.Space, a.FullKey())
+				return false
+			}
+		}
+		return true
+	})
+	return err
 }
 
 // charsetReader decodes the encodings DGI's files use: UTF-8 and ISO-8859-1
@@ -113,6 +137,20 @@ func rootEndTag(b []byte, root *etree.Element) (int, error) {
 		return 0, fmt.Errorf("después de </%s> solo se admiten espacios", root.FullTag())
 	}
 	return i, nil
+}
+
+// walk calls f for el and its descendant elements, in document order, until f
+// returns false.
+func walk(el *etree.Element, f func(*etree.Element) bool) bool {
+	if !f(el) {
+		return false
+	}
+	for _, c := range el.ChildElements() {
+		if !walk(c, f) {
+			return false
+		}
+	}
+	return true
 }
 
 // childElements returns the child elements of el named tag in namespace ns.
