@@ -98,7 +98,7 @@ func TestParseCAEFile_Tampered(t *testing.T) {
 	}
 
 	// The right file with a certificate that did not sign it.
-	dgi, _ := caratulaCert(t)
+	dgi := caratulaCert(t)
 	if _, err := ParseCAEFile(b, CAEOptions{RUC: "215071660012", Certificate: dgi}); cfe.ErrorCode(err) != cfe.EINVALID {
 		t.Fatalf("verified with another certificate: %v", err)
 	}

@@ -159,8 +159,8 @@ func (c *Credentials) EncodePKCS12(password string) ([]byte, error) {
 // name and organization contain it.
 const TestMarker = "PRUEBA - SIN VALOR FISCAL"
 
-// testCertValidity is how long a generated test certificate is valid, like the
-// certificates Uruguayan CAs issue to companies.
+// testCertValidityYears is how long a generated test certificate is valid, like
+// the certificates Uruguayan CAs issue to companies.
 const testCertValidityYears = 2
 
 // GenerateTestCertificate makes a self-signed RSA-2048 certificate and key for

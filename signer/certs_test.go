@@ -285,7 +285,7 @@ func TestCertInfo(t *testing.T) {
 	}
 
 	// DGI's example certificate: RUC in serialNumber, expired in 2017.
-	dgi, _ := caratulaCert(t)
+	dgi := caratulaCert(t)
 	i := CertInfo(dgi, testNow)
 	if i.RUC != "219999830019" || i.Test || !i.Expired || i.SerialNumber != "155761856642617054135126896023459966393" ||
 		!i.NotAfter.Equal(time.Date(2017, 1, 26, 19, 41, 23, 0, time.UTC)) {

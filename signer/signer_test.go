@@ -5,13 +5,8 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha1"
-	"crypto/x509"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,92 +19,6 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
-
-// testNow is the clock of the tests: inside the validity of testCredentials.
-var testNow = time.Date(2026, 11, 20, 10, 15, 30, 0, cfe.Montevideo)
-
-var (
-	credsOnce sync.Once
-	creds     *Credentials
-	credsErr  error
-)
-
-// testCredentials returns one sandbox certificate for the whole test binary
-// (RSA key generation is slow).
-func testCredentials(t testing.TB) *Credentials {
-	t.Helper()
-	credsOnce.Do(func() {
-		creds, credsErr = GenerateTestCertificate(fixtureRUC, "Almacén Ñandú S.R.L.", testNow.Add(-24*time.Hour))
-	})
-	if credsErr != nil {
-		t.Fatal(credsErr)
-	}
-	return creds
-}
-
-func newTestSigner(t testing.TB, alg Algorithm) *Signer {
-	t.Helper()
-	s, err := New(Config{Credentials: testCredentials(t), Algorithm: alg, Now: func() time.Time { return testNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func sign(t testing.TB, s *Signer, unsigned []byte) *Signed {
-	t.Helper()
-	signed, err := s.Sign(unsigned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return signed
-}
-
-// writePEM writes the certificate and key of c as PEM files for the CLI tools.
-func writePEM(t testing.TB, c *Credentials) (certFile, keyFile string) {
-	t.Helper()
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	der, err := x509.MarshalPKCS8PrivateKey(c.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Certificate.Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
-}
-
-// mustXMLSecVerify checks a signature with xmlsec1 and the certificate in KeyInfo.
-func mustXMLSecVerify(t testing.TB, doc []byte) {
-	t.Helper()
-	if out, ok := testtool.XMLSecVerify(t, doc, ""); !ok {
-		t.Fatalf("xmlsec1 rejects the signature:\n%s", out)
-	}
-}
-
-// xmllintC14N returns the inclusive C14N 1.0 form of doc computed by libxml2.
-func xmllintC14N(t testing.TB, doc []byte) []byte {
-	t.Helper()
-	bin := testtool.Require(t, "xmllint")
-	f := filepath.Join(t.TempDir(), "doc.xml")
-	if err := os.WriteFile(f, doc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "--nonet", "--c14n", f).Output()
-	if err != nil {
-		t.Fatalf("xmllint --c14n: %v", err)
-	}
-	return out
-}
-
-func sha1Base64(b []byte) string {
-	sum := sha1.Sum(b)
-	return base64.StdEncoding.EncodeToString(sum[:])
-}
 
 func TestSigner_Sign_EveryElectronicType(t *testing.T) {
 	s := newTestSigner(t, RSASHA1)
@@ -275,7 +184,7 @@ func TestSigner_Sign_Algorithms(t *testing.T) {
 // CRLF line ends or redundant namespace declarations (182) of the content.
 func TestSigner_Sign_DGISampleContent(t *testing.T) {
 	s := newTestSigner(t, RSASHA1)
-	cert, _ := caratulaCert(t)
+	cert := caratulaCert(t)
 	files, _ := filepath.Glob(filepath.Join(samplesDir(t), "extracted-cfe", "*.xml"))
 	if len(files) == 0 {
 		t.Fatal("no DGI samples")

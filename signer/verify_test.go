@@ -3,10 +3,7 @@ package signer
 import (
 	"bytes"
 	"crypto"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,43 +13,8 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
-// samplesDir is DGI's folder of signed examples.
-func samplesDir(t testing.TB) string {
-	t.Helper()
-	return filepath.Join(testtool.SharedDir(t), "dgi", "samples")
-}
-
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func readPEMCert(t testing.TB, path string) *x509.Certificate {
-	t.Helper()
-	b, _ := pem.Decode(readFile(t, path))
-	if b == nil {
-		t.Fatalf("%s: no PEM block", path)
-	}
-	c, err := x509.ParseCertificate(b.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// caratulaCert is the certificate of DGI's example envelope, which signed the
-// CFEs in extracted-cfe (they carry only X509IssuerSerial).
-func caratulaCert(t testing.TB) (*x509.Certificate, string) {
-	path := filepath.Join(samplesDir(t), "extracted-cfe", "Sob_Ej_Mod_19072016__caratula_cert.pem")
-	return readPEMCert(t, path), path
-}
-
 func TestVerify_DGISampleCFEs(t *testing.T) {
-	cert, _ := caratulaCert(t)
+	cert := caratulaCert(t)
 	files, err := filepath.Glob(filepath.Join(samplesDir(t), "extracted-cfe", "*.xml"))
 	if err != nil || len(files) != 8 {
 		t.Fatalf("want DGI's 8 sample CFEs, found %d (%v)", len(files), err)
@@ -71,7 +33,7 @@ func TestVerify_DGISampleCFEs(t *testing.T) {
 }
 
 func TestVerify_DGISample101Digest(t *testing.T) {
-	cert, _ := caratulaCert(t)
+	cert := caratulaCert(t)
 	v, err := Verify(readFile(t, filepath.Join(samplesDir(t), "extracted-cfe", "Sob_Ej_Mod_19072016__CFE_101_A1.xml")), VerifyOptions{Certificate: cert})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +72,7 @@ func TestVerify_DGICAEFilesAndReport(t *testing.T) {
 func TestVerify_Rejects(t *testing.T) {
 	s := newTestSigner(t, RSASHA1)
 	signed := sign(t, s, unsignedCFE(t, cfe.EFactura, 3))
-	dgiCert, _ := caratulaCert(t)
+	dgiCert := caratulaCert(t)
 	replace := func(old, new string) []byte {
 		t.Helper()
 		if !bytes.Contains(signed.XML, []byte(old)) {
