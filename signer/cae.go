@@ -51,6 +51,9 @@ const maxNro = 9_999_999
 // RUC or is expired; Fields name the DA elements.
 func ParseCAEFile(b []byte, opts CAEOptions) (cfe.CAERange, error) {
 	const op = "signer.ParseCAEFile"
+	if !isRUC(opts.RUC) {
+		return cfe.CAERange{}, invalid(op, "falta el RUC de la empresa (12 dígitos) para importar la constancia CAE", nil)
+	}
 	doc, err := parseXML(b)
 	if err != nil {
 		return cfe.CAERange{}, invalid(op, "el archivo CAE no es XML válido: "+err.Error(), nil)
@@ -68,6 +71,7 @@ func ParseCAEFile(b []byte, opts CAEOptions) (cfe.CAERange, error) {
 	}
 
 	f := fieldReader{el: da}
+	ta := f.text("TA", false)
 	r := cfe.CAERange{
 		RUC:          f.text("RucE", true),
 		Type:         cfe.Type(f.number("TCFE", true, 3)),
@@ -82,7 +86,7 @@ func ParseCAEFile(b []byte, opts CAEOptions) (cfe.CAERange, error) {
 		Source:       SourceDGI,
 		SignedXML:    bytes.Clone(b),
 	}
-	f.check(r, f.text("TA", false), opts)
+	f.check(r, ta, opts)
 	if len(f.errs) > 0 {
 		msg := "el archivo CAE no es válido"
 		if len(f.errs) == 1 {

@@ -83,6 +83,14 @@ func TestParseCAEFile_OtherRUC(t *testing.T) {
 	}
 }
 
+func TestParseCAEFile_NeedsCompanyRUC(t *testing.T) {
+	b := readFile(t, filepath.Join(samplesDir(t), "CAE_215071660012_90160134272_e-Factura.xml"))
+	_, err := ParseCAEFile(b, CAEOptions{})
+	if cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(cfe.ErrorMessage(err), "falta el RUC de la empresa") {
+		t.Fatalf("ParseCAEFile without the company's RUC = %v", err)
+	}
+}
+
 func TestParseCAEFile_Tampered(t *testing.T) {
 	b := readFile(t, filepath.Join(samplesDir(t), "CAE_215071660012_90160134272_e-Factura.xml"))
 	tampered := bytes.Replace(b, []byte("<ns0:HNro>1000<"), []byte("<ns0:HNro>9000<"), 1)
@@ -240,7 +248,7 @@ func TestSandboxRanges(t *testing.T) {
 
 func FuzzParseCAEFile(f *testing.F) {
 	for _, name := range []string{"CAE_215071660012_90160134272_e-Factura.xml", "CAE_219999830019_90120000194_e-Ticket.xml"} {
-		f.Add(readFile(f, filepath.Join(samplesDir(f), name)), "")
+		f.Add(readFile(f, filepath.Join(samplesDir(f), name)), name[4:16])
 	}
 	f.Add([]byte(`<CAE xmlns="http://cfe.dgi.gub.uy"><DA/></CAE>`), fixtureRUC)
 	f.Fuzz(func(t *testing.T, b []byte, ruc string) {
