@@ -113,29 +113,28 @@ func Open(path string, opts Options) (*DB, error) {
 }
 
 // init creates the buckets of a new file, checks the schema of an existing one
-// and loads the ranges and counters into memory.
+// and loads the ranges and counters into memory. An existing file in the
+// current schema is only read: opening it costs no write and no fsync.
 func (db *DB) init() error {
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+	var current bool
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		var err error
+		current, err = db.checkSchema(tx)
+		return err
+	})
+	if err == nil && !current {
+		err = db.bolt.Update(func(tx *bolt.Tx) error {
+			for _, name := range allBuckets {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			if _, err := db.checkSchema(tx); err != nil {
 				return err
 			}
-		}
-		meta := tx.Bucket(bucketMeta)
-		v := meta.Get(keySchema)
-		if v == nil {
-			return meta.Put(keySchema, []byte(strconv.Itoa(schemaVersion)))
-		}
-		n, err := strconv.Atoi(string(v))
-		if err != nil {
-			return fmt.Errorf("schema version %q: %w", v, err)
-		}
-		if n > schemaVersion {
-			return &cfe.Error{Code: cfe.EINTERNAL, Op: "store.Open",
-				Message: fmt.Sprintf("el archivo de datos %s es de una versión más nueva del agente (esquema %d); actualice el agente", db.path, n)}
-		}
-		return nil
-	})
+			return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(schemaVersion)))
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -160,6 +159,34 @@ func (db *DB) init() error {
 			return nil
 		})
 	})
+}
+
+// checkSchema reports whether tx holds every bucket and the current schema
+// version. A newer schema is an error; a missing or older one (a new file, or
+// one written before a bucket was added) needs an update.
+func (db *DB) checkSchema(tx *bolt.Tx) (bool, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return false, nil
+	}
+	v := meta.Get(keySchema)
+	if v == nil {
+		return false, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return false, fmt.Errorf("schema version %q: %w", v, err)
+	}
+	if n > schemaVersion {
+		return false, &cfe.Error{Code: cfe.EINTERNAL, Op: "store.Open",
+			Message: fmt.Sprintf("el archivo de datos %s es de una versión más nueva del agente (esquema %d); actualice el agente", db.path, n)}
+	}
+	for _, name := range allBuckets {
+		if tx.Bucket(name) == nil {
+			return false, nil
+		}
+	}
+	return n == schemaVersion, nil
 }
 
 // Close stops the committer (commits still waiting for their turn fail with
