@@ -18,6 +18,7 @@ func BenchmarkCommit(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			commitOne(b, db, fmt.Sprint("serial-", i))
 		}
+		reportBatch(b, db)
 	})
 	b.Run("parallel-8", func(b *testing.B) {
 		db := benchStore(b)
@@ -28,7 +29,13 @@ func BenchmarkCommit(b *testing.B) {
 				commitOne(b, db, fmt.Sprint("parallel-", n.Add(1)))
 			}
 		})
+		reportBatch(b, db)
 	})
+}
+
+// reportBatch reports how many CFEs each transaction held on average.
+func reportBatch(b *testing.B, db *store.DB) {
+	b.ReportMetric(float64(b.N)/float64(store.Transactions(db)), "CFEs/tx")
 }
 
 func benchStore(b *testing.B) *store.DB {

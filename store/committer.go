@@ -92,6 +92,7 @@ func (db *DB) write(batch []*slot) {
 		}
 		return nil
 	})
+	db.transactions.Add(1)
 
 	db.mu.Lock()
 	defer db.mu.Unlock()

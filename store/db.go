@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -72,6 +73,8 @@ type DB struct {
 	closed bool
 	ranges map[cfe.Type][]cfe.CAERange // by preference: see byPreference
 	seqs   map[seqKey]*sequence
+
+	transactions atomic.Uint64 // commit transactions written, for tests and benchmarks
 
 	kick          chan struct{} // wakes the committer; buffered 1
 	quit          chan struct{} // closed by Close

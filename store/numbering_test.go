@@ -262,6 +262,13 @@ func TestDB_Commit_ConcurrentCashiers(t *testing.T) {
 	if st.CFEs != workers*each || st.Pending != workers*each {
 		t.Errorf("stats = %+v, want %d CFEs, all pending", st, workers*each)
 	}
+	// Group commit: while one transaction is fsynced, the others queue up and
+	// share the next one.
+	if tx := store.Transactions(db); tx >= workers*each {
+		t.Errorf("%d CFEs took %d transactions: no group commit", workers*each, tx)
+	} else {
+		t.Logf("%d CFEs in %d transactions", workers*each, tx)
+	}
 	db.Close()
 	if got := len(checkFile(t, path)); got != workers*each {
 		t.Errorf("file holds %d CFEs, want %d", got, workers*each)
@@ -452,5 +459,23 @@ func TestDB_Close_FailsWaitingCommits(t *testing.T) {
 	defer db.Close()
 	if r := reserve(t, db, cfe.ETicket); r.Nro != 1 {
 		t.Errorf("first number after reopen = %d, want 1", r.Nro)
+	}
+}
+
+// A released number is handed out before anything else, even when another
+// serie's range would be preferred, so that the commits waiting above it
+// can proceed.
+func TestDB_Reserve_RefillsReleasedNumberFirst(t *testing.T) {
+	db, _ := openStore(t, store.Options{ReclaimTimeout: time.Minute})
+	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+	a1 := reserve(t, db, cfe.ETicket)
+	reserve(t, db, cfe.ETicket) // A 2 stays reserved
+	putRanges(t, db, newRange(cfe.ETicket, "B", 1, 100, today.AddDays(10)))
+	db.Release(a1)
+	for _, want := range []string{"A1", "B1", "B2"} {
+		r := reserve(t, db, cfe.ETicket)
+		if got := fmt.Sprintf("%s%d", r.Serie, r.Nro); got != want {
+			t.Fatalf("reserved %s, want %s", got, want)
+		}
 	}
 }

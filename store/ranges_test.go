@@ -97,7 +97,7 @@ func TestDB_PutRange_Conflicts(t *testing.T) {
 func TestDB_RangeStatus(t *testing.T) {
 	db, path := openStore(t, store.Options{})
 	putRanges(t, db,
-		newRange(cfe.ETicket, "A", 1, 10, farAway),          // 9 of 10 used
+		newRange(cfe.ETicket, "A", 1, 10, farAway),           // 9 of 10 used
 		newRange(cfe.ETicket, "B", 1, 10, today.AddDays(-1)), // expired with 3 used
 		newRange(cfe.EFactura, "A", 1, 10, today.AddDays(30)),
 		newRange(cfe.EFactura, "B", 1, 10, today.AddDays(31)),
