@@ -290,8 +290,7 @@ func TestDB_Release_NumberIsReused(t *testing.T) {
 		db.Release(r4)
 	}
 	// 3 waits for 2; 1 and 2 commit; then 3 goes through.
-	done := make(chan error, 1)
-	go func() { done <- db.Commit(ctx, r3, issuedFor(r3, "three", signAt)) }()
+	done := commitAsync(t, db, r3, "three")
 	if err := db.Commit(ctx, r1, issuedFor(r1, "one", signAt)); err != nil {
 		t.Fatal(err)
 	}
@@ -354,15 +353,12 @@ func TestDB_Release_WaitersFailWhenNumberStaysUnclaimed(t *testing.T) {
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	issue(t, db, cfe.ETicket, "one")
 	r2, r3, r4 := reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket)
+	third := commitAsync(t, db, r3, "three")
+	fourth := commitAsync(t, db, r4, "four")
 	start := time.Now()
-	errs := make(chan error, 2)
-	for _, r := range []*cfe.Reservation{r3, r4} {
-		go func() { errs <- db.Commit(ctx, r, issuedFor(r, fmt.Sprint("waiter-", r.Nro), signAt)) }()
-	}
-	time.Sleep(20 * time.Millisecond) // let both queue behind 2
 	db.Release(r2)
-	for range 2 {
-		ce := wantCode(t, <-errs, cfe.EUNAVAILABLE)
+	for _, done := range []<-chan error{third, fourth} {
+		ce := wantCode(t, <-done, cfe.EUNAVAILABLE)
 		if ce.Respuesta == cfe.RespSinRangoCAE {
 			t.Errorf("a retryable failure reported as %q", ce.Respuesta)
 		}
@@ -389,8 +385,7 @@ func TestDB_Reservation_AbandonedIsTakenBack(t *testing.T) {
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	lost := reserve(t, db, cfe.ETicket)
 	r2 := reserve(t, db, cfe.ETicket)
-	done := make(chan error, 1)
-	go func() { done <- db.Commit(ctx, r2, issuedFor(r2, "two", signAt)) }()
+	done := commitAsync(t, db, r2, "two")
 
 	// Until 1 is taken back, new reservations get 3 (given back at once).
 	deadline := time.Now().Add(10 * time.Second)
@@ -444,9 +439,7 @@ func TestDB_Close_FailsWaitingCommits(t *testing.T) {
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	reserve(t, db, cfe.ETicket)
 	r2 := reserve(t, db, cfe.ETicket)
-	done := make(chan error, 1)
-	go func() { done <- db.Commit(ctx, r2, issuedFor(r2, "two", signAt)) }()
-	time.Sleep(20 * time.Millisecond)
+	done := commitAsync(t, db, r2, "two")
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -478,4 +471,72 @@ func TestDB_Reserve_RefillsReleasedNumberFirst(t *testing.T) {
 			t.Fatalf("reserved %s, want %s", got, want)
 		}
 	}
+}
+
+// commitAsync starts Commit of a CFE for r under uuid and waits until it is
+// queued behind a lower number.
+func commitAsync(t *testing.T, db *store.DB, r *cfe.Reservation, uuid string) <-chan error {
+	t.Helper()
+	queued := store.Queued(db, r.Type, r.Serie)
+	done := make(chan error, 1)
+	go func() { done <- db.Commit(ctx, r, issuedFor(r, uuid, signAt)) }()
+	for deadline := time.Now().Add(10 * time.Second); store.Queued(db, r.Type, r.Serie) == queued; {
+		if time.Now().After(deadline) {
+			t.Fatalf("commit of %d never queued", r.Nro)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return done
+}
+
+func TestDB_Commit_FailureInsideABatch(t *testing.T) {
+	t.Run("the others of the batch are committed", func(t *testing.T) {
+		db, _ := openStore(t, store.Options{})
+		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+		r1, r2, r3 := reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket)
+		second := commitAsync(t, db, r2, "dup")
+		third := commitAsync(t, db, r3, "dup") // same uuid: refused when 2 is written first
+		before := store.Transactions(db)
+		if err := db.Commit(ctx, r1, issuedFor(r1, "one", signAt)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-second; err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, <-third, cfe.ECONFLICT)
+		if n := store.Transactions(db) - before; n != 1 {
+			t.Errorf("the three commits took %d transactions, want 1", n)
+		}
+		if r := reserve(t, db, cfe.ETicket); r.Nro != 3 {
+			t.Errorf("next number = %d, want 3 (given back by the refused commit)", r.Nro)
+		}
+	})
+	t.Run("higher numbers wait for the refused one to be refilled", func(t *testing.T) {
+		db, path := openStore(t, store.Options{ReclaimTimeout: time.Minute})
+		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+		issue(t, db, cfe.ETicket, "old")
+		r2, r3, r4 := reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket)
+		third := commitAsync(t, db, r3, "three")
+		fourth := commitAsync(t, db, r4, "four")
+		wantCode(t, db.Commit(ctx, r2, issuedFor(r2, "old", signAt)), cfe.ECONFLICT)
+		if _, err := db.FindByNumber(ctx, cfe.ETicket, "A", 3); cfe.ErrorCode(err) != cfe.ENOTFOUND {
+			t.Fatalf("3 was written over the gap at 2: %v", err)
+		}
+		refill := reserve(t, db, cfe.ETicket)
+		if refill.Nro != 2 {
+			t.Fatalf("refill got %d, want 2", refill.Nro)
+		}
+		if err := db.Commit(ctx, refill, issuedFor(refill, "two", signAt)); err != nil {
+			t.Fatal(err)
+		}
+		for _, done := range []<-chan error{third, fourth} {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		if got := len(checkFile(t, path)); got != 4 {
+			t.Errorf("file holds %d CFEs, want 4", got)
+		}
+	})
 }
