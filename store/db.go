@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -216,9 +217,6 @@ func (db *DB) Close() error {
 	return db.bolt.Close()
 }
 
-// Path returns the file the DB was opened on.
-func (db *DB) Path() string { return db.path }
-
 // view runs fn in a read transaction, mapping failures to *cfe.Error.
 func (db *DB) view(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
@@ -258,18 +256,8 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 // byPreference orders ranges as Reserve prefers them across series: the one
 // that expires first, then the lowest serie, then the lowest DNro.
 func byPreference(a, b cfe.CAERange) int {
-	switch {
-	case a.Vencimiento.Before(b.Vencimiento):
-		return -1
-	case a.Vencimiento.After(b.Vencimiento):
-		return 1
-	case a.Serie != b.Serie:
-		if a.Serie < b.Serie {
-			return -1
-		}
-		return 1
-	}
-	return int(a.DNro - b.DNro)
+	return cmp.Or(a.Vencimiento.Time(time.UTC).Compare(b.Vencimiento.Time(time.UTC)),
+		cmp.Compare(a.Serie, b.Serie), cmp.Compare(a.DNro, b.DNro))
 }
 
 // addRangeLocked adds r to the in-memory ranges. The caller holds db.mu, or
@@ -312,12 +300,14 @@ func field(campo, format string, args ...any) cfe.FieldError {
 // asError returns err unchanged when it is a *cfe.Error (set inside a
 // transaction) and wraps anything else as an internal storage error.
 func asError(op string, err error) error {
-	if err == nil {
-		return nil
-	}
 	var ce *cfe.Error
-	if errors.As(err, &ce) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
 		return err
+	case errors.Is(err, berrors.ErrDatabaseNotOpen):
+		return errClosed(op)
 	}
 	return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "error al acceder al archivo de datos", Err: err}
 }

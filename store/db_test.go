@@ -108,11 +108,12 @@ func TestOpen_ReopenKeepsEverything(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := db.Reserve(ctx, cfe.ETicket, today); err == nil {
-		t.Fatal("Reserve on a closed store succeeded")
-	}
+	_, err := db.Reserve(ctx, cfe.ETicket, today)
+	wantCode(t, err, cfe.EUNAVAILABLE)
+	_, err = db.FindByUUID(ctx, "reopen-0")
+	wantCode(t, err, cfe.EUNAVAILABLE)
 
-	db, err := store.Open(path, opts)
+	db, err = store.Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

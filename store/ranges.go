@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -135,16 +136,7 @@ func loadRanges(tx *bolt.Tx) ([]cfe.CAERange, error) {
 		return nil
 	})
 	slices.SortFunc(out, func(a, b cfe.CAERange) int {
-		if a.Type != b.Type {
-			return int(a.Type - b.Type)
-		}
-		if a.Serie != b.Serie {
-			if a.Serie < b.Serie {
-				return -1
-			}
-			return 1
-		}
-		return int(a.DNro - b.DNro)
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Serie, b.Serie), cmp.Compare(a.DNro, b.DNro))
 	})
 	return out, err
 }
