@@ -2,7 +2,10 @@ module github.com/cfe-agent/cfe-agent
 
 go 1.26.8
 
-require github.com/shopspring/decimal v1.6.0
+require (
+	github.com/shopspring/decimal v1.6.0
+	go.etcd.io/bbolt v1.5.0
+)
 
 require (
 	github.com/beevik/etree v1.8.1 // indirect
@@ -12,7 +15,6 @@ require (
 	github.com/russellhaering/goxmldsig v1.6.1 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
