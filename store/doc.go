@@ -10,9 +10,10 @@
 // twice:
 //
 //   - Reserve hands out numbers in memory only. Within a serie it hands out the
-//     lowest number that is still free; across series it prefers the range that
-//     expires first (then the lowest serie, then the lowest DNro). A released
-//     number is handed out again before anything higher.
+//     lowest number that is still free, so a released number is handed out
+//     again before anything higher. Across series it prefers a serie with a
+//     released number to refill, then the range that expires first, then the
+//     lowest serie, then the lowest DNro.
 //   - Commit queues the signed CFE. A single committer goroutine writes queued
 //     CFEs in number order: a CFE is written only in the same transaction as, or
 //     after, every lower number of its serie. Everything a CFE needs (counter,
