@@ -2,6 +2,8 @@ package profiles
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -254,8 +256,14 @@ func (s Secret) masked() string {
 // String hides the secret.
 func (s Secret) String() string { return s.masked() }
 
-// GoString hides the secret from %#v.
-func (s Secret) GoString() string { return strconv.Quote(s.masked()) }
+// Format hides the secret from every fmt verb, %d and %x included.
+func (s Secret) Format(f fmt.State, verb rune) {
+	if verb == 'q' || verb == 'v' && f.Flag('#') {
+		io.WriteString(f, strconv.Quote(s.masked()))
+		return
+	}
+	io.WriteString(f, s.masked())
+}
 
 // LogValue hides the secret from log/slog.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(s.masked()) }

@@ -97,30 +97,31 @@ func DataDir(flagValue string) (string, error) {
 // Validate (each named in Fields); any other error is internal (unreadable file).
 func Load(dataDir string) (*Config, error) {
 	const op = "profiles.Load"
-	cfg, err := read(op, dataDir, true)
+	cfg, unknown, err := read(op, dataDir, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.validate(op); err != nil {
+	if err := cfg.validate(op, unknown...); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
 // read decodes dataDir/config.yaml with defaults filled in, and with the
-// environment overrides when withEnv is set. It does not validate.
-func read(op, dataDir string, withEnv bool) (*Config, error) {
+// environment overrides when withEnv is set. It does not validate: it returns
+// the keys it does not know, for validate to report with the broken rules.
+func read(op, dataDir string, withEnv bool) (cfg *Config, unknown []cfe.FieldError, err error) {
 	path := filepath.Join(dataDir, FileName)
 	v := viper.New()
 	v.SetConfigFile(path)
 	v.SetConfigType("yaml")
 	if err := v.ReadInConfig(); err != nil {
-		return nil, readError(op, path, err)
+		return nil, nil, readError(op, path, err)
 	}
 	names := v.GetStringMap("profiles")
 	if withEnv {
 		if err := bindEnv(op, v, names); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for name := range names {
@@ -129,9 +130,9 @@ func read(op, dataDir string, withEnv bool) (*Config, error) {
 		}
 	}
 
-	var cfg Config
+	cfg = &Config{}
 	var md mapstructure.Metadata
-	if err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
+	if err := v.Unmarshal(cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.TagName = "yaml"
 		dc.Metadata = &md
 		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(decimalHook, durationHook, splitHook)
@@ -139,18 +140,14 @@ func read(op, dataDir string, withEnv bool) (*Config, error) {
 		fields := decodeFields(err)
 		// mapstructure walks maps in random order.
 		slices.SortFunc(fields, func(a, b cfe.FieldError) int { return strings.Compare(a.Campo, b.Campo) })
-		return nil, invalid(op, fields)
+		return nil, nil, invalid(op, fields)
 	}
-	if len(md.Unused) > 0 {
-		slices.Sort(md.Unused)
-		fields := make([]cfe.FieldError, len(md.Unused))
-		for i, k := range md.Unused {
-			fields[i] = cfe.FieldError{Campo: keyPath(k), Mensaje: "clave desconocida"}
-		}
-		return nil, invalid(op, fields)
+	slices.Sort(md.Unused)
+	for _, k := range md.Unused {
+		unknown = append(unknown, cfe.FieldError{Campo: keyPath(k), Mensaje: "clave desconocida"})
 	}
 	cfg.Active = strings.ToLower(cfg.Active)
-	return &cfg, nil
+	return cfg, unknown, nil
 }
 
 // bindEnv binds CFE_AGENT_PROFILE to the active profile's name, and the
@@ -239,7 +236,7 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 	if to != durationType || from.Kind() != reflect.String {
 		return data, nil
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(data.(string)))
+	d, err := time.ParseDuration(strings.TrimSpace(reflect.ValueOf(data).String()))
 	if err != nil {
 		return nil, hookError("se espera una duración como 30s o 1m")
 	}
@@ -253,7 +250,7 @@ func splitHook(from, to reflect.Type, data any) (any, error) {
 		return data, nil
 	}
 	var items []string
-	for item := range strings.SplitSeq(data.(string), ",") {
+	for item := range strings.SplitSeq(reflect.ValueOf(data).String(), ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			items = append(items, item)
 		}

@@ -76,7 +76,7 @@ func Save(dataDir string, cfg *Config) error {
 // other error is internal.
 func Use(dataDir, name string) error {
 	const op = "profiles.Use"
-	cfg, err := read(op, dataDir, false)
+	cfg, unknown, err := read(op, dataDir, false)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func Use(dataDir, name string) error {
 			name, strings.Join(slices.Sorted(maps.Keys(cfg.Profiles)), ", "))}
 	}
 	cfg.Active = name
-	if err := cfg.validate(op); err != nil {
+	if err := cfg.validate(op, unknown...); err != nil {
 		return err
 	}
 

@@ -56,8 +56,9 @@ const nameRuleText = "use de 1 a 32 minúsculas, dígitos, - o _ (empezando por 
 // exist yet (the sandbox certificate is generated on first run) is not an error.
 func (c *Config) Validate() error { return c.validate("profiles.Validate") }
 
-func (c *Config) validate(op string) error {
-	v := &validator{}
+// validate checks c; known are broken rules found before, such as unknown keys.
+func (c *Config) validate(op string, known ...cfe.FieldError) error {
+	v := &validator{fields: known}
 	v.config(c)
 	return v.result(op)
 }
