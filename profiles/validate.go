@@ -19,13 +19,8 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
-// API key prefixes of the hosted service, one per environment.
-const (
-	apiKeyPrefixLive = "xx_live_"
-	apiKeyPrefixTest = "xx_test_"
-)
-
-var apiKeyPrefixes = map[Environment]string{Produccion: apiKeyPrefixLive, Sandbox: apiKeyPrefixTest}
+// apiKeyPrefixes are the hosted service's API key prefixes per environment.
+var apiKeyPrefixes = map[Environment]string{Produccion: "xx_live_", Sandbox: "xx_test_"}
 
 const (
 	minTokenLen  = 16

@@ -117,7 +117,7 @@ func TestConfig_Validate_invalid(t *testing.T) {
 		{"plain HTTP in production", caja1(func(p *Profile) { p.Hosted.BaseURL = "http://api.servicio.example" }), c1 + "hosted.base_url"},
 		{"test key in production", caja1(func(p *Profile) { p.Hosted.APIKey = secretTestKey }), c1 + "hosted.api_key"},
 		{"live key in sandbox", pruebas(func(p *Profile) { p.Hosted.APIKey = secretLiveKey }), pr + "hosted.api_key"},
-		{"bare key prefix", pruebas(func(p *Profile) { p.Hosted.APIKey = apiKeyPrefixTest }), pr + "hosted.api_key"},
+		{"bare key prefix", pruebas(func(p *Profile) { p.Hosted.APIKey = Secret(apiKeyPrefixes[Sandbox]) }), pr + "hosted.api_key"},
 		{"credentials without URL", pruebas(func(p *Profile) { p.Hosted.BaseURL = "" }), pr + "hosted.base_url"},
 		{"username without secret", caja1(func(p *Profile) { p.Hosted.Secret = "" }), c1 + "hosted.secret"},
 		{"secret without username", caja1(func(p *Profile) { p.Hosted.Username = "" }), c1 + "hosted.username"},
