@@ -257,7 +257,7 @@ func (p Profile) Emisor() cfe.Emisor {
 		RznSoc:       c.RazonSocial,
 		NomComercial: c.NombreComercial,
 		GiroEmis:     c.Giro,
-		Telefono:     append([]string(nil), c.Telefonos...),
+		Telefono:     slices.Clone(c.Telefonos),
 		CorreoEmisor: c.Correo,
 		EmiSucursal:  c.Sucursal,
 		CdgDGISucur:  c.CdgDGISucur,
