@@ -1,0 +1,1018 @@
+package cfe
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+)
+
+// Validate checks c against DGI's business rules (Formato de los CFE v24, zones
+// A to K, and the text limits of the XSDs in production, 1.43.5): the fields
+// each type admits or requires, the billing indicators, the receptor's
+// identification, references, check digits and limits, and that every total
+// equals the one ComputeTotals gives.
+//
+// Serie and Nro are assigned from a CAE range after validation: they are
+// checked only when set, and so are the CAE rules (CAEEspecial).
+//
+// It returns EINVALID with every failure as a FieldError whose Campo is the
+// path of the request field (cfe.detalles[2].indicadorFacturacion), and
+// EINTERNAL when tax is not a usable configuration.
+func Validate(c *CFE, tax TaxConfig) error {
+	const op = "cfe.Validate"
+	info, ok := c.Type().Info()
+	if !ok {
+		return Invalid(op, FieldError{"cfe.idDoc.tipoCfe", "tipo de CFE desconocido"})
+	}
+	if info.Contingency {
+		return Invalid(op, FieldError{"cfe.idDoc.tipoCfe", "los comprobantes de contingencia (2xx) se documentan en papel: el agente solo emite CFE electrónicos (1xx)"})
+	}
+	if !tax.TopeUI.IsPositive() || !tax.ValorUI.IsPositive() {
+		return &Error{Code: EINTERNAL, Op: op, Message: "la configuración del tope de UI no es válida"}
+	}
+	computed, err := ComputeTotals(c, tax)
+	if ErrorCode(err) == EINTERNAL {
+		return err
+	}
+	v := &validator{c: c, tax: tax, info: info, fam: info.Element, totals: computed}
+	v.probs = append(v.probs, ErrorFields(err)...)
+	v.idDoc()
+	v.emisor()
+	v.receptor()
+	v.items()
+	v.globals()
+	v.payments()
+	v.subtotals()
+	v.references()
+	v.complFiscal()
+	if err == nil {
+		v.probs = append(v.probs, compareTotals(c.Totales, computed, false)...)
+		v.totalsRules()
+	}
+	return v.probs.err(op)
+}
+
+// problems collects field errors; err returns them as one EINVALID error
+// (nil when empty), without repeating an identical failure.
+type problems []FieldError
+
+func (p *problems) add(campo, format string, args ...any) {
+	*p = append(*p, FieldError{Campo: campo, Mensaje: fmt.Sprintf(format, args...)})
+}
+
+func (p problems) err(op string) error {
+	if len(p) == 0 {
+		return nil
+	}
+	var unique []FieldError
+	for _, f := range p {
+		if !slices.Contains(unique, f) {
+			unique = append(unique, f)
+		}
+	}
+	return Invalid(op, unique...)
+}
+
+// Paths of request fields, as the Campo of a FieldError.
+func itemPath(i int, field string) string { return listPath("cfe.detalles", i, field) }
+func globalPath(i int, field string) string {
+	return listPath("cfe.descuentosRecargosGlobales", i, field)
+}
+func paymentPath(i int, field string) string   { return listPath("cfe.mediosPago", i, field) }
+func referencePath(i int, field string) string { return listPath("cfe.referencias", i, field) }
+func subtotalPath(i int, field string) string  { return listPath("cfe.subTotalesInfo", i, field) }
+
+func listPath(list string, i int, field string) string {
+	p := fmt.Sprintf("%s[%d]", list, i)
+	if field != "" {
+		p += "." + field
+	}
+	return p
+}
+
+type validator struct {
+	c      *CFE
+	tax    TaxConfig
+	info   TypeInfo
+	fam    Element
+	totals Totales // as ComputeTotals gives them
+	probs  problems
+}
+
+func (v *validator) add(campo, format string, args ...any) { v.probs.add(campo, format, args...) }
+
+// notHere reports a field the type does not carry.
+func (v *validator) notHere(campo string) { v.add(campo, "no corresponde en %s", v.info.Name) }
+
+// text checks a text field's length in characters (as the XSD counts them)
+// and, when required, that it is not empty.
+func (v *validator) text(campo, s string, max int, required bool) {
+	switch n := utf8.RuneCountInString(s); {
+	case required && strings.TrimSpace(s) == "":
+		v.add(campo, "obligatorio")
+	case n > max:
+		v.add(campo, "como máximo %d caracteres (tiene %d)", max, n)
+	}
+}
+
+// number describes a decimal field of DGI: digits before and after the point
+// and whether it admits negatives.
+type number struct {
+	intDigits, decimals int32
+	negative            bool
+}
+
+var (
+	amount       = number{15, 2, false} // MontoType
+	signedAmount = number{15, 2, true}  // Monto_admite_negType
+	quantity     = number{14, 3, true}  // Cant_admite_negType
+	unitPrice    = number{11, 6, false} // PrecioUnitarioType
+	percentage   = number{3, 3, false}  // PctType (DGI's percentages are never negative)
+)
+
+// decimal checks d against the digits and sign its DGI type admits.
+func (v *validator) decimal(campo string, d decimal.Decimal, n number) {
+	switch {
+	case !n.negative && d.IsNegative():
+		v.add(campo, "no puede ser negativo")
+	case !d.Equal(d.Truncate(n.decimals)):
+		v.add(campo, "como máximo %d decimales", n.decimals)
+	case d.Abs().Cmp(decimal.New(1, n.intDigits)) >= 0:
+		v.add(campo, "como máximo %d dígitos enteros", n.intDigits)
+	}
+}
+
+func (v *validator) optDecimal(campo string, d *decimal.Decimal, n number) {
+	if d != nil {
+		v.decimal(campo, *d, n)
+	}
+}
+
+// date checks that an optional date lies within the XSD's bounds.
+func (v *validator) date(campo string, d *Date, from Date) {
+	if d != nil && (d.Before(from) || d.After(lastDate)) {
+		v.add(campo, "fuera del rango admitido por DGI (%s a %s)", from, lastDate)
+	}
+}
+
+var (
+	firstCFEDate = Date{2011, 10, 1}  // FechaType
+	firstDate    = Date{2000, 1, 1}   // Fecha_d2000_Type
+	lastDate     = Date{2050, 12, 31} // both
+)
+
+// oneOf checks an optional code against its admitted values (0 is absent).
+func (v *validator) oneOf(campo string, got int, admitted ...int) {
+	if got != 0 && !slices.Contains(admitted, got) {
+		v.add(campo, "valor %d no admitido (admitidos: %s)", got, joinInts(admitted))
+	}
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = itoa(int64(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+// electronicCode returns the 1xx code of t (201 → 101), so that a rule
+// written for a CFE reads the same for its contingency form.
+func electronicCode(t Type) Type {
+	if i, ok := t.Info(); ok && i.Contingency {
+		return t - contingencyOffset
+	}
+	return t
+}
+
+func (v *validator) code() Type { return electronicCode(v.c.Type()) }
+
+// cuentaAjena reports a sale on behalf of others (131-133, 141-143).
+func (v *validator) cuentaAjena() bool {
+	b := electronicCode(v.info.Base)
+	return b == ETicketCtaAjena || b == EFacturaCtaAjena
+}
+
+// priced reports a family whose lines carry prices and amounts.
+func (v *validator) priced() bool { return v.fam != ElemRemito && v.fam != ElemResguardo }
+
+// exportFamily reports e-Factura de Exportación, its notes and e-Remito de Exportación.
+func (v *validator) exportFamily() bool { return v.fam == ElemFacturaExp || v.fam == ElemRemitoExp }
+
+// remitoOrResguardo reports the types without payment data (no FmaPago, no zone E).
+func (v *validator) remitoOrResguardo() bool {
+	return v.fam == ElemRemito || v.fam == ElemRemitoExp || v.fam == ElemResguardo
+}
+
+var serieRE = regexp.MustCompile(`^([A-Z]{1,2}|[1-9][A-Z])$`)
+
+func validSerie(s string) bool { return serieRE.MatchString(s) }
+
+const serieRule = "serie inválida: una o dos letras mayúsculas A-Z (sin Ñ) o un dígito 1-9 seguido de una letra, por ejemplo A, AB o 1A"
+
+func (v *validator) idDoc() {
+	d := &v.c.IdDoc
+	const p = "cfe.idDoc."
+	if d.Serie != "" && !validSerie(d.Serie) {
+		v.add(p+"serie", serieRule)
+	}
+	if d.Nro < 0 || d.Nro > 9999999 {
+		v.add(p+"numero", "debe estar entre 1 y 9999999")
+	}
+	switch {
+	case d.FchEmis.IsZero():
+		v.add(p+"fechaEmision", "obligatoria")
+	default:
+		v.date(p+"fechaEmision", &d.FchEmis, firstCFEDate)
+		if !v.c.TmstFirma.IsZero() && d.FchEmis.After(DateOf(v.c.TmstFirma.In(Montevideo)).AddDays(60)) {
+			v.add(p+"fechaEmision", "no puede ser posterior en más de 60 días a la fecha de firma")
+		}
+	}
+	v.text(p+"numeroInterno", d.NroInterno, 50, false)
+	v.text(p+"informacionAdicional", d.InfoAdicionalDoc, 150, false)
+
+	if d.FchValor != nil && v.fam != ElemResguardo {
+		v.add(p+"fechaValor", "solo corresponde a e-Resguardo")
+	}
+	v.date(p+"fechaValor", d.FchValor, firstCFEDate)
+	if (d.PeriodoDesde != nil || d.PeriodoHasta != nil) && v.remitoOrResguardo() {
+		v.notHere(p + "periodoDesde")
+	}
+	v.date(p+"periodoDesde", d.PeriodoDesde, firstDate)
+	v.date(p+"periodoHasta", d.PeriodoHasta, firstDate)
+	if d.PeriodoDesde != nil && d.PeriodoHasta != nil && d.PeriodoHasta.Before(*d.PeriodoDesde) {
+		v.add(p+"periodoHasta", "no puede ser anterior a periodoDesde")
+	}
+
+	v.oneOf(p+"montoBruto", d.MntBruto, 1, 2, 3)
+	switch {
+	case d.MntBruto != 0 && v.remitoOrResguardo():
+		v.notHere(p + "montoBruto")
+	case d.MntBruto == 2 && v.fam != ElemBoleta:
+		v.add(p+"montoBruto", "el valor 2 (IMEBA y adicionales incluidos) solo corresponde a e-Boleta de entrada")
+	}
+	if v.remitoOrResguardo() {
+		if d.FmaPago != 0 {
+			v.notHere(p + "formaPago")
+		}
+		if d.FchVenc != nil {
+			v.notHere(p + "fechaVencimiento")
+		}
+	} else if d.FmaPago != 1 && d.FmaPago != 2 {
+		v.add(p+"formaPago", "obligatoria: 1 (contado) o 2 (crédito)")
+	}
+	v.date(p+"fechaVencimiento", d.FchVenc, firstDate)
+
+	v.exportFields()
+	v.indicators()
+	v.remitoFields()
+}
+
+var clauVentaRE = regexp.MustCompile(`^([A-Za-z]{1,3}|N/A)$`)
+
+// exportFields checks ClauVenta, ModVenta and ViaTransp (A-C13 to A-C15).
+func (v *validator) exportFields() {
+	d := &v.c.IdDoc
+	const p = "cfe.idDoc."
+	switch {
+	case !v.exportFamily() && d.ClauVenta != "":
+		v.notHere(p + "clausulaVenta")
+	case v.fam == ElemFacturaExp && d.ClauVenta == "":
+		v.add(p+"clausulaVenta", "obligatoria en %s: Incoterm (FOB, CIF, …) o N/A", v.info.Name)
+	case d.ClauVenta != "" && !clauVentaRE.MatchString(d.ClauVenta):
+		v.add(p+"clausulaVenta", "de 1 a 3 letras (Incoterm) o N/A")
+	}
+	switch code := v.code(); {
+	case v.exportFamily():
+		if d.ModVenta == 0 {
+			v.add(p+"modalidadVenta", "obligatoria en %s", v.info.Name)
+		}
+		v.oneOf(p+"modalidadVenta", d.ModVenta, 1, 2, 3, 4, 90, 99)
+	case code >= ETicket && code <= ETicketND:
+		v.oneOf(p+"modalidadVenta", d.ModVenta, 80, 90) // Tax Free or export of services
+	case code >= EFactura && code <= EFacturaND:
+		v.oneOf(p+"modalidadVenta", d.ModVenta, 90)
+	case d.ModVenta != 0:
+		v.notHere(p + "modalidadVenta")
+	}
+	switch {
+	case v.exportFamily() && d.ViaTransp == 0:
+		v.add(p+"viaTransporte", "obligatoria en %s (8 si no corresponde)", v.info.Name)
+	case v.exportFamily():
+		v.oneOf(p+"viaTransporte", d.ViaTransp, 1, 2, 3, 8, 9)
+	case d.ViaTransp != 0:
+		v.notHere(p + "viaTransporte")
+	}
+}
+
+// indicators checks the document indicators A-C17 to A-C21.
+func (v *validator) indicators() {
+	d := &v.c.IdDoc
+	const p = "cfe.idDoc."
+	// IVA al día: value 1 in production (2 and 3 only from XSD 1.44.2).
+	if d.IVAalDia != 0 && (v.remitoOrResguardo() || v.fam == ElemBoleta) {
+		v.notHere(p + "ivaAlDia")
+	} else {
+		v.oneOf(p+"ivaAlDia", d.IVAalDia, 1)
+	}
+	v.oneOf(p+"secretoProfesional", d.SecProf, 1, 2)
+	if d.SecProf == 2 && !v.cuentaAjena() {
+		v.add(p+"secretoProfesional", "el valor 2 solo corresponde a ventas por cuenta ajena (131-133, 141-143)")
+	}
+	if d.IndPagCta3ros != 0 && (v.remitoOrResguardo() || v.fam == ElemBoleta) {
+		v.notHere(p + "indicadorPagoCuentaTerceros")
+	} else {
+		v.oneOf(p+"indicadorPagoCuentaTerceros", d.IndPagCta3ros, 1)
+	}
+	if d.IndCobPropia != 0 {
+		switch v.code() {
+		case ETicket, ETicketCtaAjena, EFactura, EFacturaCtaAjena:
+			v.oneOf(p+"indicadorCobranzaPropia", d.IndCobPropia, 1)
+		default:
+			v.add(p+"indicadorCobranzaPropia", "la cobranza propia solo corresponde a e-Ticket y e-Factura (y por cuenta ajena), no a sus notas ni a otros tipos")
+		}
+	}
+	if d.IndCompraMEReventa != 0 {
+		if v.fam != ElemBoleta {
+			v.add(p+"indicadorCompraMonedaExtranjera", "solo corresponde a e-Boleta de entrada y sus notas")
+		}
+		v.oneOf(p+"indicadorCompraMonedaExtranjera", d.IndCompraMEReventa, 1, 2)
+		if d.IndCompraMEReventa == 2 && d.SecProf != 0 {
+			v.add(p+"secretoProfesional", "no corresponde en una compra de moneda extranjera por cuenta ajena")
+		}
+	}
+}
+
+// remitoFields checks the transfer and owner-of-goods fields (A-C6 to A-C6.6).
+func (v *validator) remitoFields() {
+	d := &v.c.IdDoc
+	const p = "cfe.idDoc."
+	isRemito := v.fam == ElemRemito || v.fam == ElemRemitoExp
+	if !isRemito {
+		if d.TipoTraslado != 0 {
+			v.notHere(p + "tipoTraslado")
+		}
+		if d.IndPropiedad != 0 || d.TipoDocProp != 0 || d.CodPaisProp != "" || d.DocProp != "" || d.DocPropExt != "" || d.RznSocProp != "" {
+			v.add(p+"indicadorPropiedad", "los datos del propietario de la mercadería solo corresponden a remitos")
+		}
+		return
+	}
+	if d.TipoTraslado == 0 {
+		v.add(p+"tipoTraslado", "obligatorio en %s: 1 (venta) o 2 (traslado interno)", v.info.Name)
+	}
+	v.oneOf(p+"tipoTraslado", d.TipoTraslado, 1, 2)
+	v.oneOf(p+"indicadorPropiedad", d.IndPropiedad, 1)
+	if d.IndPropiedad == 1 || d.TipoDocProp != 0 {
+		v.identity(identityFields{
+			tipo: p + "tipoDocumentoPropietario", pais: p + "codigoPaisPropietario",
+			doc: p + "documentoPropietario", docExt: p + "documentoPropietarioExt",
+		}, d.TipoDocProp, d.CodPaisProp, d.DocProp, d.DocPropExt, "el propietario de la mercadería")
+	}
+	v.text(p+"razonSocialPropietario", d.RznSocProp, 150, d.IndPropiedad == 1)
+}
+
+// identityFields names the fields of a document identification.
+type identityFields struct{ tipo, pais, doc, docExt string }
+
+// identity checks a document identification: type 1 to 7, its country (UY for
+// NIE, RUC and C.I.; AR, BR, CL or PY for DNI; a code or 99 otherwise), and the
+// number in the field its type uses, with RUC and C.I. check digits. An empty
+// docExt path means the identification has a single document field.
+func (v *validator) identity(f identityFields, tipo int, pais, doc, docExt, who string) {
+	if tipo < 1 || tipo > 7 {
+		v.add(f.tipo, "obligatorio para identificar a %s: 1 NIE, 2 RUC, 3 C.I., 4 otros, 5 pasaporte, 6 DNI o 7 NIFE", who)
+		return
+	}
+	switch {
+	case pais == "":
+		v.add(f.pais, "obligatorio: código ISO 3166 de 2 letras del país del documento")
+	case tipo <= 3 && pais != "UY":
+		v.add(f.pais, "debe ser UY para NIE, RUC o C.I.")
+	case tipo == 6 && !slices.Contains([]string{"AR", "BR", "CL", "PY"}, pais):
+		v.add(f.pais, "el DNI solo se admite de AR, BR, CL o PY")
+	case pais != "99" && !countryRE.MatchString(pais):
+		v.add(f.pais, "código ISO 3166 de 2 letras mayúsculas, o 99 si el país no está en la tabla")
+	}
+	uruguayan := tipo <= 3
+	number, numberPath := doc, f.doc
+	if !uruguayan && f.docExt != "" {
+		number, numberPath = docExt, f.docExt
+		if doc != "" {
+			v.add(f.doc, "no corresponde con tipo de documento %d: use %s", tipo, lastSegment(f.docExt))
+		}
+	} else if uruguayan && docExt != "" {
+		v.add(f.docExt, "no corresponde con tipo de documento %d: use %s", tipo, lastSegment(f.doc))
+	}
+	switch {
+	case number == "":
+		v.add(numberPath, "obligatorio: número de documento de %s", who)
+	case uruguayan && utf8.RuneCountInString(number) > 12:
+		v.add(numberPath, "como máximo 12 caracteres")
+	case utf8.RuneCountInString(number) > 20:
+		v.add(numberPath, "como máximo 20 caracteres")
+	case tipo == 2 && !ValidRUC(number):
+		v.add(numberPath, "RUC inválido: 12 dígitos con dígito verificador correcto")
+	case tipo == 3 && !ValidCI(number):
+		v.add(numberPath, "C.I. inválida: 7 u 8 dígitos sin puntos ni guion, con dígito verificador correcto")
+	case tipo == 1 && !allDigits(number):
+		v.add(numberPath, "NIE inválido: solo dígitos")
+	}
+}
+
+var countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
+
+func lastSegment(path string) string { return path[strings.LastIndex(path, ".")+1:] }
+
+func (v *validator) emisor() {
+	e := &v.c.Emisor
+	const p = "cfe.emisor."
+	if !ValidRUC(e.RUCEmisor) {
+		v.add(p+"ruc", "RUC inválido: 12 dígitos con dígito verificador correcto")
+	}
+	v.text(p+"razonSocial", e.RznSoc, 150, true)
+	v.text(p+"nombreComercial", e.NomComercial, 30, false)
+	v.text(p+"giro", e.GiroEmis, 60, false)
+	if len(e.Telefono) > 2 {
+		v.add(p+"telefonos", "como máximo 2 teléfonos")
+	}
+	for i, t := range e.Telefono {
+		v.text(fmt.Sprintf("%stelefonos[%d]", p, i), t, 20, false)
+	}
+	v.text(p+"correo", e.CorreoEmisor, 80, false)
+	v.text(p+"sucursal", e.EmiSucursal, 20, false)
+	if e.CdgDGISucur < 1 || e.CdgDGISucur > 9999 {
+		v.add(p+"codigoSucursal", "obligatorio: el código de la casa principal o sucursal que asignó DGI (1 a 9999)")
+	}
+	v.text(p+"domicilioFiscal", e.DomFiscal, 70, true)
+	v.text(p+"ciudad", e.Ciudad, 30, true)
+	v.text(p+"departamento", e.Departamento, 30, true)
+	v.text(p+"informacionAdicional", e.InfoAdicionalEmisor, 150, false)
+}
+
+// receptorNeeds says what a type requires of its receptor (V24 A-C60 to A-C66.1).
+type receptorNeeds struct {
+	identify            bool   // TipoDocRecep, CodPaisRecep and the document
+	why                 string // the rule that asks to identify, for the message
+	name, address, city bool
+	region, country     bool
+}
+
+func (v *validator) receptorNeeds() receptorNeeds {
+	c := v.c
+	if c.IdDoc.SecProf != 0 {
+		return receptorNeeds{} // professional secrecy: the receptor goes in the Adenda
+	}
+	full := receptorNeeds{identify: true, name: true, address: true, city: true}
+	switch v.fam {
+	case ElemFactura:
+		full.why = fmt.Sprintf("en %s el receptor se identifica con su RUC", v.info.Name)
+		return full
+	case ElemRemito:
+		full.why = "en e-Remito siempre se identifica al receptor"
+		return full
+	case ElemResguardo:
+		return receptorNeeds{identify: true, name: true, why: "en e-Resguardo siempre se identifica al retenido"}
+	case ElemFacturaExp, ElemRemitoExp:
+		return receptorNeeds{name: true, address: true, city: true, region: true, country: true,
+			why: fmt.Sprintf("en %s se informan nombre, dirección, ciudad, departamento o estado y país del receptor", v.info.Name)}
+	case ElemTicket:
+		if v.hasRetentions() {
+			return receptorNeeds{identify: true, why: "el comprobante documenta retenciones o percepciones"}
+		}
+		if net, tope := v.netPesos(), v.tax.TopeUI.Mul(v.tax.ValorUI); net.GreaterThan(tope) {
+			return receptorNeeds{identify: true, why: fmt.Sprintf("el monto neto (%s pesos) supera el tope de %s UI (%s pesos)",
+				net.StringFixed(2), v.tax.TopeUI, tope.StringFixed(2))}
+		}
+	case ElemBoleta:
+		// The seller is always identified, except a non-RUC seller of foreign
+		// currency for resale below the threshold (V24 A-C60).
+		r := c.Receptor
+		exempt := c.IdDoc.IndCompraMEReventa != 0 && (r == nil || r.TipoDocRecep != 2) &&
+			!v.netPesos().GreaterThan(v.tax.TopeUI.Mul(v.tax.ValorUI))
+		if !exempt {
+			full.why = "en e-Boleta de entrada siempre se identifica al vendedor"
+			return full
+		}
+	}
+	return receptorNeeds{}
+}
+
+// netPesos is Σ A-C112..C118 in pesos, the amount the e-Ticket threshold reads.
+func (v *validator) netPesos() decimal.Decimal {
+	t := &v.totals
+	net := sumOf(t.MntNoGrv, t.MntExpoyAsim, t.MntImpuestoPerc, t.MntIVaenSusp,
+		t.MntNetoIvaTasaMin, t.MntNetoIVATasaBasica, t.MntNetoIVAOtra)
+	if v.c.Totales.TpoMoneda != "UYU" && v.c.Totales.TpoCambio != nil {
+		net = net.Mul(*v.c.Totales.TpoCambio)
+	}
+	return net
+}
+
+func (v *validator) hasRetentions() bool {
+	for i := range v.c.Items {
+		if len(v.c.Items[i].RetencPercep) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *validator) receptor() {
+	r := v.c.Receptor
+	need := v.receptorNeeds()
+	const p = "cfe.receptor."
+	if r == nil {
+		if need.identify || need.name {
+			v.add("cfe.receptor", "obligatorio: %s", need.why)
+		}
+		return
+	}
+	if need.identify || r.TipoDocRecep != 0 || r.CodPaisRecep != "" || r.DocRecep != "" || r.DocRecepExt != "" {
+		f := identityFields{tipo: p + "tipoDocumento", pais: p + "codigoPais", doc: p + "documento", docExt: p + "documentoExt"}
+		docExt := r.DocRecepExt
+		if v.fam == ElemFactura {
+			f.docExt, docExt = "", "" // e-Factura has no DocRecepExt: reported below
+		}
+		who := "al receptor"
+		if need.why != "" {
+			who += " (" + need.why + ")"
+		}
+		v.identity(f, r.TipoDocRecep, r.CodPaisRecep, r.DocRecep, docExt, who)
+	}
+	if v.fam == ElemFactura {
+		if r.TipoDocRecep != 0 && r.TipoDocRecep != 2 {
+			v.add(p+"tipoDocumento", "en %s el receptor se identifica con RUC (tipo 2)", v.info.Name)
+		}
+		if r.DocRecepExt != "" {
+			v.notHere(p + "documentoExt")
+		}
+	}
+	v.text(p+"razonSocial", r.RznSocRecep, 150, need.name)
+	v.text(p+"direccion", r.DirRecep, 70, need.address)
+	v.text(p+"ciudad", r.CiudadRecep, 30, need.city)
+	v.text(p+"departamento", r.DeptoRecep, 30, need.region)
+	v.text(p+"pais", r.PaisRecep, 30, need.country)
+	if r.CP != "" && (len(r.CP) > 5 || !allDigits(r.CP)) {
+		v.add(p+"codigoPostal", "hasta 5 dígitos")
+	}
+	v.text(p+"informacionAdicional", r.InfoAdicional, 150, false)
+	if v.fam == ElemResguardo {
+		if r.LugarDestEnt != "" {
+			v.notHere(p + "lugarEntrega")
+		}
+		if r.CompraID != "" {
+			v.notHere(p + "idCompraCliente")
+		}
+	}
+	v.text(p+"lugarEntrega", r.LugarDestEnt, 100, false)
+	v.text(p+"idCompraCliente", r.CompraID, 50, false)
+}
+
+// indicatorRule explains why a billing indicator is not admitted in the type.
+func indicatorRule(ind int, info TypeInfo, admitted []int, where string) string {
+	switch ind {
+	case indRebajaRemito:
+		return "el indicador 8 (ítem a rebajar de un remito ya emitido) solo se admite en e-Remito y e-Remito de Exportación"
+	case indAnulaResg:
+		return "el indicador 9 (ítem a anular de un resguardo) solo se admite en e-Resguardo"
+	case indBoletaNoContrib, indBoletaMinimo, indBoletaIMEBA, indCompraME:
+		if info.Element != ElemBoleta {
+			return fmt.Sprintf("el indicador %d solo se admite en e-Boleta de entrada y sus notas", ind)
+		}
+	}
+	return fmt.Sprintf("indicador de facturación %d no admitido en %s de %s (admitidos: %s)", ind, where, info.Name, joinInts(admitted))
+}
+
+// indicatorBans applies the rules that forbid indicators whatever the type:
+// MntBruto 3 and CAEEspecial 1 exclude the taxed ones (V24 B-C4, G-C5).
+func (v *validator) indicatorBans(campo string, ind int) {
+	switch {
+	case v.c.IdDoc.MntBruto == 3 && slices.Contains([]int{1, 2, 3, 4, 11, 12}, ind):
+		v.add(campo, "con montoBruto 3 (IVA mínimo o Monotributo) no se admiten los indicadores 1, 2, 3, 4, 11 ni 12")
+	case v.c.CAEData.CAEEspecial == 1 && slices.Contains([]int{2, 3, 4, 11, 12}, ind):
+		v.add(campo, "con un CAE especial de exonerado no se admiten los indicadores 2, 3, 4, 11 ni 12")
+	case v.c.IdDoc.IndCompraMEReventa != 0 && ind != indCompraME:
+		v.add(campo, "en una compra de moneda extranjera para reventa solo se admite el indicador 17")
+	case ind == indCompraME && v.c.IdDoc.IndCompraMEReventa == 0:
+		v.add(campo, "el indicador 17 exige idDoc.indicadorCompraMonedaExtranjera 1 o 2")
+	}
+}
+
+func (v *validator) items() {
+	items := v.c.Items
+	switch {
+	case len(items) == 0:
+		v.add("cfe.detalles", "debe haber al menos una línea de detalle")
+	case len(items) > v.info.MaxLines:
+		v.add("cfe.detalles", "como máximo %d líneas en %s (tiene %d)", v.info.MaxLines, v.info.Name, len(items))
+	}
+	for i := range items {
+		v.item(i, &items[i])
+	}
+	for _, ref := range []struct {
+		ind  int
+		what string
+	}{
+		{indRebajaRemito, "las líneas con indicador 8 rebajan un remito ya emitido: se debe referenciar ese remito"},
+		{indAnulaResg, "las líneas con indicador 9 anulan un resguardo: se debe referenciar ese resguardo"},
+	} {
+		if len(v.c.Referencias) == 0 && slices.ContainsFunc(items, func(it Item) bool { return it.IndFact == ref.ind }) {
+			v.add("cfe.referencias", "%s", ref.what)
+		}
+	}
+}
+
+func (v *validator) item(i int, it *Item) {
+	at := func(field string) string { return itemPath(i, field) }
+	if it.NroLinDet != i+1 {
+		v.add(at("numeroLineaDetalle"), "debe ser %d: las líneas se numeran en orden desde 1", i+1)
+	}
+	v.itemIndicator(i, it)
+	v.itemRetentions(i, it)
+	if v.fam == ElemResguardo {
+		if len(it.RetencPercep) == 0 {
+			v.add(at("retencionesPercepciones"), "obligatorio en e-Resguardo: al menos una retención o percepción")
+		}
+		if it.NomItem != "" || it.DscItem != "" || it.UniMed != "" || len(it.CodItem) > 0 || it.IndAgenteResp != "" ||
+			!it.Cantidad.IsZero() || !it.PrecioUnitario.IsZero() || !it.MontoItem.IsZero() || hasAdjustments(it) {
+			v.add(at(""), "en e-Resguardo las líneas solo llevan indicadorFacturacion (9 o nada) y retencionesPercepciones")
+		}
+		return
+	}
+	v.text(at("nombreItem"), it.NomItem, 80, true)
+	v.text(at("descripcion"), it.DscItem, 1000, false)
+	v.text(at("unidadMedida"), it.UniMed, 4, true)
+	if it.NCM != "" && !v.exportFamily() {
+		v.notHere(at("ncm"))
+	}
+	v.text(at("ncm"), it.NCM, 20, false)
+	v.itemCodes(i, it)
+	if it.IndAgenteResp != "" {
+		switch {
+		case v.fam != ElemTicket && v.fam != ElemFactura && v.fam != ElemBoleta:
+			v.notHere(at("indicadorAgenteResponsable"))
+		case it.IndAgenteResp != "R" && it.IndAgenteResp != "A":
+			v.add(at("indicadorAgenteResponsable"), "R (responsable por el producto o servicio) o A (por un concepto asociado)")
+		case len(it.RetencPercep) == 0:
+			v.add(at("retencionesPercepciones"), "obligatorio cuando la línea indica agente o responsable")
+		}
+	}
+	v.decimal(at("cantidad"), it.Cantidad, quantity)
+	if v.fam == ElemRemito {
+		if !it.PrecioUnitario.IsZero() || !it.MontoItem.IsZero() || hasAdjustments(it) {
+			v.add(at("precioUnitario"), "no corresponde en e-Remito: sus líneas no llevan precio, descuentos ni recargos")
+		}
+		return
+	}
+	v.decimal(at("precioUnitario"), it.PrecioUnitario, unitPrice)
+	switch it.IndFact {
+	case indGratuito:
+		if !it.PrecioUnitario.IsZero() {
+			v.add(at("precioUnitario"), "debe ser 0 en una entrega gratuita (indicador 5)")
+		}
+	case indRebajaRemito: // ≥ 0, checked above
+	default:
+		if !it.PrecioUnitario.IsPositive() {
+			v.add(at("precioUnitario"), "debe ser mayor que 0 (0 solo con indicador 5, entrega gratuita)")
+		}
+	}
+	v.itemAdjustments(i, it)
+	v.decimal(at("montoItem"), it.MontoItem, signedAmount)
+	if want := lineAmount(it); !it.MontoItem.Equal(want) {
+		v.add(at("montoItem"), "no coincide con cantidad × precio unitario − descuento + recargo = %s", want.StringFixed(2))
+	}
+}
+
+// itemIndicator checks a line's IndFact against its type and the document.
+func (v *validator) itemIndicator(i int, it *Item) {
+	campo := itemPath(i, "indicadorFacturacion")
+	admitted := itemIndicators[v.fam]
+	switch ind := it.IndFact; {
+	case ind == 0:
+		if v.priced() && v.fam != ElemRemitoExp {
+			v.add(campo, "obligatorio en %s (admitidos: %s)", v.info.Name, joinInts(admitted))
+		}
+		return
+	case !slices.Contains(admitted, ind):
+		v.add(campo, "%s", indicatorRule(ind, v.info, admitted, "las líneas"))
+		return
+	}
+	v.indicatorBans(campo, it.IndFact)
+	if v.c.IdDoc.IndCobPropia == 1 && it.IndFact != indNoFact && it.IndFact != indNoFactNeg {
+		v.add(campo, "en una cobranza propia todas las líneas llevan indicador 6 o 7")
+	}
+	recep := 0
+	if v.c.Receptor != nil {
+		recep = v.c.Receptor.TipoDocRecep
+	}
+	switch {
+	case it.IndFact == indBoletaNoContrib && recep == 2:
+		v.add(campo, "el indicador 13 (vendedor no contribuyente) no admite un vendedor identificado con RUC")
+	case (it.IndFact == indBoletaMinimo || it.IndFact == indBoletaIMEBA) && recep != 2:
+		v.add(campo, "el indicador %d exige un vendedor identificado con RUC (receptor.tipoDocumento 2)", it.IndFact)
+	}
+}
+
+var itemCodeTypes = []string{"GTIN8", "GTIN12", "GTIN13", "GTIN14", "PLU", "INT1", "INT2", "ARCE"}
+
+func (v *validator) itemCodes(i int, it *Item) {
+	if len(it.CodItem) > 5 {
+		v.add(itemPath(i, "codigosItem"), "como máximo 5 códigos por línea")
+	}
+	for j, ci := range it.CodItem {
+		at := func(field string) string { return fmt.Sprintf("%s[%d].%s", itemPath(i, "codigosItem"), j, field) }
+		if !slices.Contains(itemCodeTypes, ci.TpoCod) {
+			v.add(at("tipo"), "tipo de código no admitido (admitidos: %s)", strings.Join(itemCodeTypes, ", "))
+		}
+		v.text(at("codigo"), ci.Cod, 35, true)
+		if n, gtin := gtinLengths[ci.TpoCod]; gtin && ci.Cod != "" && !validGTIN(ci.Cod, n) {
+			v.add(at("codigo"), "código %s inválido: %d dígitos con dígito verificador GS1 correcto", ci.TpoCod, n)
+		}
+	}
+}
+
+func hasAdjustments(it *Item) bool {
+	return it.DescuentoPct != nil || it.DescuentoMonto != nil || len(it.SubDescuento) > 0 ||
+		it.RecargoPct != nil || it.RecargoMnt != nil || len(it.SubRecargo) > 0
+}
+
+// itemAdjustments checks a line's discount and surcharge (B-C12 to B-C19).
+func (v *validator) itemAdjustments(i int, it *Item) {
+	if !hasAdjustments(it) {
+		return
+	}
+	if v.fam == ElemRemitoExp {
+		v.add(itemPath(i, "descuentoMonto"), "no corresponde en %s: sus líneas no llevan descuentos ni recargos", v.info.Name)
+		return
+	}
+	for _, a := range []struct {
+		name    string
+		pct     *decimal.Decimal
+		amount  *decimal.Decimal
+		parts   []SubAdjust
+		partsAt string
+	}{
+		{"descuento", it.DescuentoPct, it.DescuentoMonto, it.SubDescuento, "subDescuentos"},
+		{"recargo", it.RecargoPct, it.RecargoMnt, it.SubRecargo, "subRecargos"},
+	} {
+		v.optDecimal(itemPath(i, a.name+"Porcentaje"), a.pct, percentage)
+		v.optDecimal(itemPath(i, a.name+"Monto"), a.amount, signedAmount)
+		if a.pct != nil && a.amount == nil {
+			v.add(itemPath(i, a.name+"Monto"), "obligatorio cuando se informa %sPorcentaje", a.name)
+		}
+		if len(a.parts) > 5 {
+			v.add(itemPath(i, a.partsAt), "como máximo 5 partes")
+		}
+		for j, s := range a.parts {
+			at := fmt.Sprintf("%s[%d]", itemPath(i, a.partsAt), j)
+			v.oneOf(at+".tipo", s.Tipo, 1, 2)
+			if s.Tipo == 0 {
+				v.add(at+".tipo", "obligatorio: 1 ($) o 2 (%%)")
+			}
+			v.decimal(at+".valor", s.Val, signedAmount)
+		}
+	}
+}
+
+// itemRetentions checks a line's retentions and perceptions (B-C20 to B-C23).
+func (v *validator) itemRetentions(i int, it *Item) {
+	if len(it.RetencPercep) == 0 {
+		return
+	}
+	campo := itemPath(i, "retencionesPercepciones")
+	switch v.fam {
+	case ElemTicket, ElemFactura, ElemBoleta, ElemResguardo:
+	default:
+		v.add(campo, "no corresponde en %s: no documenta retenciones ni percepciones", v.info.Name)
+		return
+	}
+	if len(it.RetencPercep) > 5 {
+		v.add(campo, "como máximo 5 retenciones o percepciones por línea")
+	}
+	for j, r := range it.RetencPercep {
+		at := fmt.Sprintf("%s[%d].", campo, j)
+		switch {
+		case r.CodRet == "":
+			v.add(at+"codigo", "obligatorio: código DGI de retención o percepción (formulario y línea, por ejemplo 2183211)")
+		case len(r.CodRet) > 8 || !allDigits(r.CodRet) || digitsValue(strings.TrimLeft(r.CodRet, "0")) == 0:
+			v.add(at+"codigo", "código inválido: hasta 8 dígitos, mayor que 0")
+		case v.fam == ElemBoleta && isCreditCode(r.CodRet):
+			v.add(at+"codigo", "los créditos fiscales (2181xxx) no se admiten en e-Boleta de entrada")
+		}
+		v.optDecimal(at+"tasa", r.Tasa, percentage)
+		switch {
+		case r.MntSujetoaRet == nil && v.fam == ElemResguardo:
+			v.add(at+"montoSujeto", "obligatorio en e-Resguardo")
+		case r.MntSujetoaRet != nil && !r.MntSujetoaRet.IsPositive():
+			v.add(at+"montoSujeto", "debe ser mayor que 0")
+		}
+		v.optDecimal(at+"montoSujeto", r.MntSujetoaRet, amount)
+		v.text(at+"informacionAdicional", r.InfoAdicionalRet, 150, false)
+		if !r.ValRetPerc.IsPositive() {
+			v.add(at+"valor", "debe ser mayor que 0")
+		}
+		v.decimal(at+"valor", r.ValRetPerc, amount)
+	}
+}
+
+func (v *validator) globals() {
+	gs := v.c.DscRcgGlobal
+	if len(gs) == 0 {
+		return
+	}
+	admitted, zoneD := globalIndicators[v.fam]
+	switch {
+	case !zoneD:
+		v.add("cfe.descuentosRecargosGlobales", "no corresponde en %s", v.info.Name)
+		return
+	case v.c.IdDoc.IndCobPropia == 1:
+		v.add("cfe.descuentosRecargosGlobales", "no se admiten descuentos ni recargos globales en una cobranza propia")
+	case len(gs) > 20:
+		v.add("cfe.descuentosRecargosGlobales", "como máximo 20 líneas")
+	}
+	for i := range gs {
+		g := &gs[i]
+		at := func(field string) string { return globalPath(i, field) }
+		if g.NroLinDR != i+1 {
+			v.add(at("numeroLinea"), "debe ser %d: las líneas se numeran en orden desde 1", i+1)
+		}
+		if g.TpoMovDR != "D" && g.TpoMovDR != "R" {
+			v.add(at("tipoMovimiento"), "obligatorio: D (descuento) o R (recargo)")
+		}
+		if g.TpoDR != 1 && g.TpoDR != 2 {
+			v.add(at("tipo"), "obligatorio: 1 (valor es un monto) o 2 (valor es un porcentaje)")
+		}
+		if g.CodDR < 0 || g.CodDR > 999 {
+			v.add(at("codigo"), "de 0 a 999")
+		}
+		v.text(at("glosa"), g.GlosaDR, 50, true)
+		if !g.ValorDR.IsPositive() {
+			v.add(at("valor"), "debe ser mayor que 0 (el tipo de movimiento indica si descuenta o recarga)")
+		}
+		v.decimal(at("valor"), g.ValorDR, amount)
+		switch {
+		case g.IndFactDR == 0:
+			v.add(at("indicadorFacturacion"), "obligatorio: el indicador de las líneas a las que se aplica (admitidos: %s)", joinInts(admitted))
+		case !slices.Contains(admitted, g.IndFactDR):
+			v.add(at("indicadorFacturacion"), "%s", indicatorRule(g.IndFactDR, v.info, admitted, "descuentos o recargos globales"))
+		default:
+			v.indicatorBans(at("indicadorFacturacion"), g.IndFactDR)
+		}
+	}
+}
+
+func (v *validator) payments() {
+	ps := v.c.MediosPago
+	if len(ps) > 0 && v.remitoOrResguardo() {
+		v.add("cfe.mediosPago", "no corresponde en %s", v.info.Name)
+		return
+	}
+	if len(ps) > 40 {
+		v.add("cfe.mediosPago", "como máximo 40 medios de pago")
+	}
+	for i, mp := range ps {
+		at := func(field string) string { return paymentPath(i, field) }
+		if mp.NroLinMP != i+1 {
+			v.add(at("numeroLinea"), "debe ser %d: las líneas se numeran en orden desde 1", i+1)
+		}
+		if mp.CodMP < 0 || mp.CodMP > 999 {
+			v.add(at("codigo"), "de 0 a 999")
+		}
+		v.text(at("glosa"), mp.GlosaMP, 50, true)
+		if mp.OrdenMP < 0 || mp.OrdenMP > 99 {
+			v.add(at("orden"), "de 0 a 99")
+		}
+		v.decimal(at("valor"), mp.ValorPago, signedAmount)
+	}
+}
+
+func (v *validator) subtotals() {
+	ss := v.c.SubTotInfo
+	if len(ss) > 20 {
+		v.add("cfe.subTotalesInfo", "como máximo 20 subtotales")
+	}
+	for i, s := range ss {
+		at := func(field string) string { return subtotalPath(i, field) }
+		if s.NroSTI < 1 || s.NroSTI > 20 {
+			v.add(at("numero"), "obligatorio: de 1 a 20")
+		}
+		v.text(at("glosa"), s.GlosaSTI, 40, true)
+		if s.OrdenSTI < 0 || s.OrdenSTI > 99 {
+			v.add(at("orden"), "de 0 a 99")
+		}
+		v.decimal(at("valor"), s.ValSubtotSTI, signedAmount)
+	}
+}
+
+func (v *validator) references() {
+	rs := v.c.Referencias
+	switch {
+	case len(rs) == 0 && v.info.IsNote():
+		v.add("cfe.referencias", "obligatorio en %s: se debe referenciar el comprobante que se corrige", v.info.Name)
+	case len(rs) == 0 && v.c.IdDoc.IndCobPropia == 1:
+		v.add("cfe.referencias", "obligatorio en una cobranza propia: se deben referenciar los comprobantes que se cobran")
+	case len(rs) > 40:
+		v.add("cfe.referencias", "como máximo 40 referencias: para más comprobantes emita otro documento (no use indicadorGlobal)")
+	}
+	for i := range rs {
+		r := &rs[i]
+		at := func(field string) string { return referencePath(i, field) }
+		if r.NroLinRef != i+1 {
+			v.add(at("numeroLinea"), "debe ser %d: las líneas se numeran en orden desde 1", i+1)
+		}
+		v.oneOf(at("indicadorGlobal"), r.IndGlobal, 1)
+		if r.IndGlobal == 1 {
+			v.text(at("razon"), r.RazonRef, 90, true)
+			if r.TpoDocRef != 0 || r.Serie != "" || r.NroCFERef != 0 {
+				v.add(at("indicadorGlobal"), "con indicadorGlobal 1 no se informan tipoCfe, serie ni numero: la razón explica qué se referencia")
+			}
+		} else {
+			if !r.TpoDocRef.Valid() {
+				v.add(at("tipoCfe"), "obligatorio: el tipo de CFE referenciado (o indicadorGlobal 1 con la razón si no se puede identificar)")
+			}
+			if !validSerie(r.Serie) {
+				v.add(at("serie"), "obligatoria: %s", serieRule)
+			}
+			if r.NroCFERef < 1 || r.NroCFERef > 9999999 {
+				v.add(at("numero"), "obligatorio: de 1 a 9999999")
+			}
+			v.text(at("razon"), r.RazonRef, 90, false)
+		}
+		v.date(at("fecha"), r.FechaCFEref, firstCFEDate)
+	}
+}
+
+func (v *validator) complFiscal() {
+	k := v.c.ComplFiscal
+	mandante := v.fam == ElemBoleta && v.c.IdDoc.IndCompraMEReventa == 2
+	allowed := v.cuentaAjena() || mandante
+	const p = "cfe.complementoFiscal"
+	switch {
+	case k != nil && !allowed:
+		v.add(p, "solo corresponde a ventas por cuenta ajena (131-133, 141-143) y a compras de moneda extranjera por cuenta ajena en e-Boleta")
+		return
+	case k == nil && allowed && v.c.IdDoc.SecProf != 2:
+		v.add(p, "obligatorio en %s: los datos del mandante por cuenta de quien se opera", v.info.Name)
+		return
+	case k == nil:
+		return
+	}
+	if k.RUCEmisor != v.c.Emisor.RUCEmisor {
+		v.add(p+".rucEmisor", "debe ser el RUC de la empresa que emite (%s)", v.c.Emisor.RUCEmisor)
+	}
+	if mandante && k.TipoDocMdte != 0 && !slices.Contains([]int{1, 2, 7}, k.TipoDocMdte) {
+		v.add(p+".tipoDocumento", "en una compra de moneda extranjera por cuenta ajena el mandante se identifica con NIE, RUC o NIFE (1, 2 o 7)")
+	}
+	v.identity(identityFields{tipo: p + ".tipoDocumento", pais: p + ".codigoPais", doc: p + ".documento"},
+		k.TipoDocMdte, k.Pais, k.DocMdte, "", "al mandante")
+	v.text(p+".nombre", k.NombreMdte, 150, true)
+}
+
+// totalsRules checks what DGI asks of the totals beyond their formulas:
+// currency, exchange rate, and the totals that may not be negative.
+func (v *validator) totalsRules() {
+	t := &v.c.Totales
+	const p = "cfe.totales."
+	if v.fam == ElemRemito {
+		return // e-Remito totals are CantLinDet only
+	}
+	switch {
+	case t.TpoMoneda == "":
+		v.add(p+"tipoMoneda", "obligatorio: código ISO 4217 (UYU, USD, …)")
+	case !currencyRE.MatchString(t.TpoMoneda):
+		v.add(p+"tipoMoneda", "código ISO 4217 de 3 letras mayúsculas (UYU, USD, EUR, …)")
+	case v.c.IdDoc.IndCompraMEReventa != 0 && t.TpoMoneda != "UYU":
+		v.add(p+"tipoMoneda", "debe ser UYU en una compra de moneda extranjera para reventa")
+	}
+	switch {
+	case t.TpoMoneda != "UYU" && t.TpoCambio == nil:
+		v.add(p+"tipoCambio", "obligatorio cuando la moneda no es UYU")
+	case t.TpoCambio != nil && (!t.TpoCambio.IsPositive() || t.TpoCambio.GreaterThan(decimal.RequireFromString("9999.999")) ||
+		!t.TpoCambio.Equal(t.TpoCambio.Truncate(3))):
+		v.add(p+"tipoCambio", "mayor que 0, hasta 4 enteros y 3 decimales")
+	}
+	if len(t.RetencPercep) > 20 {
+		v.add(p+"retencionesPercepciones", "como máximo 20 códigos distintos de retención o percepción")
+	}
+	nonNegative := []totalField{fieldMntNoGrv, fieldMntImpuestoPerc, fieldMntIVaenSusp, fieldMntNetoIvaTasaMin,
+		fieldMntNetoIVATasaBasica, fieldMntNetoIVAOtra, fieldMntIVATasaMin, fieldMntIVATasaBasica, fieldMntIVAOtra}
+	if v.fam != ElemRemitoExp {
+		nonNegative = append(nonNegative, fieldMntTotal)
+	}
+	for _, f := range nonNegative {
+		if d := f.get(t); d != nil && d.IsNegative() {
+			v.add(p+f.json, "resulta negativo (%s): revise los descuentos y las líneas con cantidad negativa", d.StringFixed(2))
+		}
+	}
+	for _, f := range totalFields {
+		if d := f.get(t); d != nil {
+			v.decimal(p+f.json, *d, signedAmount)
+		}
+	}
+}
+
+var currencyRE = regexp.MustCompile(`^[A-Z]{3}$`)
