@@ -68,9 +68,11 @@ func (p problems) err(op string) error {
 	if len(p) == 0 {
 		return nil
 	}
-	var unique []FieldError
+	seen := make(map[FieldError]bool, len(p))
+	unique := make([]FieldError, 0, len(p))
 	for _, f := range p {
-		if !slices.Contains(unique, f) {
+		if !seen[f] {
+			seen[f] = true
 			unique = append(unique, f)
 		}
 	}

@@ -258,6 +258,11 @@ func TestValidate_invalidRequests(t *testing.T) {
 				err = Validate(c, DefaultTaxConfig())
 			}
 			wantField(t, err, tt.campo, tt.fragment)
+			for _, f := range ErrorFields(err) {
+				if f.Campo != "cfe.idDoc.serie" && !requestHasPath(f.Campo) {
+					t.Errorf("Campo %q is not a field of the request", f.Campo)
+				}
+			}
 			if RespuestaOf(err) != RespRechazoValidacion {
 				t.Errorf("codigo_respuesta %q, want %q", RespuestaOf(err), RespRechazoValidacion)
 			}
