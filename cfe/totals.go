@@ -38,8 +38,10 @@ type TaxConfig struct {
 	ValorUI decimal.Decimal
 }
 
-// DefaultTaxConfig returns DGI's rates and threshold in force, with the UI value
-// published by INE for 2025-12-22 (6.4208 pesos), the latest known year-end value.
+// DefaultTaxConfig returns DGI's rates and threshold in force (22 %, 10 %,
+// 5 000 UI) and, as ValorUI, 6.4208 pesos: INE's value for 2025-12-22, the
+// closest to the 2025 year-end that could be verified. Profiles should set the
+// value of 31 December of the previous year.
 func DefaultTaxConfig() TaxConfig {
 	return TaxConfig{
 		IVATasaBasica: decimal.NewFromInt(22),

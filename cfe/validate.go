@@ -40,6 +40,9 @@ func Validate(c *CFE, tax TaxConfig) error {
 	}
 	v := &validator{c: c, tax: tax, info: info, fam: info.Element, totals: computed}
 	v.probs = append(v.probs, ErrorFields(err)...)
+	if !xmlText(c.Adenda) {
+		v.add("adenda", invalidChars)
+	}
 	v.idDoc()
 	v.emisor()
 	v.receptor()
@@ -116,9 +119,27 @@ func (v *validator) text(campo, s string, max int, required bool) {
 	switch n := utf8.RuneCountInString(s); {
 	case required && strings.TrimSpace(s) == "":
 		v.add(campo, "obligatorio")
+	case !xmlText(s):
+		v.add(campo, invalidChars)
 	case n > max:
 		v.add(campo, "como máximo %d caracteres (tiene %d)", max, n)
 	}
+}
+
+const invalidChars = "contiene caracteres no admitidos (caracteres de control o UTF-8 inválido)"
+
+// xmlText reports whether s can be written in an XML 1.0 document, as every
+// text of a CFE is: valid UTF-8 without the control characters XML forbids.
+func xmlText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+	}
+	return true
 }
 
 // number describes a decimal field of DGI: digits before and after the point
@@ -290,7 +311,7 @@ func (v *validator) exportFields() {
 	}
 	switch code := v.code(); {
 	case v.exportFamily():
-		if d.ModVenta == 0 {
+		if d.ModVenta == 0 && !v.info.IsNote() {
 			v.add(p+"modalidadVenta", "obligatoria en %s", v.info.Name)
 		}
 		v.oneOf(p+"modalidadVenta", d.ModVenta, 1, 2, 3, 4, 90, 99)
@@ -372,7 +393,7 @@ func (v *validator) remitoFields() {
 		v.identity(identityFields{
 			tipo: p + "tipoDocumentoPropietario", pais: p + "codigoPaisPropietario",
 			doc: p + "documentoPropietario", docExt: p + "documentoPropietarioExt",
-		}, d.TipoDocProp, d.CodPaisProp, d.DocProp, d.DocPropExt, "el propietario de la mercadería")
+		}, d.TipoDocProp, d.CodPaisProp, d.DocProp, d.DocPropExt, "propietario de la mercadería", "")
 	}
 	v.text(p+"razonSocialPropietario", d.RznSocProp, 150, d.IndPropiedad == 1)
 }
@@ -380,13 +401,17 @@ func (v *validator) remitoFields() {
 // identityFields names the fields of a document identification.
 type identityFields struct{ tipo, pais, doc, docExt string }
 
-// identity checks a document identification: type 1 to 7, its country (UY for
-// NIE, RUC and C.I.; AR, BR, CL or PY for DNI; a code or 99 otherwise), and the
-// number in the field its type uses, with RUC and C.I. check digits. An empty
-// docExt path means the identification has a single document field.
-func (v *validator) identity(f identityFields, tipo int, pais, doc, docExt, who string) {
+// identity checks the document identification of who (receptor, mandante…):
+// type 1 to 7, its country (UY for NIE, RUC and C.I.; AR, BR, CL or PY for DNI;
+// a code or 99 otherwise), and the number in the field its type uses, with RUC
+// and C.I. check digits. An empty docExt path means the identification has a
+// single document field. why, when set, says the rule that asks for it.
+func (v *validator) identity(f identityFields, tipo int, pais, doc, docExt, who, why string) {
 	if tipo < 1 || tipo > 7 {
-		v.add(f.tipo, "obligatorio para identificar a %s: 1 NIE, 2 RUC, 3 C.I., 4 otros, 5 pasaporte, 6 DNI o 7 NIFE", who)
+		if why != "" {
+			why = "; " + why
+		}
+		v.add(f.tipo, "obligatorio: tipo de documento del %s (1 NIE, 2 RUC, 3 C.I., 4 otros, 5 pasaporte, 6 DNI o 7 NIFE)%s", who, why)
 		return
 	}
 	switch {
@@ -411,7 +436,9 @@ func (v *validator) identity(f identityFields, tipo int, pais, doc, docExt, who 
 	}
 	switch {
 	case number == "":
-		v.add(numberPath, "obligatorio: número de documento de %s", who)
+		v.add(numberPath, "obligatorio: número de documento del %s", who)
+	case !xmlText(number):
+		v.add(numberPath, invalidChars)
 	case uruguayan && utf8.RuneCountInString(number) > 12:
 		v.add(numberPath, "como máximo 12 caracteres")
 	case utf8.RuneCountInString(number) > 20:
@@ -539,11 +566,7 @@ func (v *validator) receptor() {
 		if v.fam == ElemFactura {
 			f.docExt, docExt = "", "" // e-Factura has no DocRecepExt: reported below
 		}
-		who := "al receptor"
-		if need.why != "" {
-			who += " (" + need.why + ")"
-		}
-		v.identity(f, r.TipoDocRecep, r.CodPaisRecep, r.DocRecep, docExt, who)
+		v.identity(f, r.TipoDocRecep, r.CodPaisRecep, r.DocRecep, docExt, "receptor", need.why)
 	}
 	if v.fam == ElemFactura {
 		if r.TipoDocRecep != 0 && r.TipoDocRecep != 2 {
@@ -970,7 +993,7 @@ func (v *validator) complFiscal() {
 		v.add(p+".tipoDocumento", "en una compra de moneda extranjera por cuenta ajena el mandante se identifica con NIE, RUC o NIFE (1, 2 o 7)")
 	}
 	v.identity(identityFields{tipo: p + ".tipoDocumento", pais: p + ".codigoPais", doc: p + ".documento"},
-		k.TipoDocMdte, k.Pais, k.DocMdte, "", "al mandante")
+		k.TipoDocMdte, k.Pais, k.DocMdte, "", "mandante", "")
 	v.text(p+".nombre", k.NombreMdte, 150, true)
 }
 

@@ -124,6 +124,13 @@ func TestValidate_invalidRequests(t *testing.T) {
 			"cfe.detalles[0].precioUnitario", "como máximo 6 decimales"},
 		{"item name of 81 characters", ETicket, func(r *Request) { r.CFE.Detalles[0].NombreItem = strings.Repeat("ñ", 81) }, nil,
 			"cfe.detalles[0].nombreItem", "como máximo 80 caracteres"},
+		{"control character in an item name", ETicket, func(r *Request) { r.CFE.Detalles[0].NombreItem = "Yerba\x00" }, nil,
+			"cfe.detalles[0].nombreItem", "caracteres no admitidos"},
+		{"adenda that is not UTF-8", ETicket, func(r *Request) { r.Adenda = "Mesa \xff" }, nil,
+			"adenda", "caracteres no admitidos"},
+		{"foreign document with a control character", ETicket, func(r *Request) {
+			r.CFE.Receptor = &RequestReceptor{TipoDocumento: 5, CodigoPais: "BR", DocumentoExt: "FZ\x01"}
+		}, nil, "cfe.receptor.documentoExt", "caracteres no admitidos"},
 		{"six item codes", ETicket, func(r *Request) {
 			r.CFE.Detalles[0].CodigosItem = make([]RequestCodigoItem, 6)
 			for i := range r.CFE.Detalles[0].CodigosItem {
