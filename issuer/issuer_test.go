@@ -310,4 +310,3 @@ func testRange(typ cfe.Type, serie string, from, to int64, expires cfe.Date) cfe
 		DNro: from, HNro: to, CAEID: "90269999990", Autorizado: cfe.DateOf(testNow).AddDays(-400),
 		Vencimiento: expires, Source: "manual"}
 }
-
