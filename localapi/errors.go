@@ -110,6 +110,6 @@ func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", strings.Join(s.methods[r.URL.Path], ", "))
-	s.writeError(w, r, &cfe.Error{Code: cfe.EINVALID, Err: errMethod, Respuesta: cfe.RespRechazoValidacion,
+	s.writeError(w, r, &cfe.Error{Code: cfe.EINVALID, Err: errMethod,
 		Message: fmt.Sprintf("el método %s no se admite en %s", r.Method, r.URL.Path)})
 }

@@ -143,7 +143,9 @@ func (ts *testServer) send(t *testing.T, r request) (*http.Response, []byte) {
 		req.Host = r.host
 	}
 	for k, v := range r.headers {
-		req.Header.Set(k, v)
+		if v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

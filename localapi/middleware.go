@@ -144,9 +144,8 @@ func (s *Server) checkBody(next http.Handler) http.Handler {
 		}
 		if !isJSON(r.Header.Get("Content-Type")) {
 			s.refuse(w, r, "unsupported media type", &cfe.Error{Code: cfe.EINVALID, Err: errMediaType,
-				Respuesta: cfe.RespRechazoValidacion,
-				Message:   "el cuerpo debe enviarse como application/json en UTF-8",
-				Fields:    []cfe.FieldError{{Campo: "Content-Type", Mensaje: "se espera application/json (charset utf-8)"}}})
+				Message: "el cuerpo debe enviarse como application/json en UTF-8",
+				Fields:  []cfe.FieldError{{Campo: "Content-Type", Mensaje: "se espera application/json (charset utf-8)"}}})
 			return
 		}
 		if r.ContentLength > s.cfg.BodyLimit {
@@ -170,7 +169,7 @@ func isJSON(contentType string) bool {
 }
 
 func tooLarge(limit int64, err error) *cfe.Error {
-	return &cfe.Error{Code: cfe.EINVALID, Err: err, Respuesta: cfe.RespRechazoValidacion,
+	return &cfe.Error{Code: cfe.EINVALID, Err: err,
 		Message: fmt.Sprintf("el cuerpo supera el máximo de %d bytes", limit),
 		Fields:  []cfe.FieldError{{Campo: "cuerpo", Mensaje: fmt.Sprintf("máximo %d bytes", limit)}}}
 }
@@ -184,14 +183,12 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 		case isLoopback(r.RemoteAddr):
 		case !s.cfg.LAN.Enabled:
 			s.refuse(w, r, "remote caller with LAN mode off", &cfe.Error{Code: cfe.EFORBIDDEN,
-				Respuesta: cfe.RespRechazoValidacion,
-				Message:   "el módulo local solo acepta solicitudes de este mismo equipo (el modo LAN está desactivado)"})
+				Message: "el módulo local solo acepta solicitudes de este mismo equipo (el modo LAN está desactivado)"})
 			return
 		case !s.tokens.contains(presentedToken(r)):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cfe-agent"`)
 			s.refuse(w, r, "missing or invalid LAN token", &cfe.Error{Code: cfe.EUNAUTHORIZED,
-				Respuesta: cfe.RespRechazoValidacion,
-				Message:   "se requiere el token de la terminal para usar el módulo local desde otro equipo",
+				Message: "se requiere el token de la terminal para usar el módulo local desde otro equipo",
 				Fields: []cfe.FieldError{{Campo: "Authorization",
 					Mensaje: "envíe Authorization: Bearer <token> o " + headerToken + ": <token>"}}})
 			return

@@ -58,7 +58,7 @@ func (s *Server) handleSignCFE(w http.ResponseWriter, r *http.Request) {
 		if cfe.RespuestaOf(err) == cfe.RespErrorInterno {
 			s.logInternal(r, err)
 		}
-		writeJSON(w, http.StatusOK, rejection(r, req.UUID, err))
+		writeJSON(w, http.StatusOK, rejection(r, req.UUID, cfe.RespuestaOf(err), err))
 		return
 	}
 	is := res.Issued
@@ -79,8 +79,7 @@ func decodeSignRequest(body io.Reader) (*cfe.Request, error) {
 		if errors.As(err, &tooBig) {
 			return nil, tooLarge(tooBig.Limit, err)
 		}
-		return nil, &cfe.Error{Code: cfe.EINVALID, Respuesta: cfe.RespRechazoValidacion, Err: err,
-			Message: "no se pudo leer el cuerpo de la solicitud"}
+		return nil, &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "no se pudo leer el cuerpo de la solicitud"}
 	}
 	req, err := cfe.DecodeRequest(bytes.NewReader(b))
 	if err == nil {
@@ -90,7 +89,7 @@ func decodeSignRequest(body io.Reader) (*cfe.Request, error) {
 	if errors.As(err, &ce) && ce.Code == cfe.EINVALID {
 		return nil, err
 	}
-	return nil, &cfe.Error{Code: cfe.EINVALID, Respuesta: cfe.RespRechazoValidacion, Err: err,
+	return nil, &cfe.Error{Code: cfe.EINVALID, Err: err,
 		Message: "el cuerpo no es una solicitud de firma válida",
 		Fields:  []cfe.FieldError{{Campo: "cuerpo", Mensaje: "se espera un objeto JSON {uuid, adenda, cfe}"}}}
 }
@@ -116,13 +115,13 @@ func signed(is *cfe.Issued) SignResponse {
 	}
 }
 
-// rejection is the answer for a request that was not signed.
-func rejection(r *http.Request, uuid string, err error) SignResponse {
+// rejection is the answer, with codigo_respuesta code, for a request that was
+// not signed because of err.
+func rejection(r *http.Request, uuid, code string, err error) SignResponse {
 	fields := cfe.ErrorFields(err)
 	if fields == nil {
 		fields = []cfe.FieldError{}
 	}
-	code := cfe.RespuestaOf(err)
 	msg := userMessage(r, err)
 	if code == cfe.RespErrorInterno {
 		msg = "error interno del agente: no se firmó el comprobante. Reintente con el mismo uuid; " +
@@ -132,7 +131,12 @@ func rejection(r *http.Request, uuid string, err error) SignResponse {
 }
 
 // writeSignError writes a protocol error of /sign-cfe in the shape of its
-// answers.
+// answers: a request refused as such (4xx) is a rejection, 01; a failure of
+// the module (5xx) is internal, 99.
 func writeSignError(w http.ResponseWriter, r *http.Request, status int, err error) {
-	writeJSON(w, status, rejection(r, "", err))
+	code := cfe.RespRechazoValidacion
+	if status >= http.StatusInternalServerError {
+		code = cfe.RespErrorInterno
+	}
+	writeJSON(w, status, rejection(r, "", code, err))
 }
