@@ -270,9 +270,11 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.ErrorContext(r.Context(), "panic serving request", "request_id", id, "panic", fmt.Sprint(v))
-				if !rec.wrote {
-					s.writeError(rec, r, &cfe.Error{Code: cfe.EINTERNAL, Err: fmt.Errorf("panic: %v", v)})
+				err := &cfe.Error{Code: cfe.EINTERNAL, Err: fmt.Errorf("panic: %v", v)}
+				if rec.wrote {
+					s.logInternal(r, err) // too late to answer; the client sees a cut response
+				} else {
+					s.writeError(rec, r, err) // logs it
 				}
 			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http request",

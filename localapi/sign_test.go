@@ -150,6 +150,25 @@ func TestServer_SignCFE(t *testing.T) {
 		}
 	})
 
+	t.Run("a panic is a 500 with 99, logged", func(t *testing.T) {
+		ts := startServer(t, func(c *localapi.ServerConfig) {
+			c.Issuer = funcIssuer(func(context.Context, *cfe.Request) (*issuer.Result, error) {
+				panic("index out of range in the signer")
+			})
+		})
+		resp, m := postSign(t, ts, `{"uuid":"venta-0006","cfe":{}}`)
+		if resp.StatusCode != http.StatusInternalServerError || m["codigo_respuesta"] != "99" ||
+			strings.Contains(m["mensaje_respuesta"].(string), "signer") {
+			t.Fatalf("status %d answer %v, want 500 with 99 and no detail", resp.StatusCode, m)
+		}
+		if !strings.Contains(ts.logs.String(), "index out of range in the signer") {
+			t.Fatal("the panic was not logged")
+		}
+		if _, err := ts.client.Health(context.Background()); err != nil {
+			t.Fatalf("the server does not answer after a panic: %v", err)
+		}
+	})
+
 	t.Run("malformed JSON is 400 in the same shape", func(t *testing.T) {
 		called := false
 		ts := startServer(t, func(c *localapi.ServerConfig) {
