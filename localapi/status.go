@@ -48,10 +48,14 @@ type Certificate struct {
 	NotAfter  time.Time
 }
 
-// CAERangeUse is one CAE range and the numbers it still has.
+// CAERangeUse is one CAE range and its use, as the store reports it (see
+// store.RangeStatus).
 type CAERangeUse struct {
-	Range     cfe.CAERange
-	Remaining int64 // numbers not yet handed out
+	Range        cfe.CAERange
+	Remaining    int64 // numbers that can still be issued; 0 once expired
+	Expired      bool
+	NearlyUsedUp bool // numbers left, but few
+	NearExpiry   bool // not expired, but expiring soon
 }
 
 // Outbox is the state of the delivery queue toward the hosted service.
@@ -76,8 +80,6 @@ const (
 // Warning thresholds.
 const (
 	certWarnDays    = 30        // certificate expiring within this many days
-	caeWarnDays     = 30        // every usable range of a type expiring within this many days
-	caeWarnPercent  = 10        // fewer than this share of a type's numbers left
 	outboxWarnAfter = time.Hour // oldest undelivered CFE older than this
 )
 
@@ -227,7 +229,7 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		rep.flag(HealthError, "no se pudo leer el estado del agente")
 	} else {
 		rep.addCertificate(st.Certificate, now)
-		rep.addCAE(st.CAE, cfe.DateOf(now.In(cfe.Montevideo)))
+		rep.addCAE(st.CAE)
 		rep.addOutbox(st.Outbox, now)
 		rep.addReceipts(st.Receipts)
 	}
@@ -267,31 +269,33 @@ func (rep *StateReport) addCertificate(c *Certificate, now time.Time) {
 }
 
 // addCAE groups the ranges by CFE type and warns about types that run out of
-// numbers or of time. The agent cannot sign at all when no type has numbers.
-func (rep *StateReport) addCAE(ranges []CAERangeUse, today cfe.Date) {
+// numbers or of time: a type is short of numbers when every range of it with
+// numbers left is nearly used up, and short of time when every such range is
+// near its expiry (the store flags each range). The agent cannot sign at all
+// when no type has numbers.
+func (rep *StateReport) addCAE(ranges []CAERangeUse) {
 	byType := make(map[cfe.Type]*CAETypeReport)
-	size := make(map[cfe.Type]int64) // numbers of the ranges that have not expired
+	short := make(map[cfe.Type][2]bool) // [numbers, time] for every usable range so far
 	for _, u := range ranges {
 		t := u.Range.Type
 		tr := byType[t]
 		if tr == nil {
 			tr = &CAETypeReport{TipoCFE: t, Nombre: t.Name(), Ranges: []CAERangeReport{}, Warnings: []string{}}
 			byType[t] = tr
+			short[t] = [2]bool{true, true}
 		}
-		expired := u.Range.Expired(today)
 		tr.Ranges = append(tr.Ranges, CAERangeReport{Serie: u.Range.Serie, Desde: u.Range.DNro, Hasta: u.Range.HNro,
-			Remaining: u.Remaining, Vence: u.Range.Vencimiento, Expired: expired})
-		if expired {
+			Remaining: u.Remaining, Vence: u.Range.Vencimiento, Expired: u.Expired})
+		if u.Expired || u.Remaining <= 0 {
 			continue
 		}
-		size[t] += u.Range.Size()
-		if u.Remaining > 0 {
-			tr.Remaining += u.Remaining
-			if tr.UsableUntil == nil || u.Range.Vencimiento.After(*tr.UsableUntil) {
-				v := u.Range.Vencimiento
-				tr.UsableUntil = &v
-			}
+		tr.Remaining += u.Remaining
+		if tr.UsableUntil == nil || u.Range.Vencimiento.After(*tr.UsableUntil) {
+			v := u.Range.Vencimiento
+			tr.UsableUntil = &v
 		}
+		sh := short[t]
+		short[t] = [2]bool{sh[0] && u.NearlyUsedUp, sh[1] && u.NearExpiry}
 	}
 
 	rep.CAE = make([]CAETypeReport, 0, len(byType))
@@ -304,10 +308,10 @@ func (rep *StateReport) addCAE(ranges []CAERangeUse, today cfe.Date) {
 		switch {
 		case tr.Remaining == 0:
 			tr.Warnings = append(tr.Warnings, fmt.Sprintf("no quedan números CAE vigentes para %s", tr.Nombre))
-		case tr.Remaining*100 < size[t]*caeWarnPercent:
+		case short[t][0]:
 			tr.Warnings = append(tr.Warnings, fmt.Sprintf("quedan %d números CAE para %s: solicite un nuevo rango", tr.Remaining, tr.Nombre))
 		}
-		if tr.UsableUntil != nil && tr.UsableUntil.Before(today.AddDays(caeWarnDays)) {
+		if tr.Remaining > 0 && short[t][1] {
 			tr.Warnings = append(tr.Warnings, fmt.Sprintf("los rangos CAE de %s vencen el %s: solicite un nuevo rango", tr.Nombre, tr.UsableUntil))
 		}
 		for _, w := range tr.Warnings {

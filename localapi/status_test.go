@@ -100,15 +100,21 @@ func TestServer_State(t *testing.T) {
 			NotBefore: time.Date(2025, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
 			NotAfter:  time.Date(2026, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
 		},
+		// As store.RangeStatus reports them on 14 May 2026 with its defaults
+		// (nearly used up from 90 % used, near expiry within 30 days).
 		CAE: []localapi.CAERangeUse{
-			// e-Ticket: A is fresh, B used up, Z expired on 30 Apr with numbers left.
-			{Range: caeRange(cfe.ETicket, "Z", 1, 100, date(2026, 4, 30)), Remaining: 40},
-			{Range: caeRange(cfe.ETicket, "B", 1, 500, date(2027, 3, 31)), Remaining: 0},
+			// e-Ticket: A is fresh, B used up, Z expired on 30 Apr.
+			{Range: caeRange(cfe.ETicket, "Z", 1, 100, date(2026, 4, 30)), Expired: true},
+			{Range: caeRange(cfe.ETicket, "B", 1, 500, date(2027, 3, 31))},
 			{Range: caeRange(cfe.ETicket, "A", 1, 1000, date(2027, 3, 31)), Remaining: 950},
-			// e-Factura: 15 of 200 left (7.5 % < 10 %), expiring 1 Jun (< 30 days away).
-			{Range: caeRange(cfe.EFactura, "A", 1, 200, date(2026, 6, 1)), Remaining: 15},
+			// e-Factura: 15 of 200 left (92.5 % used), expiring 1 Jun (18 days away).
+			{Range: caeRange(cfe.EFactura, "A", 1, 200, date(2026, 6, 1)), Remaining: 15,
+				NearlyUsedUp: true, NearExpiry: true},
 			// Credit note of e-Factura: expired yesterday.
-			{Range: caeRange(cfe.EFacturaNC, "A", 1, 50, date(2026, 5, 13)), Remaining: 20},
+			{Range: caeRange(cfe.EFacturaNC, "A", 1, 50, date(2026, 5, 13)), Expired: true},
+			// e-Remito: one range nearly used up, but another one fresh.
+			{Range: caeRange(cfe.ERemito, "A", 1, 100, date(2027, 3, 31)), Remaining: 5, NearlyUsedUp: true},
+			{Range: caeRange(cfe.ERemito, "B", 1, 100, date(2027, 3, 31)), Remaining: 100},
 		},
 		Outbox: localapi.Outbox{Pending: 3, OldestPending: time.Date(2026, 5, 14, 13, 0, 0, 0, cfe.Montevideo)},
 		Receipts: localapi.Receipts{SignedToday: 42,
@@ -141,7 +147,7 @@ func TestServer_State(t *testing.T) {
 			Ranges: []localapi.CAERangeReport{
 				{Serie: "A", Desde: 1, Hasta: 1000, Remaining: 950, Vence: date(2027, 3, 31)},
 				{Serie: "B", Desde: 1, Hasta: 500, Remaining: 0, Vence: date(2027, 3, 31)},
-				{Serie: "Z", Desde: 1, Hasta: 100, Remaining: 40, Vence: date(2026, 4, 30), Expired: true},
+				{Serie: "Z", Desde: 1, Hasta: 100, Remaining: 0, Vence: date(2026, 4, 30), Expired: true},
 			},
 			Warnings: []string{}},
 		{TipoCFE: 111, Nombre: "e-Factura", Remaining: 15, UsableUntil: until(date(2026, 6, 1)),
@@ -151,8 +157,14 @@ func TestServer_State(t *testing.T) {
 				"los rangos CAE de e-Factura vencen el 2026-06-01: solicite un nuevo rango",
 			}},
 		{TipoCFE: 112, Nombre: "Nota de Crédito de e-Factura", Remaining: 0,
-			Ranges:   []localapi.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 50, Remaining: 20, Vence: date(2026, 5, 13), Expired: true}},
+			Ranges:   []localapi.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 50, Remaining: 0, Vence: date(2026, 5, 13), Expired: true}},
 			Warnings: []string{"no quedan números CAE vigentes para Nota de Crédito de e-Factura"}},
+		{TipoCFE: 181, Nombre: "e-Remito", Remaining: 105, UsableUntil: until(date(2027, 3, 31)),
+			Ranges: []localapi.CAERangeReport{
+				{Serie: "A", Desde: 1, Hasta: 100, Remaining: 5, Vence: date(2027, 3, 31)},
+				{Serie: "B", Desde: 1, Hasta: 100, Remaining: 100, Vence: date(2027, 3, 31)},
+			},
+			Warnings: []string{}},
 	}
 	if !reflect.DeepEqual(rep.CAE, wantCAE) {
 		t.Fatalf("cae\n got %+v\nwant %+v", rep.CAE, wantCAE)
