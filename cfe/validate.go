@@ -40,7 +40,7 @@ func Validate(c *CFE, tax TaxConfig) error {
 	}
 	v := &validator{c: c, tax: tax, info: info, fam: info.Element, totals: computed}
 	v.probs = append(v.probs, ErrorFields(err)...)
-	if !xmlText(c.Adenda) {
+	if !validXMLText(c.Adenda) {
 		v.add("adenda", invalidChars)
 	}
 	v.idDoc()
@@ -119,7 +119,7 @@ func (v *validator) text(campo, s string, max int, required bool) {
 	switch n := utf8.RuneCountInString(s); {
 	case required && strings.TrimSpace(s) == "":
 		v.add(campo, "obligatorio")
-	case !xmlText(s):
+	case !validXMLText(s):
 		v.add(campo, invalidChars)
 	case n > max:
 		v.add(campo, "como máximo %d caracteres (tiene %d)", max, n)
@@ -127,20 +127,6 @@ func (v *validator) text(campo, s string, max int, required bool) {
 }
 
 const invalidChars = "contiene caracteres no admitidos (caracteres de control o UTF-8 inválido)"
-
-// xmlText reports whether s can be written in an XML 1.0 document, as every
-// text of a CFE is: valid UTF-8 without the control characters XML forbids.
-func xmlText(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
-			return false
-		}
-	}
-	return true
-}
 
 // number describes a decimal field of DGI: digits before and after the point
 // and whether it admits negatives.
@@ -437,7 +423,7 @@ func (v *validator) identity(f identityFields, tipo int, pais, doc, docExt, who,
 	switch {
 	case number == "":
 		v.add(numberPath, "obligatorio: número de documento del %s", who)
-	case !xmlText(number):
+	case !validXMLText(number):
 		v.add(numberPath, invalidChars)
 	case uruguayan && utf8.RuneCountInString(number) > 12:
 		v.add(numberPath, "como máximo 12 caracteres")
