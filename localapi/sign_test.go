@@ -3,6 +3,7 @@ package localapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -177,12 +178,25 @@ func TestServer_SignCFE(t *testing.T) {
 				return nil, nil
 			})
 		})
-		for _, body := range []string{`{"uuid": `, `not json`, ``} {
-			resp, m := postSign(t, ts, body)
-			errs, _ := m["errores"].([]any)
-			if resp.StatusCode != http.StatusBadRequest || m["codigo_respuesta"] != "01" || m["mensaje_respuesta"] == "" ||
-				len(errs) == 0 {
-				t.Fatalf("body %q: status %d answer %v, want 400 with 01 and errores", body, resp.StatusCode, m)
+		tests := []struct {
+			body  string
+			campo string // a field the answer must name; "" when the body is not JSON
+		}{
+			{`{"uuid": `, ""},
+			{`not json`, ""},
+			{``, ""},
+			{`{"uuid":"venta-0007"}`, "cfe"},
+			{`{"uuid":"venta-0007","cfe":{"idDoc":{"tipoCfe":"e-Ticket"}}}`, "cfe.idDoc.tipoCfe"},
+			{`{"uuid":"venta-0007","cfe":{},"campoDesconocido":1}`, "campoDesconocido"},
+		}
+		for _, tc := range tests {
+			resp, m := postSign(t, ts, tc.body)
+			errs, isList := m["errores"].([]any)
+			if resp.StatusCode != http.StatusBadRequest || m["codigo_respuesta"] != "01" || m["mensaje_respuesta"] == "" || !isList {
+				t.Fatalf("body %q: status %d answer %v, want 400 with 01, a message and errores", tc.body, resp.StatusCode, m)
+			}
+			if tc.campo != "" && !strings.Contains(fmt.Sprint(errs), "campo:"+tc.campo+" ") {
+				t.Fatalf("body %q: errores %v do not name %s", tc.body, errs, tc.campo)
 			}
 		}
 		if called {
