@@ -47,10 +47,9 @@ func healthyState() localapi.State {
 	}
 }
 
-// funcIssuer adapts a function to localapi.Issuer.
-//
-// TEMPORARY: it stands in for *issuer.Issuer until the issuer, the store and
-// the signer land on main; the sign tests then run on the real parts.
+// funcIssuer adapts a function to localapi.Issuer, for tests of what happens
+// around signing (the security pipeline, the status routes, a panic). Signing
+// itself is tested on the real issuer, store and signer: see startAgent.
 type funcIssuer func(ctx context.Context, req *cfe.Request) (*issuer.Result, error)
 
 func (f funcIssuer) Issue(ctx context.Context, req *cfe.Request) (*issuer.Result, error) {
@@ -82,7 +81,8 @@ type testServer struct {
 	logs   *syncBuffer
 }
 
-// startServer opens a Server on 127.0.0.1:0 with the test clock, the real
+// startServer opens a Server on 127.0.0.1:0 with an issuer that signs
+// nothing (it answers "no CAE range"), the test clock, the real
 // time-zone reader on TZ=America/Montevideo (read on each request, so a test
 // may change TZ afterwards), a healthy state, and the test's edits.
 func startServer(t *testing.T, edit func(*localapi.ServerConfig)) *testServer {
