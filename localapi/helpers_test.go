@@ -129,8 +129,14 @@ type request struct {
 	body    io.Reader
 }
 
-// send performs r against ts and returns the response with its body read.
-func (ts *testServer) send(t *testing.T, r request) (*http.Response, []byte) {
+// response is what the tests read of an answer; send has closed its body.
+type response struct {
+	StatusCode int
+	Header     http.Header
+}
+
+// send performs r against ts and returns the answer and its body.
+func (ts *testServer) send(t *testing.T, r request) (response, []byte) {
 	t.Helper()
 	if r.method == "" {
 		r.method = http.MethodGet
@@ -156,7 +162,7 @@ func (ts *testServer) send(t *testing.T, r request) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, b
+	return response{StatusCode: resp.StatusCode, Header: resp.Header}, b
 }
 
 // jsonBody is a POST body of JSON content.

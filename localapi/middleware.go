@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"mime"
@@ -267,7 +268,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
+				if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 					panic(v)
 				}
 				err := &cfe.Error{Code: cfe.EINTERNAL, Err: fmt.Errorf("panic: %v", v)}

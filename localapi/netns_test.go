@@ -129,7 +129,7 @@ func setupNetns(t *testing.T, ipTool string) (hostIP, peerIP string) {
 	run := func(args ...string) error {
 		out, err := exec.Command(ipTool, args...).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 		return nil
 	}

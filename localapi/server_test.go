@@ -161,7 +161,8 @@ func TestServer_Open(t *testing.T) {
 		if err := ts.srv.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := http.Get(base + "/health"); err == nil {
+		if resp, err := http.Get(base + "/health"); err == nil {
+			resp.Body.Close()
 			t.Fatal("the server still answers after Close")
 		}
 	})

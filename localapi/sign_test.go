@@ -13,7 +13,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
 
-func postSign(t *testing.T, ts *testServer, body string) (*http.Response, map[string]any) {
+func postSign(t *testing.T, ts *testServer, body string) (response, map[string]any) {
 	t.Helper()
 	resp, b := ts.send(t, request{method: http.MethodPost, path: "/sign-cfe",
 		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(body)})
