@@ -3,6 +3,7 @@ module github.com/cfe-agent/cfe-agent
 go 1.26.8
 
 require (
+	github.com/gorilla/mux v1.8.1
 	github.com/shopspring/decimal v1.6.0
 	go.etcd.io/bbolt v1.5.0
 )
