@@ -10,6 +10,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
@@ -45,22 +46,25 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 // SIGTERM), then closes everything in reverse order.
 func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 	log := newLogger(os.Stderr)
+	if so.listen != "" {
+		// Through the profile's override, so the address obeys the same rules
+		// as one written in the profile (a LAN address needs LAN mode and tokens).
+		if err := os.Setenv(profiles.EnvPrefix+"LISTEN", so.listen); err != nil {
+			return err
+		}
+	}
 	a, err := openAgent(ctx, opts, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 
-	listen := a.profile.Listen
-	if so.listen != "" {
-		listen = so.listen
-	}
 	tokens := make([]string, len(a.profile.LAN.Tokens))
 	for i, t := range a.profile.LAN.Tokens {
 		tokens[i] = t.Value()
 	}
 	srv := localapi.NewServer(localapi.ServerConfig{
-		Listen:         listen,
+		Listen:         a.profile.Listen,
 		Version:        version,
 		Profile:        a.name,
 		Environment:    string(a.profile.Environment),
