@@ -302,4 +302,3 @@ func TestAgent_ProfileCommands(t *testing.T) {
 		t.Fatalf("cae import of another company's CAE: exit %d\n%s", code, out)
 	}
 }
-
