@@ -204,6 +204,11 @@ func TestAgent_FirstRunSignsOutOfTheBox(t *testing.T) {
 		t.Fatalf("GET / base_url = %v", root["base_url"])
 	}
 
+	// doctor asks the running agent.
+	if out, code := runCLI(t, env, "doctor"); code != 0 || !strings.Contains(out, "el agente está en ejecución en "+a.baseURL) {
+		t.Fatalf("doctor with the agent running: exit %d\n%s", code, out)
+	}
+
 	// A second agent on the same data refuses to start, plainly.
 	out, code2 := runCLI(t, env, "serve", "--listen", "127.0.0.1:0")
 	if code2 == 0 || !strings.Contains(out, "ya hay un agente ejecutándose con estos datos") {
@@ -300,5 +305,26 @@ func TestAgent_ProfileCommands(t *testing.T) {
 	sample := filepath.Join(testtool.SharedDir(t), "dgi", "samples", "CAE_215071660012_90160134272_e-Factura.xml")
 	if out, code = runCLI(t, env, "cae", "import", sample); code == 0 || !strings.Contains(out, "215071660012") {
 		t.Fatalf("cae import of another company's CAE: exit %d\n%s", code, out)
+	}
+}
+
+func TestAgent_Doctor(t *testing.T) {
+	dataDir := t.TempDir()
+	out, code := runCLI(t, agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "doctor")
+	for _, want := range []string{"OK   zona horaria: America/Montevideo (-03:00)", "OK   certificado:", "OK   CAE 101:",
+		"OK   impresora archivo: guarda los PDF en " + filepath.Join(dataDir, "impresiones")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q", want)
+		}
+	}
+	if code != 0 {
+		t.Errorf("doctor exit %d on a healthy sandbox", code)
+	}
+	out, code = runCLI(t, append(agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "TZ=UTC"), "doctor")
+	if code != 1 || !strings.Contains(out, "FAIL zona horaria:") {
+		t.Errorf("doctor with TZ=UTC: exit %d\n%s", code, out)
+	}
+	if t.Failed() {
+		t.Log(out)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -59,24 +60,15 @@ func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 	}
 	defer a.Close()
 
-	tokens := make([]string, len(a.profile.LAN.Tokens))
-	for i, t := range a.profile.LAN.Tokens {
-		tokens[i] = t.Value()
-	}
-	srv := localapi.NewServer(localapi.ServerConfig{
-		Listen:         a.profile.Listen,
-		Version:        version,
-		Profile:        a.name,
-		Environment:    string(a.profile.Environment),
-		AllowedOrigins: a.profile.AllowedOrigins,
-		LAN:            localapi.LANConfig{Enabled: a.profile.LAN.Enabled, Tokens: tokens, AllowedHosts: a.profile.LAN.AllowedHosts},
-		Logger:         log,
-		Issuer:         a.issuer,
-		State:          agentState{a},
-	})
+	srv := newServer(a, a.profile.Listen, log)
 	if err := srv.Open(); err != nil {
 		return err
 	}
+	runFile := runFilePath(a.dataDir, a.name)
+	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now()}); err != nil {
+		log.Warn("could not write the run file", "file", runFile, "err", err)
+	}
+	defer os.Remove(runFile)
 	log.Info("cfe-agent listening", "base_url", srv.BaseURL(), "urls", srv.URLs(), "profile", a.name,
 		"environment", a.profile.Environment, "version", version)
 	if !so.headless {
@@ -89,6 +81,25 @@ func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 		return fmt.Errorf("closing the local module: %w", err)
 	}
 	return nil
+}
+
+// newServer builds the local module of an open agent, listening on listen.
+func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
+	tokens := make([]string, len(a.profile.LAN.Tokens))
+	for i, t := range a.profile.LAN.Tokens {
+		tokens[i] = t.Value()
+	}
+	return localapi.NewServer(localapi.ServerConfig{
+		Listen:         listen,
+		Version:        version,
+		Profile:        a.name,
+		Environment:    string(a.profile.Environment),
+		AllowedOrigins: a.profile.AllowedOrigins,
+		LAN:            localapi.LANConfig{Enabled: a.profile.LAN.Enabled, Tokens: tokens, AllowedHosts: a.profile.LAN.AllowedHosts},
+		Logger:         log,
+		Issuer:         a.issuer,
+		State:          agentState{a},
+	})
 }
 
 // agentState reports the agent's state to the local module from the store and
