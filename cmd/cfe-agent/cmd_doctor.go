@@ -93,7 +93,7 @@ func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name s
 	if err := srv.Open(); err != nil {
 		return nil, false, err
 	}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 	r, err := stateAt(ctx, srv.BaseURL())
 	return r, false, err
 }

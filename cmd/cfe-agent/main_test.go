@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,7 +57,8 @@ func runCLI(t *testing.T, env []string, args ...string) (string, int) {
 	cmd := exec.Command(agentBin, args...)
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return string(out), ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
