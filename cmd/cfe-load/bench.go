@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -36,9 +37,9 @@ type benchConfig struct {
 type benchResult struct {
 	firstStarts []time.Duration // process start to healthy, fresh data directory
 	restarts    []time.Duration // the same on a data directory used before
-	idleRSS     int64           // bytes, settle after the agent became healthy
-	settledRSS  int64           // bytes, settle after the load ended
-	peakRSS     int64           // bytes, the process's high-water mark (VmHWM)
+	idle        memory          // settle after the agent became healthy
+	settled     memory          // settle after the load ended
+	dataBytes   int64           // size of the load agent's data directory after the load
 	settle      time.Duration   // between start or load and RSS readings
 	loadAvg     [2]string       // /proc/loadavg before and after the load
 	load        *summary
@@ -64,9 +65,10 @@ func runBench(ctx context.Context, cfg benchConfig, progress io.Writer) (r *benc
 	}()
 
 	r = &benchResult{loadCfg: cfg.load, settle: cfg.settle}
+	fresh := func(i int) string { return filepath.Join(root, "fresh-"+strconv.Itoa(i)) }
 	for i := range cfg.starts {
 		fmt.Fprintf(progress, "start %d/%d on a fresh data directory\n", i+1, cfg.starts)
-		d, err := timeStart(ctx, cfg.agent, filepath.Join(root, "fresh-"+strconv.Itoa(i)))
+		d, err := timeStart(ctx, cfg.agent, fresh(i))
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +76,7 @@ func runBench(ctx context.Context, cfg benchConfig, progress io.Writer) (r *benc
 	}
 	for i := range cfg.starts {
 		fmt.Fprintf(progress, "restart %d/%d on a used data directory\n", i+1, cfg.starts)
-		d, err := timeStart(ctx, cfg.agent, filepath.Join(root, "fresh-0"))
+		d, err := timeStart(ctx, cfg.agent, fresh(0)) // made by the first start
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +95,7 @@ func runBench(ctx context.Context, cfg benchConfig, progress io.Writer) (r *benc
 	if err := sleep(ctx, cfg.settle); err != nil {
 		return nil, err
 	}
-	if r.idleRSS, err = a.memory("VmRSS"); err != nil {
+	if r.idle, err = a.memory(); err != nil {
 		return nil, err
 	}
 	r.loadAvg[0] = loadAverage()
@@ -106,10 +108,10 @@ func runBench(ctx context.Context, cfg benchConfig, progress io.Writer) (r *benc
 	if err := sleep(ctx, cfg.settle); err != nil {
 		return nil, err
 	}
-	if r.settledRSS, err = a.memory("VmRSS"); err != nil {
+	if r.settled, err = a.memory(); err != nil {
 		return nil, err
 	}
-	if r.peakRSS, err = a.memory("VmHWM"); err != nil {
+	if r.dataBytes, err = dirSize(a.dataDir); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -128,6 +130,7 @@ func timeStart(ctx context.Context, bin, dataDir string) (time.Duration, error) 
 type agentProc struct {
 	cmd     *exec.Cmd
 	baseURL string
+	dataDir string
 	logPath string
 	done    chan struct{} // closed when the process has exited
 	waitErr error         // cmd.Wait's result, set before done is closed
@@ -151,7 +154,7 @@ func startAgent(ctx context.Context, bin, dataDir string) (*agentProc, time.Dura
 	cmd := exec.Command(bin, "--data-dir", dataDir, "serve", "--listen", addr)
 	cmd.Env = append(os.Environ(), "TZ=America/Montevideo")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	a := &agentProc{cmd: cmd, baseURL: "http://" + addr, logPath: logPath, done: make(chan struct{})}
+	a := &agentProc{cmd: cmd, baseURL: "http://" + addr, dataDir: dataDir, logPath: logPath, done: make(chan struct{})}
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -233,14 +236,41 @@ func (a *agentProc) stop() error {
 	return nil
 }
 
-// memory reads one of the kB figures of /proc/PID/status (VmRSS, VmHWM) of
-// the running agent, in bytes.
-func (a *agentProc) memory(key string) (int64, error) {
+// memory is a reading of the agent's resident memory, in bytes.
+type memory struct {
+	rss  int64 // VmRSS: resident set, anon + file (+ shmem)
+	anon int64 // RssAnon: mostly the Go heap and stacks
+	file int64 // RssFile: mapped files, among them bbolt's memory map of the store
+	hwm  int64 // VmHWM: the highest rss so far
+}
+
+// memory reads the running agent's /proc/PID/status.
+func (a *agentProc) memory() (memory, error) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", a.cmd.Process.Pid))
 	if err != nil {
-		return 0, fmt.Errorf("reading the agent's memory: %w", err)
+		return memory{}, fmt.Errorf("reading the agent's memory: %w", err)
 	}
-	return procStatusBytes(status, key)
+	var m memory
+	for key, dst := range map[string]*int64{"VmRSS": &m.rss, "RssAnon": &m.anon, "RssFile": &m.file, "VmHWM": &m.hwm} {
+		if *dst, err = procStatusBytes(status, key); err != nil {
+			return memory{}, err
+		}
+	}
+	return m, nil
+}
+
+// dirSize is the total size of the regular files under dir.
+func dirSize(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		total += info.Size()
+		return err
+	})
+	return total, err
 }
 
 // procStatusBytes finds "key:   N kB" in the text of /proc/PID/status and
@@ -327,9 +357,9 @@ func writeBenchTable(w io.Writer, r *benchResult) {
 	row(fmt.Sprintf("start to healthy `/health`, fresh data dir (first run), median of %d", len(r.firstStarts)),
 		spread(r.firstStarts))
 	row(fmt.Sprintf("start to healthy `/health`, used data dir, median of %d", len(r.restarts)), spread(r.restarts))
-	row(fmt.Sprintf("idle RSS, %s after healthy", r.settle), mib(r.idleRSS))
-	row(fmt.Sprintf("RSS %s after the load ended", r.settle), mib(r.settledRSS))
-	row("peak RSS (VmHWM)", mib(r.peakRSS))
+	row(fmt.Sprintf("idle RSS, %s after healthy", r.settle), r.idle.String())
+	row(fmt.Sprintf("RSS %s after the load ended", r.settle), r.settled.String())
+	row("peak RSS (VmHWM)", mib(r.settled.hwm))
 	s := r.load
 	row("load", fmt.Sprintf("%d connections for %s, a fresh uuid per request", r.loadCfg.conns, r.loadCfg.duration))
 	row("requests / signed / errors", fmt.Sprintf("%d / %d / %d", s.requests, s.signed, s.requests-s.signed))
@@ -340,6 +370,7 @@ func writeBenchTable(w io.Writer, r *benchResult) {
 	row("latency p50 / p90 / p99 / max", fmt.Sprintf("%s / %s / %s / %s",
 		ms(s.latency.p50), ms(s.latency.p90), ms(s.latency.p99), ms(s.latency.max)))
 	row("numbers", numbersLine(s.numbers))
+	row("data directory after the load", mib(r.dataBytes))
 	row("load average before / after the load (1 5 15 min)", r.loadAvg[0]+" / "+r.loadAvg[1])
 }
 
@@ -351,6 +382,10 @@ func spread(d []time.Duration) string {
 // mib prints a size in MiB and, to compare with targets in MB, in MB.
 func mib(b int64) string {
 	return fmt.Sprintf("%.1f MiB (%.1f MB)", float64(b)/(1<<20), float64(b)/1e6)
+}
+
+func (m memory) String() string {
+	return fmt.Sprintf("%s: anon %.1f MiB, file %.1f MiB", mib(m.rss), float64(m.anon)/(1<<20), float64(m.file)/(1<<20))
 }
 
 func errorKinds(s *summary) string {
