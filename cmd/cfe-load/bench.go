@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -51,7 +52,7 @@ type benchResult struct {
 // fresh data directory, idle RSS, the load run and RSS after it. Progress
 // goes to progress. When something fails, the directory (with every agent's
 // log) is kept and named in the error.
-func runBench(ctx context.Context, cfg benchConfig, progress io.Writer) (r *benchResult, err error) {
+func runBench(ctx context.Context, cfg benchConfig, progress *log.Logger) (r *benchResult, err error) {
 	root, err := os.MkdirTemp("", "cfe-load-bench-")
 	if err != nil {
 		return nil, err
@@ -67,7 +68,7 @@ func runBench(ctx context.Context, cfg benchConfig, progress io.Writer) (r *benc
 	r = &benchResult{loadCfg: cfg.load, settle: cfg.settle}
 	fresh := func(i int) string { return filepath.Join(root, "fresh-"+strconv.Itoa(i)) }
 	for i := range cfg.starts {
-		fmt.Fprintf(progress, "start %d/%d on a fresh data directory\n", i+1, cfg.starts)
+		progress.Printf("start %d/%d on a fresh data directory\n", i+1, cfg.starts)
 		d, err := timeStart(ctx, cfg.agent, fresh(i))
 		if err != nil {
 			return nil, err
@@ -75,7 +76,7 @@ func runBench(ctx context.Context, cfg benchConfig, progress io.Writer) (r *benc
 		r.firstStarts = append(r.firstStarts, d)
 	}
 	for i := range cfg.starts {
-		fmt.Fprintf(progress, "restart %d/%d on a used data directory\n", i+1, cfg.starts)
+		progress.Printf("restart %d/%d on a used data directory\n", i+1, cfg.starts)
 		d, err := timeStart(ctx, cfg.agent, fresh(0)) // made by the first start
 		if err != nil {
 			return nil, err
@@ -99,7 +100,7 @@ func runBench(ctx context.Context, cfg benchConfig, progress io.Writer) (r *benc
 		return nil, err
 	}
 	r.loadAvg[0] = loadAverage()
-	fmt.Fprintf(progress, "load: %d connections for %s\n", cfg.load.conns, cfg.load.duration)
+	progress.Printf("load: %d connections for %s\n", cfg.load.conns, cfg.load.duration)
 	r.loadCfg.baseURL = a.baseURL
 	if r.load, err = runLoad(ctx, r.loadCfg); err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func (a *agentProc) waitHealthy(ctx context.Context, start time.Time) (time.Dura
 		}
 		select {
 		case <-a.done:
-			return 0, fmt.Errorf("the agent exited (%v) before /health answered ok; its log ends:\n%s",
+			return 0, fmt.Errorf("the agent exited (%w) before /health answered ok; its log ends:\n%s",
 				a.waitErr, logTail(a.logPath))
 		case <-ctx.Done():
 			return 0, ctx.Err()
@@ -231,7 +232,7 @@ func (a *agentProc) stop() error {
 		}
 	}
 	if a.waitErr != nil {
-		return fmt.Errorf("the agent exited with %v; its log ends:\n%s", a.waitErr, logTail(a.logPath))
+		return fmt.Errorf("the agent exited with %w; its log ends:\n%s", a.waitErr, logTail(a.logPath))
 	}
 	return nil
 }
@@ -349,11 +350,12 @@ func median(d []time.Duration) time.Duration {
 	return (d[mid-1] + d[mid]) / 2
 }
 
-// writeBenchTable prints a benchmark as a Markdown table.
-func writeBenchTable(w io.Writer, r *benchResult) {
-	row := func(measure, value string) { fmt.Fprintf(w, "| %s | %s |\n", measure, value) }
-	fmt.Fprintln(w, "| measure | value |")
-	fmt.Fprintln(w, "|---|---|")
+// benchTable presents a benchmark as a Markdown table.
+func benchTable(r *benchResult) string {
+	var w strings.Builder
+	row := func(measure, value string) { fmt.Fprintf(&w, "| %s | %s |\n", measure, value) }
+	row("measure", "value")
+	w.WriteString("|---|---|\n")
 	row(fmt.Sprintf("start to healthy `/health`, fresh data dir (first run), median of %d", len(r.firstStarts)),
 		spread(r.firstStarts))
 	row(fmt.Sprintf("start to healthy `/health`, used data dir, median of %d", len(r.restarts)), spread(r.restarts))
@@ -372,6 +374,7 @@ func writeBenchTable(w io.Writer, r *benchResult) {
 	row("numbers", numbersLine(s.numbers))
 	row("data directory after the load", mib(r.dataBytes))
 	row("load average before / after the load (1 5 15 min)", r.loadAvg[0]+" / "+r.loadAvg[1])
+	return w.String()
 }
 
 func spread(d []time.Duration) string {

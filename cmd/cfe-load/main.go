@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/url"
 	"os"
@@ -36,6 +37,18 @@ import (
 	"syscall"
 	"time"
 )
+
+const usage = `Loads the local module of cfe-agent, or benchmarks a built agent binary.
+
+Usage:
+  cfe-load [-url URL] [-c 8] [-d 30s] [-n N] [-body FILE] [-token T] [-allow-remote]
+  cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
+
+Exit status: 0 every request signed, numbers gap-free; 1 a failed request or a
+missing or repeated number; 2 wrong flags, or the run could not start.
+
+Flags:
+`
 
 // options are the command-line flags.
 type options struct {
@@ -62,45 +75,50 @@ func main() {
 
 // run is the whole command; it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	logger := log.New(stderr, "cfe-load: ", 0)
 	opts, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "cfe-load:", err)
+		logger.Print(err)
 		return 2
 	}
 	body := defaultBody
 	if opts.bodyFile != "" {
 		if body, err = os.ReadFile(opts.bodyFile); err != nil {
-			fmt.Fprintln(stderr, "cfe-load: -body:", err)
+			logger.Print("-body: ", err)
 			return 2
 		}
 	}
 	tmpl, err := newBodyTemplate(body)
 	if err != nil {
-		fmt.Fprintln(stderr, "cfe-load: -body:", err)
+		logger.Print("-body: ", err)
 		return 2
 	}
 	cfg := loadConfig{baseURL: opts.url, conns: opts.conns, duration: opts.duration, total: opts.total,
 		timeout: opts.timeout, token: opts.token, body: tmpl}
 
 	var s *summary
+	var out string
 	if opts.agent != "" {
-		r, err := runBench(ctx, benchConfig{agent: opts.agent, starts: opts.starts, settle: opts.settle, load: cfg}, stderr)
+		r, err := runBench(ctx, benchConfig{agent: opts.agent, starts: opts.starts, settle: opts.settle, load: cfg}, logger)
 		if err != nil {
-			fmt.Fprintln(stderr, "cfe-load:", err)
+			logger.Print(err)
 			return 2
 		}
-		writeReport(stderr, r.loadCfg, r.load)
-		writeBenchTable(stdout, r)
-		s = r.load
+		logger.Print(report(r.loadCfg, r.load))
+		s, out = r.load, benchTable(r)
 	} else {
 		if s, err = runLoad(ctx, cfg); err != nil {
-			fmt.Fprintln(stderr, "cfe-load:", err)
+			logger.Print(err)
 			return 2
 		}
-		writeReport(stdout, cfg, s)
+		out = report(cfg, s)
+	}
+	if _, err := io.WriteString(stdout, out); err != nil {
+		logger.Print(err)
+		return 2
 	}
 	if !s.ok() {
 		return 1
@@ -112,6 +130,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("cfe-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		_, _ = io.WriteString(fs.Output(), usage) // nowhere to report a failed write to stderr
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:18787", "base URL of the agent's local module")
 	fs.IntVar(&o.conns, "c", 8, "connections, each with one request in flight")
 	fs.DurationVar(&o.duration, "d", 30*time.Second, "duration: no request starts after it")

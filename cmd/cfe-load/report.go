@@ -2,33 +2,34 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 )
 
-// writeReport prints a load run for a person at a terminal.
-func writeReport(w io.Writer, cfg loadConfig, s *summary) {
-	fmt.Fprintf(w, "cfe-load: %d requests in %s over %d connections to %s\n",
+// report describes a load run for a person at a terminal.
+func report(cfg loadConfig, s *summary) string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "%d requests in %s over %d connections to %s\n",
 		s.requests, s.elapsed.Round(time.Millisecond), cfg.conns, cfg.baseURL)
 	if s.interrupted {
-		fmt.Fprintln(w, "  interrupted: stopped early by a signal")
+		fmt.Fprintln(&w, "  interrupted: stopped early by a signal")
 	}
-	fmt.Fprintf(w, "  signed:      %d\n", s.signed)
-	fmt.Fprintf(w, "  errors:      %d\n", s.requests-s.signed)
+	fmt.Fprintf(&w, "  signed:      %d\n", s.signed)
+	fmt.Fprintf(&w, "  errors:      %d\n", s.requests-s.signed)
 	for _, kind := range slices.Sorted(maps.Keys(s.errors)) {
-		fmt.Fprintf(w, "    %-24s %d  (first: %s)\n", kind, s.errors[kind], s.errorSample[kind])
+		fmt.Fprintf(&w, "    %-24s %d  (first: %s)\n", kind, s.errors[kind], s.errorSample[kind])
 	}
-	fmt.Fprintf(w, "  throughput:  %.1f req/s\n", s.throughput())
-	fmt.Fprintf(w, "  latency:     %s\n", latencyLine(s.latency))
-	fmt.Fprintf(w, "  numbers:     %s\n", numbersLine(s.numbers))
+	fmt.Fprintf(&w, "  throughput:  %.1f req/s\n", s.throughput())
+	fmt.Fprintf(&w, "  latency:     %s\n", latencyLine(s.latency))
+	fmt.Fprintf(&w, "  numbers:     %s\n", numbersLine(s.numbers))
 	verdict := "OK"
 	if !s.ok() {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(w, "result: %s\n", verdict)
+	fmt.Fprintf(&w, "result: %s\n", verdict)
+	return w.String()
 }
 
 func latencyLine(l latencyStats) string {

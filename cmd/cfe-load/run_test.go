@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -17,7 +20,7 @@ import (
 
 // numberingServer answers /sign-cfe like the agent, numbering e-Tickets of
 // serie A from 1 but skipping the numbers in skip, and records what it was
-// sent.
+// sent. It refuses (400) a request without the LAN token "lan-token".
 type numberingServer struct {
 	skip map[int64]bool
 
@@ -39,15 +42,21 @@ func (s *numberingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		CFE  json.RawMessage `json:"cfe"`
 	}
 	b, _ := io.ReadAll(r.Body)
+	var problem string
 	switch {
 	case r.Method != http.MethodPost || r.URL.Path != "/sign-cfe":
-		s.badReq = append(s.badReq, r.Method+" "+r.URL.Path)
+		problem = r.Method + " " + r.URL.Path
 	case r.Header.Get("Content-Type") != "application/json":
-		s.badReq = append(s.badReq, "Content-Type "+r.Header.Get("Content-Type"))
+		problem = "Content-Type " + r.Header.Get("Content-Type")
 	case r.Header.Get("Authorization") != "Bearer lan-token":
-		s.badReq = append(s.badReq, "Authorization "+r.Header.Get("Authorization"))
+		problem = "Authorization " + r.Header.Get("Authorization")
 	case json.Unmarshal(b, &req) != nil || req.UUID == "" || len(req.CFE) == 0:
-		s.badReq = append(s.badReq, "body "+string(b))
+		problem = "body " + string(b)
+	}
+	if problem != "" {
+		s.badReq = append(s.badReq, problem)
+		http.Error(w, problem, http.StatusBadRequest)
+		return
 	}
 	s.uuids[req.UUID]++
 	s.next++
@@ -150,7 +159,7 @@ func TestRunBench(t *testing.T) {
 		load: loadConfig{conns: 4, duration: time.Minute, total: n, timeout: 30 * time.Second, body: tmpl}}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	r, err := runBench(ctx, cfg, io.Discard)
+	r, err := runBench(ctx, cfg, log.New(io.Discard, "", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,4 +192,39 @@ func TestRunBench(t *testing.T) {
 	if !reflect.DeepEqual(s.numbers, want) {
 		t.Errorf("numbers = %+v, want %+v", s.numbers, want)
 	}
+}
+
+func TestRun_ExitStatus(t *testing.T) {
+	clean := httptest.NewServer(&numberingServer{uuids: map[string]int{}})
+	defer clean.Close()
+	gap := httptest.NewServer(&numberingServer{skip: map[int64]bool{3: true}, uuids: map[string]int{}})
+	defer gap.Close()
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"all signed, gap-free", []string{"-url", clean.URL, "-token", "lan-token", "-n", "20", "-c", "2"}, 0},
+		{"a gap", []string{"-url", gap.URL, "-token", "lan-token", "-n", "20", "-c", "2"}, 1},
+		{"every request refused", []string{"-url", clean.URL, "-n", "5"}, 1}, // no token: not signed
+		{"bad flags", []string{"-c", "0"}, 2},
+		{"a body that is not an object", []string{"-url", clean.URL, "-body", writeFile(t, "[]")}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if got := run(t.Context(), tt.args, &stdout, &stderr); got != tt.want {
+				t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", got, tt.want, &stdout, &stderr)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "body.json")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
