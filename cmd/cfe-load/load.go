@@ -89,29 +89,30 @@ func runLoad(ctx context.Context, cfg loadConfig) (*summary, error) {
 		return nil, err
 	}
 
+	start := time.Now()
+	deadline := start.Add(cfg.duration)
 	var sent atomic.Int64
-	more := func(deadline time.Time) bool {
+	more := func() bool {
 		if ctx.Err() != nil || !time.Now().Before(deadline) {
 			return false
 		}
 		return cfg.total <= 0 || sent.Add(1) <= int64(cfg.total)
 	}
-	start := time.Now()
-	deadline := start.Add(cfg.duration)
 	perConn := make([][]sample, cfg.conns)
 	var wg sync.WaitGroup
 	for i := range perConn {
 		wg.Go(func() {
 			// In-flight requests outlive ctx; see above.
 			reqCtx := context.WithoutCancel(ctx)
-			for more(deadline) {
+			for more() {
 				perConn[i] = append(perConn[i], sign(reqCtx, client, base, cfg))
 			}
 		})
 	}
 	wg.Wait()
+	elapsed := time.Since(start)
 	s := summarize(perConn)
-	s.elapsed = time.Since(start)
+	s.elapsed = elapsed
 	s.interrupted = ctx.Err() != nil
 	return s, nil
 }
