@@ -37,19 +37,21 @@ type benchConfig struct {
 // benchResult is what a benchmark of the agent measured.
 type benchResult struct {
 	firstStarts []time.Duration // process start to healthy, fresh data directory
-	restarts    []time.Duration // the same on a data directory used before
+	restarts    []time.Duration // the same on the data directory of the load run
 	idle        memory          // settle after the agent became healthy
 	settled     memory          // settle after the load ended
-	dataBytes   int64           // size of the load agent's data directory after the load
-	settle      time.Duration   // between start or load and RSS readings
+	restarted   memory          // settle after a restart on the data directory of the load run
+	dataBytes   int64           // size of the data directory after the load
+	settle      time.Duration   // between start or load and memory readings
 	loadAvg     [2]string       // /proc/loadavg before and after the load
 	load        *summary
 	loadCfg     loadConfig
 }
 
 // runBench measures the agent binary in a new temporary directory: starts to
-// a healthy /health on fresh and on used data directories, then, on one more
-// fresh data directory, idle RSS, the load run and RSS after it. Progress
+// a healthy /health on fresh data directories; then, on one more, memory
+// idle, the load run and memory after it; then restarts on that directory,
+// now holding every CFE of the load, and memory idle after one. Progress
 // goes to progress. When something fails, the directory (with every agent's
 // log) is kept and named in the error.
 func runBench(ctx context.Context, cfg benchConfig, progress *log.Logger) (r *benchResult, err error) {
@@ -66,27 +68,38 @@ func runBench(ctx context.Context, cfg benchConfig, progress *log.Logger) (r *be
 	}()
 
 	r = &benchResult{loadCfg: cfg.load, settle: cfg.settle}
-	fresh := func(i int) string { return filepath.Join(root, "fresh-"+strconv.Itoa(i)) }
 	for i := range cfg.starts {
-		progress.Printf("start %d/%d on a fresh data directory\n", i+1, cfg.starts)
-		d, err := timeStart(ctx, cfg.agent, fresh(i))
+		progress.Printf("start %d/%d on a fresh data directory", i+1, cfg.starts)
+		d, err := timeStart(ctx, cfg.agent, filepath.Join(root, "fresh-"+strconv.Itoa(i)))
 		if err != nil {
 			return nil, err
 		}
 		r.firstStarts = append(r.firstStarts, d)
 	}
+	loadDir := filepath.Join(root, "load")
+	if err := r.measureLoad(ctx, cfg, loadDir, progress); err != nil {
+		return nil, err
+	}
 	for i := range cfg.starts {
-		progress.Printf("restart %d/%d on a used data directory\n", i+1, cfg.starts)
-		d, err := timeStart(ctx, cfg.agent, fresh(0)) // made by the first start
+		progress.Printf("restart %d/%d on the data directory of the load run", i+1, cfg.starts)
+		d, err := timeStart(ctx, cfg.agent, loadDir)
 		if err != nil {
 			return nil, err
 		}
 		r.restarts = append(r.restarts, d)
 	}
-
-	a, _, err := startAgent(ctx, cfg.agent, filepath.Join(root, "load"))
-	if err != nil {
+	if r.restarted, err = idleMemory(ctx, cfg, loadDir); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// measureLoad starts the agent on a fresh dataDir, reads its memory idle,
+// runs the load, reads its memory again and the size of dataDir, and stops it.
+func (r *benchResult) measureLoad(ctx context.Context, cfg benchConfig, dataDir string, progress *log.Logger) (err error) {
+	a, _, err := startAgent(ctx, cfg.agent, dataDir)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if stopErr := a.stop(); err == nil {
@@ -94,28 +107,43 @@ func runBench(ctx context.Context, cfg benchConfig, progress *log.Logger) (r *be
 		}
 	}()
 	if err := sleep(ctx, cfg.settle); err != nil {
-		return nil, err
+		return err
 	}
 	if r.idle, err = a.memory(); err != nil {
-		return nil, err
+		return err
 	}
 	r.loadAvg[0] = loadAverage()
-	progress.Printf("load: %d connections for %s\n", cfg.load.conns, cfg.load.duration)
+	progress.Printf("load: %d connections for %s", cfg.load.conns, cfg.load.duration)
 	r.loadCfg.baseURL = a.baseURL
 	if r.load, err = runLoad(ctx, r.loadCfg); err != nil {
-		return nil, err
+		return err
 	}
 	r.loadAvg[1] = loadAverage()
 	if err := sleep(ctx, cfg.settle); err != nil {
-		return nil, err
+		return err
 	}
 	if r.settled, err = a.memory(); err != nil {
-		return nil, err
+		return err
 	}
-	if r.dataBytes, err = dirSize(a.dataDir); err != nil {
-		return nil, err
+	r.dataBytes, err = dirSize(dataDir)
+	return err
+}
+
+// idleMemory starts the agent on dataDir and reads its memory after settling.
+func idleMemory(ctx context.Context, cfg benchConfig, dataDir string) (m memory, err error) {
+	a, _, err := startAgent(ctx, cfg.agent, dataDir)
+	if err != nil {
+		return memory{}, err
 	}
-	return r, nil
+	defer func() {
+		if stopErr := a.stop(); err == nil {
+			err = stopErr
+		}
+	}()
+	if err := sleep(ctx, cfg.settle); err != nil {
+		return memory{}, err
+	}
+	return a.memory()
 }
 
 // timeStart starts the agent on dataDir, and stops it once healthy.
@@ -131,7 +159,6 @@ func timeStart(ctx context.Context, bin, dataDir string) (time.Duration, error) 
 type agentProc struct {
 	cmd     *exec.Cmd
 	baseURL string
-	dataDir string
 	logPath string
 	done    chan struct{} // closed when the process has exited
 	waitErr error         // cmd.Wait's result, set before done is closed
@@ -155,7 +182,7 @@ func startAgent(ctx context.Context, bin, dataDir string) (*agentProc, time.Dura
 	cmd := exec.Command(bin, "--data-dir", dataDir, "serve", "--listen", addr)
 	cmd.Env = append(os.Environ(), "TZ=America/Montevideo")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	a := &agentProc{cmd: cmd, baseURL: "http://" + addr, dataDir: dataDir, logPath: logPath, done: make(chan struct{})}
+	a := &agentProc{cmd: cmd, baseURL: "http://" + addr, logPath: logPath, done: make(chan struct{})}
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -358,10 +385,12 @@ func benchTable(r *benchResult) string {
 	w.WriteString("|---|---|\n")
 	row(fmt.Sprintf("start to healthy `/health`, fresh data dir (first run), median of %d", len(r.firstStarts)),
 		spread(r.firstStarts))
-	row(fmt.Sprintf("start to healthy `/health`, used data dir, median of %d", len(r.restarts)), spread(r.restarts))
-	row(fmt.Sprintf("idle RSS, %s after healthy", r.settle), r.idle.String())
+	row(fmt.Sprintf("start to healthy `/health`, data dir of the load run (%d CFEs), median of %d",
+		r.load.signed, len(r.restarts)), spread(r.restarts))
+	row(fmt.Sprintf("idle RSS, %s after healthy on a fresh data dir", r.settle), r.idle.String())
 	row(fmt.Sprintf("RSS %s after the load ended", r.settle), r.settled.String())
-	row("peak RSS (VmHWM)", mib(r.settled.hwm))
+	row("peak RSS during the load (VmHWM)", mib(r.settled.hwm))
+	row(fmt.Sprintf("idle RSS, %s after healthy on the data dir of the load run", r.settle), r.restarted.String())
 	s := r.load
 	row("load", fmt.Sprintf("%d connections for %s, a fresh uuid per request", r.loadCfg.conns, r.loadCfg.duration))
 	row("requests / signed / errors", fmt.Sprintf("%d / %d / %d", s.requests, s.signed, s.requests-s.signed))

@@ -143,7 +143,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.token, "token", "", "LAN token of the terminal, sent as Authorization: Bearer")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
 	fs.StringVar(&o.agent, "agent", "", "benchmark this built cfe-agent binary instead of loading -url")
-	fs.IntVar(&o.starts, "starts", 10, "with -agent: starts to time on fresh, and again on used, data directories")
+	fs.IntVar(&o.starts, "starts", 10, "with -agent: starts to time on fresh data directories, and restarts on that of the load run")
 	fs.DurationVar(&o.settle, "settle", 3*time.Second, "with -agent: idle time before reading the agent's RSS")
 	if err := fs.Parse(args); err != nil {
 		return o, err

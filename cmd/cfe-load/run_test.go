@@ -172,7 +172,7 @@ func TestRunBench(t *testing.T) {
 		}
 	}
 	const mb = 1 << 20
-	for _, m := range []memory{r.idle, r.settled} {
+	for _, m := range []memory{r.idle, r.settled, r.restarted} {
 		// Linux counts RssShmem in VmRSS too; the agent maps no shared memory.
 		if m.anon < mb || m.file < mb || m.rss != m.anon+m.file || m.hwm < m.rss {
 			t.Errorf("memory %+v: want a few MB anon and file, rss their sum, hwm the largest", m)
