@@ -5,9 +5,10 @@
 // consecutive from the lowest one seen.
 //
 // With -agent it benchmarks a built agent binary instead: it starts the agent
-// on fresh temporary data directories, times each start to a healthy
-// GET /health, reads the agent's RSS idle and after the same load run, and
-// prints a Markdown table (scripts/bench-agent.sh builds and runs it).
+// on fresh temporary data directories and times each start to a healthy
+// GET /health, reads the agent's RSS idle and after the same load run, times
+// restarts on the data directory the load filled, and prints a Markdown
+// table (scripts/bench-agent.sh builds and runs it).
 //
 // Usage:
 //
