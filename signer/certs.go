@@ -1,0 +1,292 @@
+package signer
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	pkcs12 "software.sslmate.com/src/go-pkcs12"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// Credentials are a private key and the certificate of its public key, with the
+// certificates that issued it (if the file carried them).
+type Credentials struct {
+	Key         crypto.Signer
+	Certificate *x509.Certificate
+	Chain       []*x509.Certificate
+}
+
+// check reports whether the credentials can sign for DGI: an RSA key that
+// belongs to the certificate.
+func (c *Credentials) check() error {
+	if _, err := rsaPublicKey(c.Certificate); err != nil {
+		return err
+	}
+	if !samePublicKey(c.Key.Public(), c.Certificate.PublicKey) {
+		return errors.New("la clave privada no corresponde al certificado")
+	}
+	return nil
+}
+
+func samePublicKey(a, b crypto.PublicKey) bool {
+	k, ok := a.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && k.Equal(b)
+}
+
+// newCredentials takes a parsed key and certificates in any order: the leaf is
+// the certificate of the key's public half, the others are its chain.
+func newCredentials(op string, key any, certs []*x509.Certificate) (*Credentials, error) {
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, invalid(op, fmt.Sprintf("tipo de clave privada no admitido (%T)", key), nil)
+	}
+	c := &Credentials{Key: signer}
+	for _, cert := range certs {
+		if c.Certificate == nil && samePublicKey(signer.Public(), cert.PublicKey) {
+			c.Certificate = cert
+		} else {
+			c.Chain = append(c.Chain, cert)
+		}
+	}
+	if c.Certificate == nil {
+		return nil, invalid(op, "ningún certificado corresponde a la clave privada", nil)
+	}
+	if err := c.check(); err != nil {
+		return nil, invalid(op, err.Error(), nil)
+	}
+	return c, nil
+}
+
+// LoadPKCS12 reads a .p12/.pfx file: the key, its certificate and any chain.
+// Both OpenSSL 3's default encryption (AES-256, PBKDF2) and the legacy one
+// (RC2/3DES) are read. Errors: EINVALID, with ErrWrongPassword as cause when the
+// password is not the file's.
+func LoadPKCS12(data []byte, password string) (*Credentials, error) {
+	const op = "signer.LoadPKCS12"
+	key, leaf, chain, err := pkcs12.DecodeChain(data, password)
+	if errors.Is(err, pkcs12.ErrIncorrectPassword) {
+		return nil, invalid(op, "la contraseña del certificado es incorrecta", fmt.Errorf("%w: %w", ErrWrongPassword, err))
+	}
+	if err != nil {
+		return nil, invalid(op, "el archivo no es un certificado PKCS#12 (.p12 o .pfx) que se pueda leer", err)
+	}
+	return newCredentials(op, key, append([]*x509.Certificate{leaf}, chain...))
+}
+
+// LoadPEM reads an unencrypted PEM private key (PKCS#1 "RSA PRIVATE KEY" or
+// PKCS#8 "PRIVATE KEY") and PEM certificates: the key's certificate and,
+// optionally, its chain. Errors: EINVALID.
+func LoadPEM(keyPEM, certPEM []byte) (*Credentials, error) {
+	const op = "signer.LoadPEM"
+	key, err := parsePEMKey(keyPEM)
+	if err != nil {
+		return nil, invalid(op, err.Error(), nil)
+	}
+	var certs []*x509.Certificate
+	for rest := certPEM; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, invalid(op, "un certificado PEM no se puede leer", err)
+		}
+		certs = append(certs, cert)
+	}
+	if len(certs) == 0 {
+		return nil, invalid(op, "no se encontró ningún bloque CERTIFICATE en el PEM del certificado", nil)
+	}
+	return newCredentials(op, key, certs)
+}
+
+func parsePEMKey(keyPEM []byte) (any, error) {
+	for rest := keyPEM; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return nil, errors.New("no se encontró una clave privada en el PEM")
+		}
+		if !strings.HasSuffix(b.Type, "PRIVATE KEY") {
+			continue
+		}
+		if b.Type == "ENCRYPTED PRIVATE KEY" || strings.Contains(b.Headers["Proc-Type"], "ENCRYPTED") {
+			return nil, errors.New("la clave privada PEM está cifrada: use un archivo .p12 o una clave sin cifrar")
+		}
+		var key any
+		var err error
+		switch b.Type {
+		case "RSA PRIVATE KEY":
+			key, err = x509.ParsePKCS1PrivateKey(b.Bytes)
+		case "PRIVATE KEY":
+			key, err = x509.ParsePKCS8PrivateKey(b.Bytes)
+		default:
+			return nil, fmt.Errorf("tipo de clave PEM %q no admitido (se espera RSA)", b.Type)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("la clave privada PEM no se puede leer: %w", err)
+		}
+		return key, nil
+	}
+}
+
+// EncodePKCS12 returns the credentials as a PKCS#12 file protected by password,
+// with modern encryption (AES-256-CBC, PBKDF2, HMAC-SHA-256) that OpenSSL 1.1.1
+// and later read. The agent stores a generated test certificate this way, like
+// a real one.
+func (c *Credentials) EncodePKCS12(password string) ([]byte, error) {
+	p12, err := pkcs12.Modern.Encode(c.Key, c.Certificate, c.Chain, password)
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: "signer.EncodePKCS12", Message: "no se pudo guardar el certificado", Err: err}
+	}
+	return p12, nil
+}
+
+// TestMarker marks certificates made by GenerateTestCertificate: their common
+// name and organization contain it.
+const TestMarker = "PRUEBA - SIN VALOR FISCAL"
+
+// testCertValidityYears is how long a generated test certificate is valid, like
+// the certificates Uruguayan CAs issue to companies.
+const testCertValidityYears = 2
+
+// GenerateTestCertificate makes a self-signed RSA-2048 certificate and key for
+// the sandbox, marked TestMarker in CN and O, with the RUC in the subject's
+// serialNumber attribute as in DGI certificates ("RUC" + 12 digits), a serial
+// number of at most 19 digits (xmllint rejects X509SerialNumber values over 24
+// digits) and a validity of two years from now. Nothing signed with it has
+// fiscal value. Errors: EINVALID for a RUC that is not 12 digits or an empty
+// razón social.
+func GenerateTestCertificate(ruc, razonSocial string, now time.Time) (*Credentials, error) {
+	const op = "signer.GenerateTestCertificate"
+	var fields []cfe.FieldError
+	if !isRUC(ruc) {
+		fields = append(fields, cfe.FieldError{Campo: "ruc", Mensaje: "debe tener 12 dígitos"})
+	}
+	razonSocial = strings.TrimSpace(razonSocial)
+	if razonSocial == "" {
+		fields = append(fields, cfe.FieldError{Campo: "razon_social", Mensaje: "es obligatoria"})
+	}
+	if len(fields) > 0 {
+		return nil, &cfe.Error{Code: cfe.EINVALID, Op: op, Message: "datos inválidos para el certificado de prueba", Fields: fields}
+	}
+
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar la clave", Err: err}
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el certificado", Err: err}
+	}
+	serial.Add(serial, big.NewInt(1)) // 1 ≤ serial ≤ 2^63: 19 digits at most
+
+	// X.520 limits CN and O to 64 characters.
+	const suffix = " (" + TestMarker + ")"
+	name := truncateRunes(razonSocial, 64-len(suffix)) + suffix
+	subject := pkix.Name{
+		CommonName:         name,
+		Organization:       []string{name},
+		OrganizationalUnit: []string{"CERTIFICADO DE PRUEBA"},
+		Country:            []string{"UY"},
+		SerialNumber:       "RUC" + ruc,
+	}
+	notBefore := now.Truncate(time.Second)
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               subject,
+		NotBefore:             notBefore,
+		NotAfter:              notBefore.AddDate(testCertValidityYears, 0, 0),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el certificado", Err: err}
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el certificado", Err: err}
+	}
+	return &Credentials{Key: key, Certificate: cert}, nil
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+func isRUC(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// CertSummary describes a certificate for the status page and the tray.
+type CertSummary struct {
+	Subject      string // RFC 2253 form
+	CommonName   string
+	Issuer       string
+	SerialNumber string // decimal, as X509SerialNumber
+	RUC          string // from the subject's serialNumber attribute, when it holds one
+	NotBefore    time.Time
+	NotAfter     time.Time
+	DaysToExpiry int  // whole days left until NotAfter; negative once expired
+	Expired      bool // now is after NotAfter
+	NotYetValid  bool // now is before NotBefore
+	Test         bool // a sandbox certificate (TestMarker)
+}
+
+// CertInfo summarizes cert as of now.
+func CertInfo(cert *x509.Certificate, now time.Time) CertSummary {
+	left := cert.NotAfter.Sub(now)
+	days := int(left / (24 * time.Hour))
+	if left < 0 && left%(24*time.Hour) != 0 {
+		days-- // round toward the past: one second late is day -1
+	}
+	return CertSummary{
+		Subject:      cert.Subject.String(),
+		CommonName:   cert.Subject.CommonName,
+		Issuer:       cert.Issuer.String(),
+		SerialNumber: cert.SerialNumber.String(),
+		RUC:          rucOf(cert.Subject),
+		NotBefore:    cert.NotBefore,
+		NotAfter:     cert.NotAfter,
+		DaysToExpiry: days,
+		Expired:      now.After(cert.NotAfter),
+		NotYetValid:  now.Before(cert.NotBefore),
+		Test:         strings.Contains(cert.Subject.CommonName, TestMarker),
+	}
+}
+
+// rucOf reads the RUC Uruguayan CAs put in the subject's serialNumber
+// attribute ("RUC214844360018").
+func rucOf(n pkix.Name) string {
+	s := strings.TrimPrefix(strings.ToUpper(n.SerialNumber), "RUC")
+	if isRUC(s) {
+		return s
+	}
+	return ""
+}
