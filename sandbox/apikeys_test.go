@@ -36,14 +36,14 @@ func TestAPIKeys_Lifecycle(t *testing.T) {
 		}
 		var list []sandbox.KeyResponse
 		r.decode(t, &list)
-		if len(list) != 2 || list[0].Nombre != "caja 1" || list[1].ID != created.ID {
+		if len(list) != 3 || list[0].Nombre != "caja 1" || list[1].Nombre != "limitada" || list[2].ID != created.ID {
 			t.Fatalf("list %+v", list)
 		}
-		if list[0].LimitePorMinuto != 3 || list[0].LimitePorHora != 5 {
-			t.Errorf("seeded limits %+v", list[0])
+		if list[1].LimitePorMinuto != 3 || list[1].LimitePorHora != 5 {
+			t.Errorf("seeded limits %+v", list[1])
 		}
-		if !strings.HasPrefix(created.ApiKey, strings.TrimSuffix(list[1].Prefijo, "…")) {
-			t.Errorf("prefijo %q is not the start of the key", list[1].Prefijo)
+		if !strings.HasPrefix(created.ApiKey, strings.TrimSuffix(list[2].Prefijo, "…")) || len(list[2].Prefijo) < len("xx_test_")+4 {
+			t.Errorf("prefijo %q is not the start of the key", list[2].Prefijo)
 		}
 	})
 	t.Run("authenticates in each header form", func(t *testing.T) {
@@ -178,8 +178,8 @@ func limits(t *testing.T, r *resp) [4]string {
 }
 
 func TestAPIKeys_RateLimit(t *testing.T) {
-	e := start(t) // t0 is hh:00:30; keyAlfa allows 3 a minute and 5 an hour
-	get := func() *resp { return e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyAlfa) }
+	e := start(t) // t0 is hh:00:30; keyAlfaTight allows 3 a minute and 5 an hour
+	get := func() *resp { return e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyAlfaTight) }
 
 	for i, want := range [][4]string{{"3", "2", "5", "4"}, {"3", "1", "5", "3"}, {"3", "0", "5", "2"}} {
 		if got := limits(t, get().expect(t, http.StatusOK)); got != want {
@@ -232,7 +232,7 @@ func TestAPIKeys_RateLimit(t *testing.T) {
 	t.Run("updated limits apply at once", func(t *testing.T) {
 		tok := e.login("ana", anaPassword).Token
 		var k sandbox.KeyResponse
-		e.do("POST", "/api/v1/apikeys/1/rate-limit", sandbox.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 20}, bearer(tok)...).expect(t, http.StatusOK).decode(t, &k)
+		e.do("POST", "/api/v1/apikeys/3/rate-limit", sandbox.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 20}, bearer(tok)...).expect(t, http.StatusOK).decode(t, &k)
 		if k.LimitePorMinuto != 10 || k.LimitePorHora != 20 {
 			t.Errorf("record %+v", k)
 		}
@@ -250,7 +250,7 @@ func TestAPIKeys_RateLimit(t *testing.T) {
 			{sandbox.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 2_000_000}, "limitePorHora"},
 			{sandbox.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 9}, "limitePorHora"},
 		} {
-			b := e.do("POST", "/api/v1/apikeys/1/rate-limit", c.req, bearer(tok)...).expect(t, http.StatusBadRequest).errBody(t)
+			b := e.do("POST", "/api/v1/apikeys/3/rate-limit", c.req, bearer(tok)...).expect(t, http.StatusBadRequest).errBody(t)
 			if len(b.Details) != 1 || b.Details[0].Campo != c.field {
 				t.Errorf("%+v: details %+v", c.req, b.Details)
 			}

@@ -26,7 +26,8 @@ var (
 	bucketUserKeys  = []byte("userkeyhash") // SHA-256 of a user key → user id
 	bucketSessions  = []byte("sessions")    // id → Session
 	bucketRefresh   = []byte("refresh")     // SHA-256 of the refresh token → session id
-	allBuckets      = [][]byte{bucketMeta, bucketUsers, bucketUsernames, bucketCompanies, bucketRUCs, bucketKeys, bucketKeyHashes, bucketUserKeys, bucketSessions, bucketRefresh}
+	allBuckets      = [][]byte{bucketMeta, bucketUsers, bucketUsernames, bucketCompanies, bucketRUCs, bucketKeys, bucketKeyHashes, bucketUserKeys, bucketSessions, bucketRefresh,
+		bucketCFEs, bucketCFEUUIDs, bucketFolios, bucketPoints}
 	metaEnvironment = []byte("environment")
 	metaJWTKey      = []byte("jwtkey")
 	metaInitialized = []byte("initialized")

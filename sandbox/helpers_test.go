@@ -17,13 +17,14 @@ import (
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
-// Known test data. Alfa's key has tight limits for the rate-limit tests.
+// Known test data.
 const (
 	rucAlfa = "211111110011"
 	rucBeta = "212222220012"
 
-	keyAlfa = "xx_test_alfa-known-key-0000000000000001"
-	keyBeta = "xx_test_beta-known-key-0000000000000002"
+	keyAlfa      = "xx_test_alfa-known-key-0000000000000001" // id 1, default limits
+	keyBeta      = "xx_test_beta-known-key-0000000000000002" // id 2, Beta's limits
+	keyAlfaTight = "xx_test_alfa-tight-key-0000000000000003" // id 3, 3 a minute and 5 an hour
 
 	anaPassword   = "clave-de-ana-1"
 	betoPassword  = "clave-de-beto-2"
@@ -42,8 +43,9 @@ func testSeed() *sandbox.Seed {
 			{Username: "carla", Email: "carla@beta.test", Password: carlaPassword, Empresas: []string{rucBeta}},
 		},
 		APIKeys: []sandbox.SeedKey{
-			{Empresa: rucAlfa, Nombre: "caja 1", Key: keyAlfa, LimitePorMinuto: 3, LimitePorHora: 5},
+			{Empresa: rucAlfa, Nombre: "caja 1", Key: keyAlfa},
 			{Empresa: rucBeta, Nombre: "caja beta", Key: keyBeta},
+			{Empresa: rucAlfa, Nombre: "limitada", Key: keyAlfaTight, LimitePorMinuto: 3, LimitePorHora: 5},
 		},
 	}
 }

@@ -155,6 +155,8 @@ func (s *Server) routes() *mux.Router {
 	r.Use(s.withRequestID, withBodyLimit)
 	s.registerAuthRoutes(r)
 	s.registerKeyRoutes(r)
+	s.registerReceiptRoutes(r)
+	s.registerIssuedRoutes(r)
 	s.registerMetricsRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, req, notFound("la ruta"))

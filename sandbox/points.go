@@ -1,0 +1,3 @@
+package sandbox
+
+var bucketPoints = []byte("points")
