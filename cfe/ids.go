@@ -1,0 +1,87 @@
+package cfe
+
+// Check digits of the identifiers a CFE carries: RUC (tax number), Uruguayan
+// cédula de identidad (C.I.) and GS1 item codes (GTIN).
+
+// ValidRUC reports whether s is a well-formed Uruguayan RUC: 12 digits, the
+// first two between 01 and 22, digits 3 to 8 not all zero, digits 9 to 11 equal
+// to "001", and a correct check digit. The check digit is (−Σ dᵢ·wᵢ) mod 11 over
+// the first 11 digits with weights 4,3,2,9,8,7,6,5,4,3,2; a result of 10 makes
+// the number invalid (dgi-cfe-format.md §10).
+func ValidRUC(s string) bool {
+	if len(s) != 12 || !allDigits(s) {
+		return false
+	}
+	if prefix := digitsValue(s[:2]); prefix < 1 || prefix > 22 {
+		return false
+	}
+	if s[2:8] == "000000" || s[8:11] != "001" {
+		return false
+	}
+	weights := [11]int{4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2}
+	sum := 0
+	for i, w := range weights {
+		sum += int(s[i]-'0') * w
+	}
+	check := (11 - sum%11) % 11
+	return check != 10 && check == int(s[11]-'0')
+}
+
+// ValidCI reports whether s is a Uruguayan C.I. written as digits only: 7 or 8
+// digits, the last one the check digit. Numbers of six digits plus check digit
+// are read with a leading zero. The check digit is (10 − Σ dᵢ·wᵢ mod 10) mod 10
+// with weights 2,9,8,7,6,3,4 over the seven number digits.
+func ValidCI(s string) bool {
+	if (len(s) != 7 && len(s) != 8) || !allDigits(s) {
+		return false
+	}
+	if len(s) == 7 {
+		s = "0" + s
+	}
+	weights := [7]int{2, 9, 8, 7, 6, 3, 4}
+	sum := 0
+	for i, w := range weights {
+		sum += int(s[i]-'0') * w
+	}
+	return (10-sum%10)%10 == int(s[7]-'0')
+}
+
+// gtinLengths maps the GTIN item-code types DGI accepts (V24 B-C2) to their length.
+var gtinLengths = map[string]int{"GTIN8": 8, "GTIN12": 12, "GTIN13": 13, "GTIN14": 14}
+
+// validGTIN reports whether code is a GS1 GTIN of the given length with a
+// correct check digit: from the rightmost data digit leftwards the weights
+// alternate 3,1,3,…; the check digit brings the sum to a multiple of 10
+// (the GS1 rule DGI refers to in CalculoDigitoVerificadorDeCodigosGTIN).
+func validGTIN(code string, length int) bool {
+	if len(code) != length || !allDigits(code) {
+		return false
+	}
+	sum := 0
+	for i := len(code) - 2; i >= 0; i-- {
+		w := 1
+		if (len(code)-2-i)%2 == 0 {
+			w = 3
+		}
+		sum += int(code[i]-'0') * w
+	}
+	return (10-sum%10)%10 == int(code[len(code)-1]-'0')
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// digitsValue returns the value of a short all-digit string.
+func digitsValue(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}

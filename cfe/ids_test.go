@@ -1,0 +1,93 @@
+package cfe
+
+import "testing"
+
+func TestValidRUC(t *testing.T) {
+	tests := []struct {
+		ruc  string
+		want bool
+	}{
+		{"219999830019", true},  // DGI's test RUC, used in all DGI examples
+		{"214844360018", true},  // DGI's own RUC (RutReceptor of every sobre)
+		{"219999830018", false}, // check digit altered
+		{"219999830010", false},
+		{"214844360019", false},
+		{"219999831019", false}, // a number digit altered
+		{"219999830029", false}, // digits 9-11 must be 001
+		{"239999830019", false}, // first two digits above 22
+		{"001234560019", false}, // first two digits 00
+		{"210000000010", false}, // digits 3-8 all zero
+		// Σ = 10 mod 11 for 21100006001: no digit can be the check (result 10).
+		{"211000060010", false}, {"211000060011", false}, {"211000060019", false},
+		{"21999983001", false},   // 11 digits
+		{"2199998300190", false}, // 13 digits
+		{"21999983001A", false},
+		{"21.999983.001.9", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := ValidRUC(tt.ruc); got != tt.want {
+			t.Errorf("ValidRUC(%q) = %v, want %v", tt.ruc, got, tt.want)
+		}
+	}
+}
+
+// Expected check digits were worked out with the alternative formulation
+// of the same rule (weights 8,1,2,3,4,7,6 and the sum mod 10):
+// 1234567 → 148 with 2,9,8,7,6,3,4 → (10−8) mod 10 = 2; with 8,1,2,3,4,7,6 → 132 mod 10 = 2.
+func TestValidCI(t *testing.T) {
+	tests := []struct {
+		ci   string
+		want bool
+	}{
+		{"12345672", true},  // 1.234.567-2
+		{"11111111", true},  // 1.111.111-1
+		{"47812125", true},  // 4.781.212-5
+		{"09876549", true},  // 987.654-9 written with a leading zero
+		{"9876549", true},   // the same six-digit number without it
+		{"01234561", true},  // 123.456-1
+		{"99999999", true},  // 9.999.999-9
+		{"30000004", true},  // 3.000.000-4
+		{"12345673", false}, // check digit altered
+		{"12345670", false},
+		{"11111112", false},
+		{"1111111", false}, // 111.111-1: the check of 0111111 is 3
+		{"13345672", false},
+		{"1.234.567-2", false}, // digits only
+		{"123456", false},
+		{"123456789", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := ValidCI(tt.ci); got != tt.want {
+			t.Errorf("ValidCI(%q) = %v, want %v", tt.ci, got, tt.want)
+		}
+	}
+}
+
+// GS1's own examples: 629104150021-3 and 400638133393-1; the others follow
+// the same rule (weights 3,1,3,… from the rightmost data digit).
+func TestValidGTIN(t *testing.T) {
+	tests := []struct {
+		code string
+		n    int
+		want bool
+	}{
+		{"6291041500213", 13, true},
+		{"4006381333931", 13, true},
+		{"4006381333932", 13, false},
+		{"12345670", 8, true},
+		{"12345678", 8, false},
+		{"629104150021", 12, false}, // 12 digits whose last is not the check of the first 11
+		{"036000291452", 12, true},
+		{"10012345678902", 14, true},
+		{"10012345678903", 14, false},
+		{"6291041500213", 14, false}, // wrong length for the type
+		{"629104150021X", 13, false},
+	}
+	for _, tt := range tests {
+		if got := validGTIN(tt.code, tt.n); got != tt.want {
+			t.Errorf("validGTIN(%q, %d) = %v, want %v", tt.code, tt.n, got, tt.want)
+		}
+	}
+}

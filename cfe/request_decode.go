@@ -1,0 +1,240 @@
+package cfe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/shopspring/decimal"
+)
+
+// hostedOnlyFields are top-level fields of the hosted service's emission body
+// that the agent accepts and ignores (see Request).
+var hostedOnlyFields = []string{
+	"idEmpresa", "codComercio", "codTerminal", "destinatariosPdf",
+	"origen", "esAppMovil", "idComprobanteGuardado", "idVendedor", "idCaja",
+}
+
+// DecodeRequest reads one emission request (a JSON object) from r, of any
+// size: limiting it is the caller's job. Amounts may be JSON numbers or
+// strings and are read as decimals, never through float64. A field of an
+// unexpected type or unknown to the request shape is an error, except the
+// hosted-only top-level fields, which are ignored. An empty JSON array stands
+// for an absent object, as PHP clients send empty arrays.
+//
+// It returns EINVALID for malformed JSON, and otherwise with one FieldError per
+// offending field, named by its path (cfe.detalles[1].cantidad).
+func DecodeRequest(r io.Reader) (*Request, error) {
+	const op = "cfe.DecodeRequest"
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var body any
+	if err := dec.Decode(&body); err != nil {
+		return nil, malformed(op, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &Error{Code: EINVALID, Op: op, Respuesta: RespRechazoValidacion,
+			Message: "el cuerpo debe contener un único objeto JSON", Err: err}
+	}
+	obj, ok := body.(map[string]any)
+	if !ok {
+		return nil, &Error{Code: EINVALID, Op: op, Respuesta: RespRechazoValidacion,
+			Message: "el cuerpo debe ser un objeto JSON"}
+	}
+	for _, k := range hostedOnlyFields {
+		delete(obj, k)
+	}
+	var req Request
+	var d strictDecoder
+	d.decode("", obj, reflect.ValueOf(&req).Elem())
+	if req.CFE == nil {
+		d.probs.add("cfe", "obligatorio: el comprobante a emitir")
+	}
+	if err := d.probs.err(op); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+// malformed explains a JSON syntax error to the caller; the decoder's own
+// (English) message goes to the logs through Err.
+func malformed(op string, err error) *Error {
+	e := &Error{Code: EINVALID, Op: op, Respuesta: RespRechazoValidacion, Err: err}
+	var syntax *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF):
+		e.Message = "el cuerpo está vacío: se espera un objeto JSON"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		e.Message = "el cuerpo JSON está incompleto"
+	case errors.As(err, &syntax):
+		e.Message = fmt.Sprintf("el cuerpo no es un JSON válido (error cerca del byte %d)", syntax.Offset)
+	default:
+		e.Message = "no se pudo leer el cuerpo JSON"
+	}
+	return e
+}
+
+// strictDecoder assigns a decoded JSON tree to a request struct, field by
+// field, and records a FieldError for every value that does not fit, so that
+// one answer names every faulty field.
+type strictDecoder struct{ probs problems }
+
+var (
+	decimalType = reflect.TypeFor[decimal.Decimal]()
+	dateType    = reflect.TypeFor[Date]()
+)
+
+// Numbers longer than maxNumberLen or with an exponent beyond ±maxExponent
+// cannot be a DGI amount; refusing them keeps arithmetic on hostile input cheap.
+const (
+	maxNumberLen = 40
+	maxExponent  = 30
+)
+
+func (d *strictDecoder) decode(path string, v any, dst reflect.Value) {
+	if v == nil {
+		return // null is the same as absent
+	}
+	switch dst.Type() {
+	case decimalType:
+		if x, ok := d.decimal(path, v); ok {
+			dst.Set(reflect.ValueOf(x))
+		}
+		return
+	case dateType:
+		s, ok := v.(string)
+		date, err := ParseDate(s)
+		if !ok || err != nil {
+			d.probs.add(path, "se espera una fecha AAAA-MM-DD")
+			return
+		}
+		dst.Set(reflect.ValueOf(date))
+		return
+	}
+	switch dst.Kind() {
+	case reflect.Pointer:
+		if dst.Type().Elem().Kind() == reflect.Struct && isEmptyArray(v) {
+			return
+		}
+		p := reflect.New(dst.Type().Elem())
+		d.decode(path, v, p.Elem())
+		dst.Set(p)
+	case reflect.Struct:
+		d.object(path, v, dst)
+	case reflect.Slice:
+		arr, ok := v.([]any)
+		if !ok {
+			d.probs.add(path, "se espera una lista")
+			return
+		}
+		s := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
+		for i, e := range arr {
+			d.decode(fmt.Sprintf("%s[%d]", path, i), e, s.Index(i))
+		}
+		dst.Set(s)
+	case reflect.String:
+		s, ok := v.(string)
+		if !ok {
+			d.probs.add(path, "se espera un texto")
+			return
+		}
+		dst.SetString(s)
+	case reflect.Int, reflect.Int64:
+		n, ok := v.(json.Number)
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if !ok || err != nil || dst.OverflowInt(i) {
+			d.probs.add(path, "se espera un número entero")
+			return
+		}
+		dst.SetInt(i)
+	default:
+		panic("cfe: request field of unsupported type " + dst.Type().String())
+	}
+}
+
+// object assigns a JSON object to a struct, by the fields' json names.
+func (d *strictDecoder) object(path string, v any, dst reflect.Value) {
+	if isEmptyArray(v) {
+		return
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		d.probs.add(path, "se espera un objeto")
+		return
+	}
+	fields := jsonFields(dst.Type())
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		sub := k
+		if path != "" {
+			sub = path + "." + k
+		}
+		i, known := fields[k]
+		if !known {
+			d.probs.add(sub, "campo desconocido")
+			continue
+		}
+		d.decode(sub, obj[k], dst.Field(i))
+	}
+}
+
+// decimal reads an amount from a JSON number or a string, exactly.
+func (d *strictDecoder) decimal(path string, v any) (decimal.Decimal, bool) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = string(x)
+	case string:
+		s = x
+	default:
+		d.probs.add(path, "se espera un número")
+		return decimal.Decimal{}, false
+	}
+	if len(s) > maxNumberLen {
+		d.probs.add(path, "número fuera de rango")
+		return decimal.Decimal{}, false
+	}
+	x, err := decimal.NewFromString(s)
+	switch {
+	case err != nil:
+		d.probs.add(path, "se espera un número, por ejemplo 1234.56")
+	case x.Exponent() < -maxExponent || x.Exponent() > maxExponent:
+		d.probs.add(path, "número fuera de rango")
+	default:
+		return x, true
+	}
+	return decimal.Decimal{}, false
+}
+
+func isEmptyArray(v any) bool {
+	a, ok := v.([]any)
+	return ok && len(a) == 0
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]int
+
+// jsonFields maps the json names of t's fields to their indexes.
+func jsonFields(t reflect.Type) map[string]int {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]int)
+	}
+	m := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = i
+		}
+	}
+	fieldCache.Store(t, m)
+	return m
+}

@@ -1,0 +1,189 @@
+package profiles
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// defaultYAML is the commented configuration written on first run.
+//
+//go:embed default.yaml
+var defaultYAML []byte
+
+// File and directory modes: the configuration holds secrets.
+const (
+	fileMode = 0o600
+	dirMode  = 0o700
+)
+
+// EnsureDefault writes the default configuration (one sandbox profile with
+// DGI's test company) to dataDir/config.yaml when that file does not exist,
+// creating dataDir, then loads the configuration. created reports whether the
+// file was written; an existing file is never overwritten, not even by a
+// concurrent call. Errors are those of Load.
+func EnsureDefault(dataDir string) (cfg *Config, created bool, err error) {
+	const op = "profiles.EnsureDefault"
+	switch err := writeFile(filepath.Join(dataDir, FileName), defaultYAML, false); {
+	case err == nil:
+		created = true
+	case !errors.Is(err, fs.ErrExist):
+		return nil, false, fmt.Errorf("%s: %w", op, err)
+	}
+	cfg, err = Load(dataDir)
+	return cfg, created, err
+}
+
+// Save validates cfg and writes it to dataDir/config.yaml atomically: the
+// file is either the old one or the new one, never a mix. Comments in the old
+// file are not kept. cfg is written as given; note that a Config from Load
+// carries the environment overrides. Errors: EINVALID when cfg breaks a rule of
+// Validate (nothing is written); any other error is internal.
+func Save(dataDir string, cfg *Config) error {
+	const op = "profiles.Save"
+	if err := cfg.validate(op); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(cfg); err != nil {
+		return fmt.Errorf("%s: encoding: %w", op, err)
+	}
+	if err := writeFile(filepath.Join(dataDir, FileName), buf.Bytes(), true); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// Use makes the profile called name the active one in dataDir/config.yaml.
+// Only the "active" key changes: the rest of the file, comments included,
+// stays as it was. Environment overrides play no part. Errors: ENOTFOUND when
+// config.yaml or the profile does not exist; EINVALID when the file, with the
+// new active profile, breaks a rule of Validate (nothing is written); any
+// other error is internal.
+func Use(dataDir, name string) error {
+	const op = "profiles.Use"
+	cfg, unknown, err := read(op, dataDir, false)
+	if err != nil {
+		return err
+	}
+	name = strings.ToLower(name)
+	if _, ok := cfg.Profile(name); !ok {
+		return &cfe.Error{Code: cfe.ENOTFOUND, Op: op, Message: fmt.Sprintf("el perfil %q no existe (perfiles: %s)",
+			name, strings.Join(slices.Sorted(maps.Keys(cfg.Profiles)), ", "))}
+	}
+	cfg.Active = name
+	if err := cfg.validate(op, unknown...); err != nil {
+		return err
+	}
+
+	path := filepath.Join(dataDir, FileName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := setActive(&doc, name); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return fmt.Errorf("%s: encoding: %w", op, err)
+	}
+	if err := writeFile(path, buf.Bytes(), true); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// setActive sets the top-level "active" key of a YAML document, adding it
+// first when the document has none.
+func setActive(doc *yaml.Node, name string) error {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return errors.New("config.yaml is not a mapping")
+	}
+	root := doc.Content[0]
+	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if strings.EqualFold(root.Content[i].Value, "active") {
+			value.HeadComment, value.LineComment = root.Content[i+1].HeadComment, root.Content[i+1].LineComment
+			root.Content[i+1] = value
+			return nil
+		}
+	}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "active"}
+	root.Content = append([]*yaml.Node{key, value}, root.Content...)
+	return nil
+}
+
+// writeFile writes data to path through a temporary file in the same
+// directory, synced before it takes path's name, so that path never holds a
+// partial file. With replace, an existing file is replaced (rename);
+// without, an existing file is kept and the error wraps fs.ErrExist (link).
+// The file gets mode 0600 and a missing directory 0700.
+func writeFile(path string, data []byte, replace bool) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
+	if err != nil {
+		return err
+	}
+	// After a rename this removes nothing; after a link, the extra name.
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if replace {
+		err = os.Rename(tmp.Name(), path)
+	} else {
+		err = os.Link(tmp.Name(), path)
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename or link in dir durable. Windows cannot sync a
+// directory, and its renames are journaled.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

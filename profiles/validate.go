@@ -1,0 +1,443 @@
+package profiles
+
+import (
+	"fmt"
+	"maps"
+	"net/mail"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// apiKeyPrefixes are the hosted service's API key prefixes per environment.
+var apiKeyPrefixes = map[Environment]string{Produccion: "xx_live_", Sandbox: "xx_test_"}
+
+const (
+	minTokenLen  = 16
+	maxCopies    = 10
+	maxLeyenda   = 300
+	minFontSize  = 6
+	maxFontSize  = 14
+	maxWarnDays  = 365
+	minTimeout   = time.Second
+	maxTimeout   = 5 * time.Minute
+	maxTelefonos = 2
+	rucLen       = 12
+)
+
+// nameRule is the shape of profile, printer and template names: they become
+// viper keys, which are case-insensitive and split at dots.
+var nameRule = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+const nameRuleText = "use de 1 a 32 minúsculas, dígitos, - o _ (empezando por letra o dígito)"
+
+// Validate checks every profile of c and returns an EINVALID *cfe.Error whose
+// Fields name each broken rule by its path in config.yaml, or nil when c is
+// valid. Paths write names after dots, and list indexes and CFE type codes in
+// brackets: profiles.caja1.company.ruc, profiles.caja1.lan.tokens[0],
+// profiles.caja1.printers.mostrador.copies[111].
+//
+// Validate does not look at files: a certificate or CAE file that does not
+// exist yet (the sandbox certificate is generated on first run) is not an error.
+func (c *Config) Validate() error { return c.validate("profiles.Validate") }
+
+// validate checks c; known are broken rules found before, such as unknown keys.
+func (c *Config) validate(op string, known ...cfe.FieldError) error {
+	v := &validator{fields: known}
+	v.config(c)
+	return v.result(op)
+}
+
+// validator collects the broken rules of a configuration.
+type validator struct {
+	fields []cfe.FieldError
+}
+
+func (v *validator) fail(field, format string, args ...any) {
+	v.fields = append(v.fields, cfe.FieldError{Campo: field, Mensaje: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) result(op string) error {
+	if len(v.fields) == 0 {
+		return nil
+	}
+	return invalid(op, v.fields)
+}
+
+// invalid builds the EINVALID error of a configuration with broken rules.
+func invalid(op string, fields []cfe.FieldError) *cfe.Error {
+	msg := fmt.Sprintf("la configuración tiene %d errores", len(fields))
+	if len(fields) == 1 {
+		msg = fields[0].Campo + ": " + fields[0].Mensaje
+	}
+	return &cfe.Error{Code: cfe.EINVALID, Op: op, Message: msg, Fields: fields}
+}
+
+func (v *validator) config(c *Config) {
+	if len(c.Profiles) == 0 {
+		v.fail("profiles", "defina al menos un perfil")
+		return
+	}
+	names := slices.Sorted(maps.Keys(c.Profiles))
+	switch _, ok := c.Profile(c.Active); {
+	case c.Active == "":
+		v.fail("active", "indique el perfil activo (perfiles: %s)", strings.Join(names, ", "))
+	case !ok:
+		v.fail("active", "el perfil %q no existe (perfiles: %s)", c.Active, strings.Join(names, ", "))
+	}
+	for _, name := range names {
+		at := "profiles." + name
+		if !nameRule.MatchString(name) {
+			v.fail(at, "nombre de perfil inválido: %s", nameRuleText)
+		}
+		v.profile(at, c.Profiles[name])
+	}
+}
+
+func (v *validator) profile(at string, p Profile) {
+	if p.Environment != Produccion && p.Environment != Sandbox {
+		v.fail(at+".environment", "se espera %q o %q", Produccion, Sandbox)
+	}
+	v.company(at+".company", p.Company)
+	v.issuingPoint(at+".issuing_point", p.IssuingPoint)
+	v.listen(at, p)
+	v.lan(at+".lan", p.LAN)
+	for i, o := range p.AllowedOrigins {
+		v.origin(fmt.Sprintf("%s.allowed_origins[%d]", at, i), o)
+	}
+	v.certificate(at+".certificate", p.Certificate)
+	v.cae(at+".cae", p.CAE)
+	v.tax(at+".tax", p.Tax)
+	v.printers(at, p)
+	v.print(at+".print", p.Print)
+	v.hosted(at+".hosted", p.Environment, p.Hosted)
+}
+
+// company checks the emitter fields against DGI's format (zone A C40-C51).
+func (v *validator) company(at string, c Company) {
+	if msg := rucProblem(c.RUC); msg != "" {
+		v.fail(at+".ruc", "%s", msg)
+	}
+	v.text(at+".razon_social", c.RazonSocial, true, 150)
+	v.text(at+".nombre_comercial", c.NombreComercial, false, 30)
+	// 60 characters is the limit of the schema DGI's production still runs
+	// (1.43.5); 1.44.1 raised it to 100.
+	v.text(at+".giro", c.Giro, false, 60)
+	if len(c.Telefonos) > maxTelefonos {
+		v.fail(at+".telefonos", "se admiten a lo sumo %d teléfonos", maxTelefonos)
+	}
+	for i, t := range c.Telefonos {
+		v.text(fmt.Sprintf("%s.telefonos[%d]", at, i), t, true, 20)
+	}
+	v.text(at+".correo", c.Correo, false, 80)
+	if c.Correo != "" {
+		if a, err := mail.ParseAddress(c.Correo); err != nil || a.Address != c.Correo {
+			v.fail(at+".correo", "se espera una dirección de correo como ventas@empresa.com.uy")
+		}
+	}
+	v.text(at+".sucursal", c.Sucursal, false, 20)
+	if c.CdgDGISucur < 1 || c.CdgDGISucur > 9999 {
+		v.fail(at+".cdg_dgi_sucur", "se espera el código de sucursal registrado en DGI (de 1 a 9999)")
+	}
+	v.text(at+".domicilio_fiscal", c.DomicilioFiscal, true, 70)
+	v.text(at+".ciudad", c.Ciudad, true, 30)
+	v.text(at+".departamento", c.Departamento, true, 30)
+}
+
+// text checks a free text: required or not, and at most max characters.
+func (v *validator) text(field, s string, required bool, max int) {
+	switch {
+	case required && strings.TrimSpace(s) == "":
+		v.fail(field, "es obligatorio")
+	case utf8.RuneCountInString(s) > max:
+		v.fail(field, "admite a lo sumo %d caracteres", max)
+	}
+}
+
+// rucProblem returns why s is not a RUC, or "". A RUC is 12 digits whose last
+// is the check digit: with weights 4,3,2,9,8,7,6,5,4,3,2 on the first 11
+// digits, it is (−Σ) mod 11; a result of 10 means no RUC has those digits.
+func rucProblem(s string) string {
+	if len(s) != rucLen || strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return "el RUC debe tener 12 dígitos"
+	}
+	weights := [11]int{4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2}
+	sum := 0
+	for i, w := range weights {
+		sum += int(s[i]-'0') * w
+	}
+	check := (11 - sum%11) % 11
+	if check == 10 || int(s[11]-'0') != check {
+		return "el dígito verificador del RUC no es correcto"
+	}
+	return ""
+}
+
+func (v *validator) issuingPoint(at string, ip IssuingPoint) {
+	for _, f := range []struct {
+		key string
+		n   int64
+	}{{"id_pde", ip.IdPde}, {"empresa", ip.Empresa}, {"sucursal", ip.Sucursal}} {
+		if f.n < 0 {
+			v.fail(at+"."+f.key, "no puede ser negativo")
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(ip.RangosCAE)) {
+		field := fmt.Sprintf("%s.rangos_cae[%d]", at, int(t))
+		if info, ok := t.Info(); !ok || info.Contingency {
+			v.fail(field, "tipo de CFE desconocido: se espera un tipo electrónico como 101 o 111")
+		}
+		if ip.RangosCAE[t] < 0 {
+			v.fail(field, "no puede ser negativo")
+		}
+	}
+}
+
+func (v *validator) listen(at string, p Profile) {
+	field := at + ".listen"
+	ap, err := netip.ParseAddrPort(p.Listen)
+	if err != nil {
+		v.fail(field, "se espera IP:puerto, por ejemplo %s, una IP de la red local o 0.0.0.0:18787", DefaultListen)
+		return
+	}
+	if ap.Port() == 0 {
+		v.fail(field, "el puerto debe estar entre 1 y 65535")
+	}
+	if !ap.Addr().IsLoopback() && !p.LAN.Enabled {
+		v.fail(field, "escuchar en %s abre el módulo a la red: active lan.enabled y defina un token por terminal", ap.Addr())
+	}
+}
+
+func (v *validator) lan(at string, l LAN) {
+	if l.Enabled && len(l.Tokens) == 0 {
+		v.fail(at+".tokens", "con lan.enabled se requiere al menos un token por terminal")
+	}
+	seen := make(map[Secret]bool, len(l.Tokens))
+	for i, tok := range l.Tokens {
+		field := fmt.Sprintf("%s.tokens[%d]", at, i)
+		switch {
+		case utf8.RuneCountInString(string(tok)) < minTokenLen:
+			v.fail(field, "el token debe tener al menos %d caracteres", minTokenLen)
+		case strings.ContainsFunc(string(tok), func(r rune) bool { return unicode.IsSpace(r) || r == ',' }):
+			v.fail(field, "el token no puede contener espacios ni comas")
+		case seen[tok]:
+			v.fail(field, "token repetido: cada terminal necesita el suyo")
+		}
+		seen[tok] = true
+	}
+	for i, h := range l.AllowedHosts {
+		if !validHost(h) {
+			v.fail(fmt.Sprintf("%s.allowed_hosts[%d]", at, i), "se espera un nombre de host o una IP, sin esquema ni puerto")
+		}
+	}
+}
+
+// validHost reports whether h is an IP address or a DNS name.
+func validHost(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// origin checks a browser origin: scheme, host and optional port, nothing else.
+func (v *validator) origin(field, o string) {
+	if o == "*" {
+		v.fail(field, "no se admite *: indique cada origen permitido")
+		return
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
+		u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		v.fail(field, "se espera un origen como https://pos.ejemplo.com o http://localhost:3000 (sin ruta)")
+	}
+}
+
+func (v *validator) certificate(at string, c Certificate) {
+	if c.Path == "" {
+		v.fail(at+".path", "indique el certificado de firma (.p12, .pfx o .pem)")
+	} else {
+		switch strings.ToLower(filepath.Ext(c.Path)) {
+		case ".p12", ".pfx":
+			if c.KeyPath != "" {
+				v.fail(at+".key_path", "solo se usa con certificados PEM: un .p12 o .pfx ya incluye la clave")
+			}
+		case ".pem", ".crt", ".cer":
+		default:
+			v.fail(at+".path", "extensión no reconocida: se espera .p12, .pfx, .pem, .crt o .cer")
+		}
+	}
+	if c.Algorithm != RSASHA1 && c.Algorithm != RSASHA256 {
+		v.fail(at+".algorithm", "se espera %q o %q", RSASHA1, RSASHA256)
+	}
+}
+
+func (v *validator) cae(at string, c CAE) {
+	for i, f := range c.Files {
+		if !strings.EqualFold(filepath.Ext(f), ".xml") {
+			v.fail(fmt.Sprintf("%s.files[%d]", at, i), "se espera un archivo de CAE de DGI (.xml)")
+		}
+	}
+	if c.WarnRemainingPct < 0 || c.WarnRemainingPct > 100 {
+		v.fail(at+".warn_remaining_pct", "debe estar entre 0 y 100")
+	}
+	if c.WarnDaysBeforeExpiry < 0 || c.WarnDaysBeforeExpiry > maxWarnDays {
+		v.fail(at+".warn_days_before_expiry", "debe estar entre 0 y %d", maxWarnDays)
+	}
+}
+
+func (v *validator) tax(at string, t Tax) {
+	hundred := decimal.NewFromInt(100)
+	rate := func(key string, d decimal.Decimal) bool {
+		if !d.IsPositive() || d.GreaterThanOrEqual(hundred) || !hasDecimals(d, 3) {
+			v.fail(at+"."+key, "se espera un porcentaje mayor que 0 y menor que 100, con hasta 3 decimales")
+			return false
+		}
+		return true
+	}
+	basica := rate("iva_tasa_basica", t.IVATasaBasica)
+	if rate("iva_tasa_min", t.IVATasaMin) && basica && t.IVATasaMin.GreaterThanOrEqual(t.IVATasaBasica) {
+		v.fail(at+".iva_tasa_min", "debe ser menor que iva_tasa_basica")
+	}
+	if !t.TopeUI.IsPositive() || !hasDecimals(t.TopeUI, 0) {
+		v.fail(at+".tope_ui", "se espera una cantidad entera de UI mayor que 0")
+	}
+	if !t.ValorUI.IsPositive() || !hasDecimals(t.ValorUI, 4) {
+		v.fail(at+".valor_ui", "indique el valor de la UI en pesos al cierre del año anterior (mayor que 0, hasta 4 decimales)")
+	}
+}
+
+// hasDecimals reports whether d has at most places decimal places.
+func hasDecimals(d decimal.Decimal, places int32) bool { return d.Equal(d.Truncate(places)) }
+
+func (v *validator) printers(at string, p Profile) {
+	for _, alias := range slices.Sorted(maps.Keys(p.Printers)) {
+		v.printer(at+".printers."+alias, alias, p.Printers[alias])
+	}
+	if p.DefaultPrinter != "" {
+		if _, ok := p.Printers[strings.ToLower(p.DefaultPrinter)]; !ok {
+			v.fail(at+".default_printer", "la impresora %q no está definida en printers", p.DefaultPrinter)
+		}
+	}
+}
+
+func (v *validator) printer(at, alias string, pr Printer) {
+	if !nameRule.MatchString(alias) {
+		v.fail(at, "nombre de impresora inválido: %s", nameRuleText)
+	}
+	switch pr.Backend {
+	case BackendCUPS, BackendLP, BackendWindows:
+		if strings.TrimSpace(pr.Queue) == "" {
+			v.fail(at+".queue", "indique la cola o el nombre de la impresora")
+		}
+	case BackendDir:
+		if strings.TrimSpace(pr.Dir) == "" {
+			v.fail(at+".dir", "indique la carpeta donde se guardan los PDF")
+		}
+	default:
+		v.fail(at+".backend", "se espera %s, %s, %s o %s", BackendCUPS, BackendLP, BackendDir, BackendWindows)
+	}
+	if pr.SumatraPath != "" && pr.Backend != BackendWindows {
+		v.fail(at+".sumatra_path", "solo se usa con backend %s", BackendWindows)
+	}
+	for _, t := range slices.Sorted(maps.Keys(pr.Copies)) {
+		field := fmt.Sprintf("%s.copies[%d]", at, int(t))
+		if !t.Valid() {
+			v.fail(field, "tipo de CFE desconocido")
+		}
+		if n := pr.Copies[t]; n < 1 || n > maxCopies {
+			v.fail(field, "las copias deben estar entre 1 y %d", maxCopies)
+		}
+	}
+	if pr.DefaultCopies < 0 || pr.DefaultCopies > maxCopies {
+		v.fail(at+".default_copies", "debe estar entre 0 (una copia) y %d", maxCopies)
+	}
+}
+
+func (v *validator) print(at string, p Print) {
+	if _, ok := p.Template(p.FormatoRepImpresa); !ok || p.FormatoRepImpresa == "" {
+		v.fail(at+".formato_rep_impresa", "se espera %s o el nombre de una plantilla definida en templates", formatList())
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Templates)) {
+		field, t := at+".templates."+name, p.Templates[name]
+		if !nameRule.MatchString(name) {
+			v.fail(field, "nombre de plantilla inválido: %s", nameRuleText)
+		}
+		if slices.ContainsFunc(formats, func(f Format) bool { return strings.EqualFold(name, string(f)) }) {
+			v.fail(field, "el nombre coincide con un formato incorporado: elija otro")
+		}
+		if !slices.Contains(formats, t.Base) {
+			v.fail(field+".base", "se espera %s", formatList())
+		}
+		if t.Logo != "" {
+			if ext := strings.ToLower(filepath.Ext(t.Logo)); ext != ".png" && ext != ".jpg" && ext != ".jpeg" {
+				v.fail(field+".logo", "se espera una imagen .png o .jpg")
+			}
+		}
+		if utf8.RuneCountInString(t.Leyenda) > maxLeyenda {
+			v.fail(field+".leyenda", "admite a lo sumo %d caracteres", maxLeyenda)
+		}
+		if t.FontSize != 0 && (t.FontSize < minFontSize || t.FontSize > maxFontSize) {
+			v.fail(field+".font_size", "debe ser 0 (el de la base) o estar entre %d y %d", minFontSize, maxFontSize)
+		}
+	}
+}
+
+func formatList() string {
+	return fmt.Sprintf("%s, %s o %s", FormatEstandar, FormatRollo, FormatRollo58)
+}
+
+func (v *validator) hosted(at string, env Environment, h Hosted) {
+	if h.BaseURL != "" {
+		u, err := url.Parse(h.BaseURL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.User != nil || u.RawQuery != "" || u.Fragment != "":
+			v.fail(at+".base_url", "se espera una URL como https://servicio.ejemplo.com")
+		case env == Produccion && u.Scheme != "https":
+			v.fail(at+".base_url", "en %s se requiere https", Produccion)
+		}
+	}
+	// An unknown environment is reported once, by profile: no key can match it.
+	if prefix, ok := apiKeyPrefixes[env]; ok && h.APIKey != "" {
+		if k := h.APIKey.Value(); !strings.HasPrefix(k, prefix) || len(k) == len(prefix) {
+			// Never echo the key: only its required prefix.
+			v.fail(at+".api_key", "en el entorno %s la API key debe empezar con %s", env, prefix)
+		}
+	}
+	switch {
+	case h.Username != "" && h.Secret == "":
+		v.fail(at+".secret", "es obligatorio cuando se indica username")
+	case h.Username == "" && h.Secret != "":
+		v.fail(at+".username", "es obligatorio cuando se indica secret")
+	}
+	if h.BaseURL == "" && (h.APIKey != "" || h.Username != "") {
+		v.fail(at+".base_url", "es obligatorio cuando hay credenciales del servicio")
+	}
+	if h.Timeout < minTimeout || h.Timeout > maxTimeout {
+		v.fail(at+".timeout", "debe estar entre %s y %s", minTimeout, maxTimeout)
+	}
+}

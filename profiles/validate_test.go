@@ -1,0 +1,196 @@
+package profiles
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+func TestConfig_Validate_valid(t *testing.T) {
+	if err := validConfig().Validate(); err != nil {
+		t.Fatalf("validConfig: %v", err)
+	}
+}
+
+// TestConfig_Validate_invalid breaks one rule at a time in a valid
+// configuration and checks that exactly the broken field is named.
+func TestConfig_Validate_invalid(t *testing.T) {
+	const c1, pr = "profiles.caja1.", "profiles.pruebas."
+	// caja1 edits the production profile; pruebas the sandbox one.
+	caja1 := func(f func(p *Profile)) func(*Config) {
+		return func(c *Config) { p := c.Profiles["caja1"]; f(&p); c.Profiles["caja1"] = p }
+	}
+	pruebas := func(f func(p *Profile)) func(*Config) {
+		return func(c *Config) { p := c.Profiles["pruebas"]; f(&p); c.Profiles["pruebas"] = p }
+	}
+	tests := []struct {
+		name  string
+		edit  func(*Config)
+		field string
+	}{
+		{"no profiles", func(c *Config) { c.Profiles = nil }, "profiles"},
+		{"no active profile", func(c *Config) { c.Active = "" }, "active"},
+		{"unknown active profile", func(c *Config) { c.Active = "caja9" }, "active"},
+		{"profile name with a space", func(c *Config) { c.Profiles["caja 2"] = c.Profiles["pruebas"] }, "profiles.caja 2"},
+		{"profile name in upper case", func(c *Config) { c.Profiles["Caja2"] = c.Profiles["pruebas"] }, "profiles.Caja2"},
+
+		{"unknown environment", caja1(func(p *Profile) { p.Environment = "prod" }), c1 + "environment"},
+
+		{"RUC check digit", caja1(func(p *Profile) { p.Company.RUC = "214844360017" }), c1 + "company.ruc"},
+		{"RUC of 11 digits", caja1(func(p *Profile) { p.Company.RUC = "21484436001" }), c1 + "company.ruc"},
+		{"RUC with a letter", caja1(func(p *Profile) { p.Company.RUC = "21484436001X" }), c1 + "company.ruc"},
+		{"razon social missing", caja1(func(p *Profile) { p.Company.RazonSocial = "  " }), c1 + "company.razon_social"},
+		{"nombre comercial over 30", caja1(func(p *Profile) { p.Company.NombreComercial = strings.Repeat("ñ", 31) }), c1 + "company.nombre_comercial"},
+		{"giro over 60", caja1(func(p *Profile) { p.Company.Giro = strings.Repeat("g", 61) }), c1 + "company.giro"},
+		{"three phones", caja1(func(p *Profile) { p.Company.Telefonos = []string{"1", "2", "3"} }), c1 + "company.telefonos"},
+		{"empty phone", caja1(func(p *Profile) { p.Company.Telefonos = []string{"29001234", ""} }), c1 + "company.telefonos[1]"},
+		{"bad e-mail", caja1(func(p *Profile) { p.Company.Correo = "ventas.laesquina" }), c1 + "company.correo"},
+		{"DGI branch code 0", caja1(func(p *Profile) { p.Company.CdgDGISucur = 0 }), c1 + "company.cdg_dgi_sucur"},
+		{"DGI branch code of 5 digits", caja1(func(p *Profile) { p.Company.CdgDGISucur = 10000 }), c1 + "company.cdg_dgi_sucur"},
+		{"domicilio missing", caja1(func(p *Profile) { p.Company.DomicilioFiscal = "" }), c1 + "company.domicilio_fiscal"},
+		{"ciudad over 30", caja1(func(p *Profile) { p.Company.Ciudad = strings.Repeat("c", 31) }), c1 + "company.ciudad"},
+		{"departamento missing", caja1(func(p *Profile) { p.Company.Departamento = "" }), c1 + "company.departamento"},
+
+		{"negative id_pde", caja1(func(p *Profile) { p.IssuingPoint.IdPde = -1 }), c1 + "issuing_point.id_pde"},
+		{"CAE range of a contingency type", caja1(func(p *Profile) { p.IssuingPoint.RangosCAE[201] = 3 }), c1 + "issuing_point.rangos_cae[201]"},
+
+		{"listen on a host name", caja1(func(p *Profile) { p.Listen = "localhost:18787" }), c1 + "listen"},
+		{"listen without port", caja1(func(p *Profile) { p.Listen = "127.0.0.1" }), c1 + "listen"},
+		{"listen on port 0", caja1(func(p *Profile) { p.Listen = "127.0.0.1:0" }), c1 + "listen"},
+		{"listen on all interfaces without LAN mode", pruebas(func(p *Profile) { p.Listen = "0.0.0.0:18787" }), pr + "listen"},
+		{"LAN mode without tokens", caja1(func(p *Profile) { p.LAN.Tokens = nil }), c1 + "lan.tokens"},
+		{"short LAN token", caja1(func(p *Profile) { p.LAN.Tokens[1] = "corto" }), c1 + "lan.tokens[1]"},
+		{"repeated LAN token", caja1(func(p *Profile) { p.LAN.Tokens[1] = p.LAN.Tokens[0] }), c1 + "lan.tokens[1]"},
+		{"LAN token with a comma", caja1(func(p *Profile) { p.LAN.Tokens[0] = "token,caja-uno-0123456789" }), c1 + "lan.tokens[0]"},
+		{"allowed host with scheme", caja1(func(p *Profile) { p.LAN.AllowedHosts = []string{"http://caja1.local"} }), c1 + "lan.allowed_hosts[0]"},
+		{"allowed origin *", caja1(func(p *Profile) { p.AllowedOrigins = []string{"*"} }), c1 + "allowed_origins[0]"},
+		{"allowed origin with a path", caja1(func(p *Profile) { p.AllowedOrigins[1] = "https://pos.example/app" }), c1 + "allowed_origins[1]"},
+		{"allowed origin without scheme", caja1(func(p *Profile) { p.AllowedOrigins[0] = "localhost:3000" }), c1 + "allowed_origins[0]"},
+
+		{"no certificate", caja1(func(p *Profile) { p.Certificate.Path = "" }), c1 + "certificate.path"},
+		{"certificate of unknown kind", caja1(func(p *Profile) { p.Certificate.Path = "certs/empresa.txt" }), c1 + "certificate.path"},
+		{"key path beside a .p12", caja1(func(p *Profile) { p.Certificate.KeyPath = "certs/key.pem" }), c1 + "certificate.key_path"},
+		{"unknown algorithm", caja1(func(p *Profile) { p.Certificate.Algorithm = "rsa-md5" }), c1 + "certificate.algorithm"},
+
+		{"CAE file not XML", caja1(func(p *Profile) { p.CAE.Files = []string{"cae/101.txt"} }), c1 + "cae.files[0]"},
+		{"warn percentage over 100", caja1(func(p *Profile) { p.CAE.WarnRemainingPct = 101 }), c1 + "cae.warn_remaining_pct"},
+		{"negative warn days", caja1(func(p *Profile) { p.CAE.WarnDaysBeforeExpiry = -1 }), c1 + "cae.warn_days_before_expiry"},
+
+		{"zero basic rate", caja1(func(p *Profile) { p.Tax.IVATasaBasica = decimal.Zero }), c1 + "tax.iva_tasa_basica"},
+		{"rate of 100", caja1(func(p *Profile) { p.Tax.IVATasaBasica = decimal.NewFromInt(100) }), c1 + "tax.iva_tasa_basica"},
+		{"rate with 4 decimals", caja1(func(p *Profile) { p.Tax.IVATasaMin = decimal.RequireFromString("10.0001") }), c1 + "tax.iva_tasa_min"},
+		{"minimum rate above basic", caja1(func(p *Profile) { p.Tax.IVATasaMin = decimal.NewFromInt(23) }), c1 + "tax.iva_tasa_min"},
+		{"tope with decimals", caja1(func(p *Profile) { p.Tax.TopeUI = decimal.RequireFromString("5000.5") }), c1 + "tax.tope_ui"},
+		{"no UI value", caja1(func(p *Profile) { p.Tax.ValorUI = decimal.Zero }), c1 + "tax.valor_ui"},
+		{"UI value with 5 decimals", caja1(func(p *Profile) { p.Tax.ValorUI = decimal.RequireFromString("6.12345") }), c1 + "tax.valor_ui"},
+
+		{"unknown printer backend", caja1(func(p *Profile) { p.Printers["archivo"] = Printer{Backend: "usb", Dir: "x"} }), c1 + "printers.archivo.backend"},
+		{"CUPS printer without queue", caja1(func(p *Profile) { p.Printers["mostrador"] = Printer{Backend: BackendCUPS} }), c1 + "printers.mostrador.queue"},
+		{"directory printer without dir", caja1(func(p *Profile) { p.Printers["archivo"] = Printer{Backend: BackendDir} }), c1 + "printers.archivo.dir"},
+		{"SumatraPDF on CUPS", caja1(func(p *Profile) {
+			p.Printers["mostrador"] = Printer{Backend: BackendCUPS, Queue: "Q", SumatraPath: "C:/SumatraPDF.exe"}
+		}), c1 + "printers.mostrador.sumatra_path"},
+		{"copies of an unknown type", caja1(func(p *Profile) { p.Printers["mostrador"].Copies[999] = 1 }), c1 + "printers.mostrador.copies[999]"},
+		{"zero copies", caja1(func(p *Profile) { p.Printers["mostrador"].Copies[cfe.EFactura] = 0 }), c1 + "printers.mostrador.copies[111]"},
+		{"printer alias with a dot", caja1(func(p *Profile) { p.Printers["caja.1"] = Printer{Backend: BackendDir, Dir: "x"} }), c1 + "printers.caja.1"},
+		{"unknown default printer", caja1(func(p *Profile) { p.DefaultPrinter = "cocina" }), c1 + "default_printer"},
+
+		{"unknown print format", caja1(func(p *Profile) { p.Print.FormatoRepImpresa = "Carta" }), c1 + "print.formato_rep_impresa"},
+		{"template of unknown base", caja1(func(p *Profile) {
+			p.Print.Templates["ticket"] = Template{Base: "A5"}
+		}), c1 + "print.templates.ticket.base"},
+		{"template named like a format", caja1(func(p *Profile) {
+			p.Print.Templates["rollo"] = Template{Base: FormatRollo}
+		}), c1 + "print.templates.rollo"},
+		{"template logo not an image", caja1(func(p *Profile) {
+			p.Print.Templates["ticket"] = Template{Base: FormatRollo, Logo: "logo.pdf"}
+		}), c1 + "print.templates.ticket.logo"},
+		{"template font too large", caja1(func(p *Profile) {
+			p.Print.Templates["ticket"] = Template{Base: FormatRollo, FontSize: 30}
+		}), c1 + "print.templates.ticket.font_size"},
+
+		{"hosted URL without scheme", caja1(func(p *Profile) { p.Hosted.BaseURL = "api.servicio.example" }), c1 + "hosted.base_url"},
+		{"plain HTTP in production", caja1(func(p *Profile) { p.Hosted.BaseURL = "http://api.servicio.example" }), c1 + "hosted.base_url"},
+		{"test key in production", caja1(func(p *Profile) { p.Hosted.APIKey = secretTestKey }), c1 + "hosted.api_key"},
+		{"live key in sandbox", pruebas(func(p *Profile) { p.Hosted.APIKey = secretLiveKey }), pr + "hosted.api_key"},
+		{"bare key prefix", pruebas(func(p *Profile) { p.Hosted.APIKey = Secret(apiKeyPrefixes[Sandbox]) }), pr + "hosted.api_key"},
+		{"credentials without URL", pruebas(func(p *Profile) { p.Hosted.BaseURL = "" }), pr + "hosted.base_url"},
+		{"username without secret", caja1(func(p *Profile) { p.Hosted.Secret = "" }), c1 + "hosted.secret"},
+		{"secret without username", caja1(func(p *Profile) { p.Hosted.Username = "" }), c1 + "hosted.username"},
+		{"no timeout", caja1(func(p *Profile) { p.Hosted.Timeout = 0 }), c1 + "hosted.timeout"},
+		{"timeout of an hour", caja1(func(p *Profile) { p.Hosted.Timeout = time.Hour }), c1 + "hosted.timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := validConfig()
+			tt.edit(cfg)
+			e := wantInvalid(t, cfg.Validate(), tt.field)
+			if e.Op != "profiles.Validate" {
+				t.Errorf("Op = %q", e.Op)
+			}
+			// One broken rule: the message names the field and the rule.
+			if !strings.HasPrefix(e.Message, tt.field+": ") {
+				t.Errorf("Message = %q, want it to start with the field", e.Message)
+			}
+			for _, s := range allSecrets {
+				if strings.Contains(e.Error(), s) {
+					t.Errorf("error %q shows a secret", e.Error())
+				}
+			}
+		})
+	}
+}
+
+func TestConfig_Validate_collectsEveryError(t *testing.T) {
+	cfg := validConfig()
+	p := cfg.Profiles["pruebas"]
+	p.Environment = "test"
+	p.Company.RUC = ""
+	p.Listen = "x"
+	cfg.Profiles["pruebas"] = p
+	e := wantInvalid(t, cfg.Validate(),
+		"profiles.pruebas.environment", "profiles.pruebas.company.ruc", "profiles.pruebas.listen")
+	if e.Message != "la configuración tiene 3 errores" {
+		t.Errorf("Message = %q", e.Message)
+	}
+}
+
+// TestRUCProblem checks DGI's check digit on RUCs worked out by hand, with
+// weights 4,3,2,9,8,7,6,5,4,3,2 and check = (11 − Σ mod 11) mod 11:
+//   - 219999830019 (DGI's test RUC): Σ = 8+3+18+81+72+63+48+15+0+0+2 = 310,
+//     310 mod 11 = 2, check 9.
+//   - 214844360018 (DGI's RUC): Σ = 8+3+8+72+32+28+18+30+0+0+2 = 201,
+//     201 mod 11 = 3, check 8.
+//   - 21000000001x: Σ = 8+3+2 = 13, 13 mod 11 = 2, check 9.
+//   - 50000000000x: Σ = 20, 20 mod 11 = 9, check 2.
+//   - 30000000000x: Σ = 12, 12 mod 11 = 1, check 10: no last digit is valid.
+func TestRUCProblem(t *testing.T) {
+	tests := []struct {
+		ruc string
+		ok  bool
+	}{
+		{"219999830019", true},
+		{"214844360018", true},
+		{"210000000019", true},
+		{"500000000002", true},
+		{"219999830010", false},
+		{"214844360019", false},
+		{"210000000011", false},
+		{"500000000003", false},
+		{"300000000000", false},
+		{"300000000001", false},
+		{"21999983001", false},
+		{"2199998300190", false},
+		{"21999983001a", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := rucProblem(tt.ruc) == ""; got != tt.ok {
+			t.Errorf("rucProblem(%q) ok = %v, want %v", tt.ruc, got, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// The committer is the one goroutine that writes CFEs. It takes every queued
+// CFE whose turn has come, writes them all in one transaction (group commit),
+// and repeats. While it waits for one fsync, new commits queue up for the
+// next transaction, so batches grow with concurrency without any added delay.
+
+func (db *DB) wakeCommitter() {
+	select {
+	case db.kick <- struct{}{}:
+	default: // already woken
+	}
+}
+
+func (db *DB) runCommitter() {
+	defer close(db.committerDone)
+	for {
+		if batch := db.collect(); len(batch) > 0 {
+			db.write(batch)
+			continue
+		}
+		select {
+		case <-db.kick:
+		case <-db.quit:
+			return
+		}
+	}
+}
+
+// collect takes the queued slots whose turn has come: in each sequence, from
+// the lowest handed-out number up, while the slots are queued and no hole lies
+// below them. It marks them as being written and records the counter value
+// each one must follow on disk.
+func (db *DB) collect() []*slot {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	var batch []*slot
+	for _, q := range db.seqs {
+		hole, hasHole := q.lowestHole()
+		prev := q.last
+		for _, n := range slices.Sorted(maps.Keys(q.slots)) {
+			s := q.slots[n]
+			if s.state != slotQueued || (hasHole && hole < n) {
+				break
+			}
+			s.state, s.prev, prev = slotWriting, prev, n
+			batch = append(batch, s)
+		}
+	}
+	return batch
+}
+
+// write stores batch in one transaction and finishes each slot. A slot whose
+// own checks fail is finished with that error and writes nothing; the later
+// slots of its sequence go back to waiting, since they would follow a gap.
+// Slots of other sequences are unaffected. If the transaction itself fails,
+// every slot of the batch fails with EUNAVAILABLE.
+func (db *DB) write(batch []*slot) {
+	now := db.opts.Now()
+	results := make([]error, len(batch))
+	deferred := make([]bool, len(batch))
+	txErr := db.bolt.Update(func(tx *bolt.Tx) error {
+		broken := map[seqKey]bool{}
+		for i, s := range batch {
+			k := s.key()
+			if broken[k] {
+				deferred[i] = true
+				continue
+			}
+			if err := checkCommit(tx, s); err != nil {
+				results[i], broken[k] = err, true
+				continue
+			}
+			if err := putCommit(tx, s.rec, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	db.transactions.Add(1)
+
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	wall := time.Now()
+	for i, s := range batch {
+		q := db.seqs[s.key()]
+		switch {
+		case txErr != nil:
+			q.remove(s.res.Nro, wall)
+			s.finish(&cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Commit", Err: txErr,
+				Message: "no se pudo guardar el comprobante en disco; reintente"})
+		case deferred[i]:
+			s.state = slotQueued
+		case results[i] != nil:
+			q.remove(s.res.Nro, wall)
+			s.finish(results[i])
+		default:
+			q.commit(s.res.Nro)
+			s.finish(nil)
+		}
+	}
+	if txErr != nil {
+		db.resyncLocked()
+	}
+}
+
+// resyncLocked reloads the counters from disk after a failed transaction: a
+// commit whose fsync reported an error may still have reached the disk, and
+// numbering must continue after what the disk holds. The caller holds db.mu.
+func (db *DB) resyncLocked() {
+	_ = db.bolt.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCounters).ForEach(func(_, v []byte) error {
+			var c counterRecord
+			if err := json.Unmarshal(v, &c); err != nil {
+				return nil // the next commit of this sequence will fail its checks loudly
+			}
+			q := db.seq(seqKey{c.Type, c.Serie})
+			if c.Last > q.last {
+				q.last = c.Last
+				for h := range q.holes {
+					if h <= c.Last {
+						delete(q.holes, h)
+					}
+				}
+				q.broadcast()
+			}
+			return nil
+		})
+	})
+}
+
+// checkCommit verifies, inside the transaction, everything that could make the
+// CFE of s unstorable, before anything of it is written.
+func checkCommit(tx *bolt.Tx, s *slot) error {
+	const op = "store.Commit"
+	rec := s.rec
+	k := rec.key()
+	if tx.Bucket(bucketCFEs).Get([]byte(rec.UUID)) != nil {
+		return &cfe.Error{Code: cfe.ECONFLICT, Op: op, Respuesta: cfe.RespConflictoUUID,
+			Message: fmt.Sprintf("ya existe un comprobante con el uuid %s", rec.UUID)}
+	}
+	var c counterRecord
+	if _, err := getJSON(tx.Bucket(bucketCounters), counterKey(k), &c); err != nil {
+		return err
+	}
+	if c.Last != s.prev || rec.Nro <= c.Last || tx.Bucket(bucketByNumber).Get(numberKey(k, rec.Nro)) != nil {
+		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "error interno de numeración",
+			Err: fmt.Errorf("sequence %s: counter on disk is %d, expected %d before %d", k, c.Last, s.prev, rec.Nro)}
+	}
+	var r rangeRecord
+	found, err := getJSON(tx.Bucket(bucketRanges), []byte(rec.RangeID), &r)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !found:
+		return &cfe.Error{Code: cfe.EINVALID, Op: op, Message: fmt.Sprintf("el rango CAE %s no existe", rec.RangeID)}
+	case r.Type != rec.Type || r.Serie != rec.Serie || rec.Nro < r.DNro || rec.Nro > r.HNro:
+		return &cfe.Error{Code: cfe.EINVALID, Op: op,
+			Message: fmt.Sprintf("el número %d de la serie %s no pertenece al rango CAE %s", rec.Nro, rec.Serie, r.ID)}
+	case toCAERecord(r.domain().CAEData()) != rec.CAE:
+		return &cfe.Error{Code: cfe.EINVALID, Op: op, Message: fmt.Sprintf("los datos del CAE no coinciden con el rango %s", r.ID)}
+	}
+	if signed := cfe.DateOf(rec.TmstFirma.In(cfe.Montevideo)); signed.After(r.Vencimiento) {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Respuesta: cfe.RespSinRangoCAE,
+			Message: fmt.Sprintf("el rango CAE %s venció el %s y el comprobante se firmó el %s", r.ID, r.Vencimiento, signed)}
+	}
+	return nil
+}
+
+// putCommit writes everything of one CFE: counter, record, indexes, outbox
+// entry and audit event.
+func putCommit(tx *bolt.Tx, rec *issuedRecord, now time.Time) error {
+	k := rec.key()
+	outbox := tx.Bucket(bucketOutbox)
+	seq, err := outbox.NextSequence()
+	if err != nil {
+		return err
+	}
+	rec.CommittedAt, rec.OutboxSeq = now, seq
+	uuid := []byte(rec.UUID)
+	if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord{Type: rec.Type, Serie: rec.Serie, Last: rec.Nro}); err != nil {
+		return err
+	}
+	if err := putJSON(tx.Bucket(bucketCFEs), uuid, rec); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketByNumber).Put(numberKey(k, rec.Nro), uuid); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketByTime).Put(timeKey(rec.TmstFirma, k, rec.Nro), uuid); err != nil {
+		return err
+	}
+	if err := putJSON(outbox, seqBytes(seq), outboxEntry{UUID: rec.UUID, CommittedAt: now}); err != nil {
+		return err
+	}
+	return appendAudit(tx, AuditEvent{At: now, Kind: AuditSigned, UUID: rec.UUID, Type: rec.Type,
+		Serie: rec.Serie, Nro: rec.Nro, RangeID: rec.RangeID})
+}

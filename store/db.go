@@ -1,0 +1,313 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// Options configure a DB. The zero value gives the documented defaults.
+type Options struct {
+	// LockTimeout bounds the wait for the file lock when another process holds
+	// the file (default 1 s). Open then fails with EUNAVAILABLE.
+	LockTimeout time.Duration
+	// ReclaimTimeout is how long a released number may stay unclaimed while
+	// higher numbers of its serie wait to be committed (default 2 s). After it,
+	// those commits fail with a retryable EUNAVAILABLE and give their numbers
+	// back.
+	ReclaimTimeout time.Duration
+	// ReservationTimeout is how long a reservation may stay neither committed
+	// nor released before a waiting higher commit takes it back (default 30 s).
+	ReservationTimeout time.Duration
+	// NearlyUsedUpPercent is the share of a range, in percent, from which
+	// RangeStatus flags it as nearly used up (default 90).
+	NearlyUsedUpPercent int
+	// NearExpiryDays is how many days before its expiry RangeStatus flags a
+	// range as near expiry (default 30).
+	NearExpiryDays int
+	// Now is the clock for recorded times (audit events, commit times, outbox
+	// age); default time.Now. Waiting uses the real clock.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = time.Second
+	}
+	if o.ReclaimTimeout <= 0 {
+		o.ReclaimTimeout = 2 * time.Second
+	}
+	if o.ReservationTimeout <= 0 {
+		o.ReservationTimeout = 30 * time.Second
+	}
+	if o.NearlyUsedUpPercent <= 0 || o.NearlyUsedUpPercent > 100 {
+		o.NearlyUsedUpPercent = 90
+	}
+	if o.NearExpiryDays <= 0 {
+		o.NearExpiryDays = 30
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// DB is the agent's store over one bbolt file. It is safe for concurrent use.
+type DB struct {
+	bolt *bolt.DB
+	path string
+	opts Options
+
+	mu     sync.Mutex
+	closed bool
+	ranges map[cfe.Type][]cfe.CAERange // by preference: see byPreference
+	seqs   map[seqKey]*sequence
+
+	transactions atomic.Uint64 // commit transactions written, for tests and benchmarks
+
+	kick          chan struct{} // wakes the committer; buffered 1
+	quit          chan struct{} // closed by Close
+	committerDone chan struct{} // closed when the committer has stopped
+}
+
+var _ cfe.IssueStore = (*DB)(nil)
+
+// Open opens (creating it if needed) the store file at path. When another
+// process holds the file, it fails after opts.LockTimeout with EUNAVAILABLE
+// ("ya hay un agente ejecutándose con estos datos"); a file written by a newer
+// schema, or one that is not a store, fails with EINTERNAL.
+func Open(path string, opts Options) (*DB, error) {
+	const op = "store.Open"
+	opts = opts.withDefaults()
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
+			Message: "ya hay un agente ejecutándose con estos datos (" + path + ")"}
+	}
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
+			Message: "no se pudo abrir el archivo de datos " + path}
+	}
+	db := &DB{bolt: bdb, path: path, opts: opts,
+		ranges: map[cfe.Type][]cfe.CAERange{}, seqs: map[seqKey]*sequence{},
+		kick: make(chan struct{}, 1), quit: make(chan struct{}), committerDone: make(chan struct{})}
+	if err := db.init(); err != nil {
+		_ = bdb.Close()
+		var ce *cfe.Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
+			Message: "no se pudo abrir el archivo de datos " + path}
+	}
+	go db.runCommitter()
+	return db, nil
+}
+
+// init creates the buckets of a new file, checks the schema of an existing one
+// and loads the ranges and counters into memory. An existing file in the
+// current schema is only read: opening it costs no write and no fsync.
+func (db *DB) init() error {
+	var current bool
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		var err error
+		current, err = db.checkSchema(tx)
+		return err
+	})
+	if err == nil && !current {
+		err = db.bolt.Update(func(tx *bolt.Tx) error {
+			for _, name := range allBuckets {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			if _, err := db.checkSchema(tx); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(schemaVersion)))
+		})
+	}
+	if err != nil {
+		return err
+	}
+	return db.bolt.View(func(tx *bolt.Tx) error {
+		err := tx.Bucket(bucketRanges).ForEach(func(_, v []byte) error {
+			var r rangeRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			db.addRangeLocked(r.domain())
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketCounters).ForEach(func(_, v []byte) error {
+			var c counterRecord
+			if err := json.Unmarshal(v, &c); err != nil {
+				return err
+			}
+			db.seq(seqKey{c.Type, c.Serie}).last = c.Last
+			return nil
+		})
+	})
+}
+
+// checkSchema reports whether tx holds every bucket and the current schema
+// version. A newer schema is an error; a missing or older one (a new file, or
+// one written before a bucket was added) needs an update.
+func (db *DB) checkSchema(tx *bolt.Tx) (bool, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return false, nil
+	}
+	v := meta.Get(keySchema)
+	if v == nil {
+		return false, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return false, fmt.Errorf("schema version %q: %w", v, err)
+	}
+	if n > schemaVersion {
+		return false, &cfe.Error{Code: cfe.EINTERNAL, Op: "store.Open",
+			Message: fmt.Sprintf("el archivo de datos %s es de una versión más nueva del agente (esquema %d); actualice el agente", db.path, n)}
+	}
+	for _, name := range allBuckets {
+		if tx.Bucket(name) == nil {
+			return false, nil
+		}
+	}
+	return n == schemaVersion, nil
+}
+
+// Close stops the committer (commits still waiting for their turn fail with
+// EUNAVAILABLE; a transaction being written completes) and closes the file.
+// Close is idempotent.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		return nil
+	}
+	db.closed = true
+	for _, seq := range db.seqs {
+		for _, s := range seq.slots {
+			if s.state == slotQueued {
+				seq.remove(s.res.Nro, time.Now())
+				s.finish(errClosed("store.Commit"))
+			}
+		}
+	}
+	db.mu.Unlock()
+	close(db.quit)
+	<-db.committerDone
+	return db.bolt.Close()
+}
+
+// view runs fn in a read transaction, mapping failures to *cfe.Error.
+func (db *DB) view(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return ctxError(op, err)
+	}
+	return asError(op, db.bolt.View(fn))
+}
+
+// update runs fn in a write transaction, mapping failures to *cfe.Error.
+func (db *DB) update(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return ctxError(op, err)
+	}
+	return asError(op, db.bolt.Update(fn))
+}
+
+// getJSON decodes the value at key into v, reporting whether it exists.
+func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+	data := b.Get(key)
+	if data == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return true, fmt.Errorf("decode %q: %w", key, err)
+	}
+	return true, nil
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, data)
+}
+
+// byPreference orders ranges as Reserve prefers them across series: the one
+// that expires first, then the lowest serie, then the lowest DNro.
+func byPreference(a, b cfe.CAERange) int {
+	return cmp.Or(a.Vencimiento.Time(time.UTC).Compare(b.Vencimiento.Time(time.UTC)),
+		cmp.Compare(a.Serie, b.Serie), cmp.Compare(a.DNro, b.DNro))
+}
+
+// addRangeLocked adds r to the in-memory ranges. The caller holds db.mu, or
+// owns db exclusively (Open).
+func (db *DB) addRangeLocked(r cfe.CAERange) {
+	r.SignedXML = nil // reservations carry the range; the DGI file stays on disk
+	rs := append(db.ranges[r.Type], r)
+	slices.SortFunc(rs, byPreference)
+	db.ranges[r.Type] = rs
+}
+
+// Errors.
+
+func errClosed(op string) *cfe.Error {
+	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "el almacenamiento está cerrado"}
+}
+
+func ctxError(op string, err error) *cfe.Error {
+	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "la operación fue cancelada", Err: err}
+}
+
+func notFound(op, format string, args ...any) *cfe.Error {
+	return &cfe.Error{Code: cfe.ENOTFOUND, Op: op, Message: fmt.Sprintf(format, args...)}
+}
+
+// invalid reports input that breaks a rule of the store. Unlike cfe.Invalid it
+// carries no Respuesta: it is not a DGI rule that a signing request broke.
+func invalid(op string, fields ...cfe.FieldError) *cfe.Error {
+	msg := "datos inválidos"
+	if len(fields) == 1 {
+		msg = fields[0].Campo + ": " + fields[0].Mensaje
+	}
+	return &cfe.Error{Code: cfe.EINVALID, Op: op, Message: msg, Fields: fields}
+}
+
+func field(campo, format string, args ...any) cfe.FieldError {
+	return cfe.FieldError{Campo: campo, Mensaje: fmt.Sprintf(format, args...)}
+}
+
+// asError returns err unchanged when it is a *cfe.Error (set inside a
+// transaction) and wraps anything else as an internal storage error.
+func asError(op string, err error) error {
+	var ce *cfe.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return err
+	case errors.Is(err, berrors.ErrDatabaseNotOpen):
+		return errClosed(op)
+	}
+	return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "error al acceder al archivo de datos", Err: err}
+}

@@ -1,0 +1,58 @@
+// Package store is the agent's durable memory: one bbolt file per profile and
+// environment holding the CAE ranges, the number counters, every signed CFE,
+// the outbox toward the hosted service and an append-only audit log.
+//
+// # Numbering
+//
+// DB implements cfe.IssueStore. Its promise is that, for every (type, serie),
+// the numbers committed to disk form one gap-free sequence at every instant,
+// including after a SIGKILL or a power cut, and that no number is ever stored
+// twice:
+//
+//   - Reserve hands out numbers in memory only. Within a serie it hands out the
+//     lowest number that is still free, so a released number is handed out
+//     again before anything higher. Across series it prefers a serie with a
+//     released number to refill, then the range that expires first, then the
+//     lowest serie, then the lowest DNro.
+//   - Commit queues the signed CFE. A single committer goroutine writes queued
+//     CFEs in number order: a CFE is written only in the same transaction as, or
+//     after, every lower number of its serie. Everything a CFE needs (counter,
+//     record, indexes, outbox entry, audit event) is written in that one bbolt
+//     transaction, which is fsynced before Commit returns.
+//   - Group commit: while one transaction is being fsynced, new commits queue
+//     up; the committer then writes all of them that are ready in the next
+//     transaction. Batches grow with concurrency and no artificial delay is
+//     added. A CFE that fails its own checks (uuid conflict, range expired...)
+//     fails alone; it does not fail the others of its batch, although the
+//     higher numbers of its own serie must then wait, as below.
+//   - Released numbers: when a reserved number is released (its request failed)
+//     while higher numbers of the serie wait to be committed, those commits wait
+//     for a new reservation to take the released number and commit it. If no one
+//     does within Options.ReclaimTimeout, they fail with a retryable
+//     EUNAVAILABLE and give their numbers back, so the counter rolls back and the
+//     next reservations start again right after the last committed number.
+//     A reservation that is neither committed nor released within
+//     Options.ReservationTimeout is taken back the same way, so a lost caller
+//     cannot block its serie.
+//
+// After Commit returns, the reservation is finished whatever the outcome: the
+// number is stored on success and given back on failure. Release after Commit
+// is a harmless no-op, so callers may simply defer Release.
+//
+// # Encoding
+//
+// Records are JSON with explicit field names owned by this package (see
+// records.go), never the Go field names of the domain types: a renamed domain
+// field cannot silently change what is on disk. JSON keeps the file readable
+// with the bbolt command-line tool, tolerates added fields, and carries
+// decimal amounts as exact strings. The file carries a schema version (meta
+// bucket); Open refuses a file written by a newer schema.
+//
+// Buckets: meta (schema version), ranges (by range ID), counters (last
+// committed number by type and serie), cfes (by uuid; this record is also the
+// idempotency entry: it holds the request hash and the number), by_number
+// (type/serie/number → uuid), by_time (signature time in Montevideo, then
+// type/serie/number → uuid), outbox (commit sequence → pending delivery),
+// rejected (deliveries the hosted service refused for good) and audit (sequence
+// → JSON event).
+package store

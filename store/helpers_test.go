@@ -1,0 +1,238 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/store"
+)
+
+// TestMain lets the test binary act as a helper process: a second agent that
+// holds the file, or a crashing agent. See helperMain.
+func TestMain(m *testing.M) {
+	if role := os.Getenv(helperEnv); role != "" {
+		os.Exit(helperMain(role))
+	}
+	os.Exit(m.Run())
+}
+
+const helperEnv = "CFE_STORE_TEST_HELPER"
+
+func helperMain(role string) int {
+	path := os.Getenv("CFE_STORE_TEST_PATH")
+	switch role {
+	case "hold":
+		return holdMain(path)
+	case "crash":
+		return crashMain(path, os.Getenv("CFE_STORE_TEST_RUN"))
+	}
+	fmt.Fprintln(os.Stderr, "unknown helper role", role)
+	return 2
+}
+
+var (
+	ctx = context.Background()
+	// today is the business day of most tests; signAt is a signature time on it.
+	today  = cfe.Date{Year: 2026, Month: time.March, Day: 10}
+	signAt = time.Date(2026, time.March, 10, 12, 30, 0, 0, cfe.Montevideo)
+	// farAway is an expiry date far from today.
+	farAway = cfe.Date{Year: 2027, Month: time.December, Day: 31}
+)
+
+// newRange returns a valid range as DGI's CAE file would describe it.
+func newRange(t cfe.Type, serie string, dnro, hnro int64, expires cfe.Date) cfe.CAERange {
+	return cfe.CAERange{RUC: "219999830019", Type: t, Serie: serie, DNro: dnro, HNro: hnro,
+		CAEID: "90260012345", Autorizado: cfe.Date{Year: 2025, Month: time.January, Day: 2},
+		Vencimiento: expires, Source: "manual"}
+}
+
+// openStore opens a store in a fresh directory and closes it at the end of the
+// test.
+func openStore(t testing.TB, opts store.Options) (*store.DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.db")
+	db, err := store.Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db, path
+}
+
+func putRanges(t testing.TB, db *store.DB, rs ...cfe.CAERange) {
+	t.Helper()
+	for _, r := range rs {
+		if err := db.PutRange(ctx, r); err != nil {
+			t.Fatalf("PutRange %v-%s-%d: %v", r.Type, r.Serie, r.DNro, err)
+		}
+	}
+}
+
+// issuedFor builds the signed CFE of reservation r, as the issuer would: a
+// distinct XML body per uuid and number.
+func issuedFor(r *cfe.Reservation, uuid string, at time.Time) *cfe.Issued {
+	xml := fmt.Sprintf(`<CFE version="1.0" xmlns="http://cfe.dgi.gub.uy"><eTck><Encabezado><IdDoc>`+
+		`<TipoCFE>%d</TipoCFE><Serie>%s</Serie><Nro>%d</Nro></IdDoc></Encabezado></eTck><!-- %s --></CFE>`,
+		int(r.Type), r.Serie, r.Nro, uuid)
+	sum := sha256.Sum256([]byte(uuid))
+	return &cfe.Issued{UUID: uuid, Type: r.Type, Serie: r.Serie, Nro: r.Nro, RangeID: r.Range.ID,
+		CAE: r.Range.CAEData(), TmstFirma: at, XML: []byte(xml), Adenda: "Gracias por su compra",
+		CodSeguridad: "a1B2c3", DatosQR: "https://www.efactura.dgi.gub.uy/consultaQR/cfe?" + uuid,
+		Total: decimal.RequireFromString("1220.50"), RequestHash: hex.EncodeToString(sum[:])}
+}
+
+// issue reserves the next number of type t and commits a CFE under uuid.
+func issue(t testing.TB, db *store.DB, typ cfe.Type, uuid string) *cfe.Issued {
+	t.Helper()
+	r, err := db.Reserve(ctx, typ, today)
+	if err != nil {
+		t.Fatalf("Reserve %d: %v", typ, err)
+	}
+	doc := issuedFor(r, uuid, signAt)
+	if err := db.Commit(ctx, r, doc); err != nil {
+		t.Fatalf("Commit %s: %v", uuid, err)
+	}
+	return doc
+}
+
+func reserve(t testing.TB, db *store.DB, typ cfe.Type) *cfe.Reservation {
+	t.Helper()
+	r, err := db.Reserve(ctx, typ, today)
+	if err != nil {
+		t.Fatalf("Reserve %d: %v", typ, err)
+	}
+	return r
+}
+
+// wantCode fails unless err is a *cfe.Error with code.
+func wantCode(t testing.TB, err error, code string) *cfe.Error {
+	t.Helper()
+	var ce *cfe.Error
+	if !errors.As(err, &ce) || ce.Code != code {
+		t.Fatalf("error = %v, want a *cfe.Error with code %q", err, code)
+	}
+	return ce
+}
+
+// sameIssued fails unless got holds what want held when it was committed
+// (the delivery state is the store's, and checked separately).
+func sameIssued(t testing.TB, got, want *cfe.Issued) {
+	t.Helper()
+	switch {
+	case got.UUID != want.UUID, got.Type != want.Type, got.Serie != want.Serie, got.Nro != want.Nro,
+		got.RangeID != want.RangeID, got.CAE != want.CAE, !got.TmstFirma.Equal(want.TmstFirma),
+		!bytes.Equal(got.XML, want.XML), got.Adenda != want.Adenda, got.CodSeguridad != want.CodSeguridad,
+		got.DatosQR != want.DatosQR, !got.Total.Equal(want.Total), got.RequestHash != want.RequestHash:
+		t.Fatalf("stored CFE differs:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// checkFile reads the bbolt file directly, independently of the store's own
+// reading code, and checks the invariants of its layout: each sequence's
+// numbers are consecutive from 1 up to its counter (the tests that use it
+// have ranges starting at 1), every
+// CFE is in both indexes, and nothing else is. It returns the uuids by number
+// key ("101/A/0000042").
+func checkFile(t testing.TB, path string) map[string]string {
+	t.Helper()
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("open raw: %v", err)
+	}
+	defer bdb.Close()
+	byNumber := map[string]string{}
+	err = bdb.View(func(tx *bolt.Tx) error {
+		counters := map[string]int64{}
+		err := tx.Bucket([]byte("counters")).ForEach(func(k, v []byte) error {
+			var c struct{ Last int64 }
+			if err := json.Unmarshal(v, &c); err != nil {
+				return err
+			}
+			counters[string(k)] = c.Last
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		nums := map[string][]int64{}
+		err = tx.Bucket([]byte("by_number")).ForEach(func(k, v []byte) error {
+			i := strings.LastIndexByte(string(k), '/')
+			var n int64
+			if _, err := fmt.Sscanf(string(k[i+1:]), "%d", &n); err != nil {
+				return err
+			}
+			nums[string(k[:i])] = append(nums[string(k[:i])], n)
+			byNumber[string(k)] = string(v)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for seq, ns := range nums {
+			if !slices.IsSorted(ns) {
+				return fmt.Errorf("%s: numbers out of order", seq)
+			}
+			for i, n := range ns {
+				if want := int64(i) + 1; n != want {
+					return fmt.Errorf("%s: gap: number %d where %d was due", seq, n, want)
+				}
+			}
+			if last := ns[len(ns)-1]; counters[seq] != last {
+				return fmt.Errorf("%s: counter %d, highest number %d", seq, counters[seq], last)
+			}
+		}
+		var cfes, byTime int
+		err = tx.Bucket([]byte("cfes")).ForEach(func(k, v []byte) error {
+			cfes++
+			var rec struct {
+				Type  int
+				Serie string
+				Nro   int64
+			}
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return err
+			}
+			key := fmt.Sprintf("%03d/%s/%07d", rec.Type, rec.Serie, rec.Nro)
+			if byNumber[key] != string(k) {
+				return fmt.Errorf("cfe %s (%s) is not in by_number", k, key)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Bucket([]byte("by_time")).ForEach(func(k, v []byte) error {
+			byTime++
+			if byNumber[string(k[strings.IndexByte(string(k), '|')+1:])] != string(v) {
+				return fmt.Errorf("by_time %s points to %s", k, v)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if cfes != len(byNumber) || byTime != len(byNumber) {
+			return fmt.Errorf("%d cfes, %d in by_number, %d in by_time", cfes, len(byNumber), byTime)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("file %s: %v", path, err)
+	}
+	return byNumber
+}

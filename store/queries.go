@@ -1,0 +1,181 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// FindByUUID returns the CFE stored under uuid.
+//
+// Errors: ENOTFOUND when there is none; EINVALID for an empty uuid;
+// EUNAVAILABLE when ctx is done.
+func (db *DB) FindByUUID(ctx context.Context, uuid string) (*cfe.Issued, error) {
+	const op = "store.FindByUUID"
+	if uuid == "" {
+		return nil, invalid(op, field("uuid", "es obligatorio"))
+	}
+	var out *cfe.Issued
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		rec, err := getIssued(tx, op, uuid)
+		if err == nil {
+			out = rec.domain()
+		}
+		return err
+	})
+	return out, err
+}
+
+// FindByNumber returns the CFE of type t, serie and number nro.
+//
+// Errors: ENOTFOUND when there is none; EUNAVAILABLE when ctx is done.
+func (db *DB) FindByNumber(ctx context.Context, t cfe.Type, serie string, nro int64) (*cfe.Issued, error) {
+	const op = "store.FindByNumber"
+	var out *cfe.Issued
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		uuid := tx.Bucket(bucketByNumber).Get(numberKey(seqKey{t, serie}, nro))
+		if uuid == nil {
+			return notFound(op, "no existe el comprobante tipo %d serie %s número %d", int(t), serie, nro)
+		}
+		rec, err := getIssued(tx, op, string(uuid))
+		if err == nil {
+			out = rec.domain()
+		}
+		return err
+	})
+	return out, err
+}
+
+// ListByDate returns up to limit CFEs signed from day from to day to
+// (inclusive, Montevideo dates), by signature time.
+//
+// Errors: EINVALID for a missing or reversed date or a limit that is not
+// positive; EUNAVAILABLE when ctx is done.
+func (db *DB) ListByDate(ctx context.Context, from, to cfe.Date, limit int) ([]*cfe.Issued, error) {
+	const op = "store.ListByDate"
+	var fs []cfe.FieldError
+	if from.IsZero() {
+		fs = append(fs, field("desde", "es obligatoria"))
+	}
+	if to.IsZero() {
+		fs = append(fs, field("hasta", "es obligatoria"))
+	} else if to.Before(from) {
+		fs = append(fs, field("hasta", "no puede ser anterior a desde (%s)", from))
+	}
+	if limit <= 0 {
+		fs = append(fs, field("limite", "debe ser mayor que cero"))
+	}
+	if len(fs) > 0 {
+		return nil, invalid(op, fs...)
+	}
+	end := []byte(to.AddDays(1).String())
+	var out []*cfe.Issued
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketByTime).Cursor()
+		for k, uuid := c.Seek([]byte(from.String())); k != nil && bytes.Compare(k, end) < 0 && len(out) < limit; k, uuid = c.Next() {
+			rec, err := getIssued(tx, op, string(uuid))
+			if err != nil {
+				return err
+			}
+			out = append(out, rec.domain())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Last returns the n most recently signed CFEs (by signature time), newest
+// first: what the tray offers to reprint.
+//
+// Errors: EINVALID when n is not positive; EUNAVAILABLE when ctx is done.
+func (db *DB) Last(ctx context.Context, n int) ([]*cfe.Issued, error) {
+	const op = "store.Last"
+	if n <= 0 {
+		return nil, invalid(op, field("cantidad", "debe ser mayor que cero"))
+	}
+	var out []*cfe.Issued
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketByTime).Cursor()
+		for k, uuid := c.Last(); k != nil && len(out) < n; k, uuid = c.Prev() {
+			rec, err := getIssued(tx, op, string(uuid))
+			if err != nil {
+				return err
+			}
+			out = append(out, rec.domain())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Stats is a summary of the store for the tray and the status page.
+type Stats struct {
+	CFEs             int64              // signed CFEs stored
+	ByType           map[cfe.Type]int64 // signed CFEs by type
+	Ranges           int
+	Pending          int           // outbox backlog: CFEs not yet delivered to the hosted service
+	OldestPending    time.Time     // commit time of the oldest pending CFE; zero when none
+	OldestPendingAge time.Duration // how long it has been pending, by Options.Now
+	Rejected         int           // CFEs the hosted service refused for good
+}
+
+// Stats returns counts and the outbox backlog.
+//
+// Errors: EUNAVAILABLE when ctx is done.
+func (db *DB) Stats(ctx context.Context) (Stats, error) {
+	const op = "store.Stats"
+	st := Stats{ByType: map[cfe.Type]int64{}}
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		ranges, err := loadRanges(tx)
+		if err != nil {
+			return err
+		}
+		st.Ranges = len(ranges)
+		for _, r := range ranges {
+			if used := usedIn(tx, seqKey{r.Type, r.Serie}, r); used > 0 {
+				st.ByType[r.Type] += used
+				st.CFEs += used
+			}
+		}
+		outbox := tx.Bucket(bucketOutbox)
+		st.Pending = countKeys(outbox)
+		if _, v := outbox.Cursor().First(); v != nil {
+			var e outboxEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return err
+			}
+			st.OldestPending = inMontevideo(e.CommittedAt)
+			st.OldestPendingAge = db.opts.Now().Sub(e.CommittedAt)
+		}
+		st.Rejected = countKeys(tx.Bucket(bucketRejected))
+		return nil
+	})
+	return st, err
+}
+
+func countKeys(b *bolt.Bucket) int {
+	n := 0
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	return n
+}
+
+// getIssued reads the record stored under uuid.
+func getIssued(tx *bolt.Tx, op, uuid string) (*issuedRecord, error) {
+	var rec issuedRecord
+	found, err := getJSON(tx.Bucket(bucketCFEs), []byte(uuid), &rec)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, notFound(op, "no existe un comprobante con el uuid %s", uuid)
+	}
+	return &rec, nil
+}

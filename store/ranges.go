@@ -1,0 +1,231 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// maxNro is the highest CFE number DGI allows (NroCFEType: 7 digits).
+const maxNro = 9_999_999
+
+var (
+	seriePattern = regexp.MustCompile(`^([A-Z]{1,2}|[1-9][A-Z])$`) // SerieType
+	caeIDPattern = regexp.MustCompile(`^[0-9]{1,11}$`)             // NA: integer, 11 digits
+)
+
+// PutRange stores a CAE range. An empty ID is filled in as cfe.RangeID; any
+// other ID must equal it. Fields are named as in DGI's CAE file.
+//
+// Errors: EINVALID (with Fields) for a range that breaks a rule; ECONFLICT
+// when the range is already stored or overlaps a stored range of the same type
+// and serie; EUNAVAILABLE when ctx is done.
+func (db *DB) PutRange(ctx context.Context, r cfe.CAERange) error {
+	const op = "store.PutRange"
+	if fields := checkRange(&r); len(fields) > 0 {
+		return invalid(op, fields...)
+	}
+	err := db.update(ctx, op, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRanges)
+		if b.Get([]byte(r.ID)) != nil {
+			return &cfe.Error{Code: cfe.ECONFLICT, Op: op, Message: fmt.Sprintf("el rango %s ya está cargado", r.ID)}
+		}
+		err := b.ForEach(func(_, v []byte) error {
+			var o rangeRecord
+			if err := json.Unmarshal(v, &o); err != nil {
+				return err
+			}
+			if o.Type == r.Type && o.Serie == r.Serie && o.DNro <= r.HNro && r.DNro <= o.HNro {
+				return &cfe.Error{Code: cfe.ECONFLICT, Op: op,
+					Message: fmt.Sprintf("el rango %s (%d a %d) se superpone con el rango %s ya cargado (%d a %d)",
+						r.ID, r.DNro, r.HNro, o.ID, o.DNro, o.HNro)}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := putJSON(b, []byte(r.ID), toRangeRecord(r)); err != nil {
+			return err
+		}
+		return appendAudit(tx, AuditEvent{At: db.opts.Now(), Kind: AuditRangeImported, Type: r.Type,
+			Serie: r.Serie, RangeID: r.ID, Detail: fmt.Sprintf("numbers %d-%d, CAE %s, expires %s, source %s",
+				r.DNro, r.HNro, r.CAEID, r.Vencimiento, r.Source)})
+	})
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	db.addRangeLocked(r)
+	db.mu.Unlock()
+	return nil
+}
+
+// checkRange fills in r.ID when empty and returns the rules r breaks.
+func checkRange(r *cfe.CAERange) []cfe.FieldError {
+	var fs []cfe.FieldError
+	if !r.Type.Valid() {
+		fs = append(fs, field("TCFE", "%d no es un tipo de CFE de DGI", int(r.Type)))
+	}
+	if !seriePattern.MatchString(r.Serie) {
+		fs = append(fs, field("Serie", "%q no es una serie válida: una o dos letras mayúsculas, o un dígito de 1 a 9 y una letra", r.Serie))
+	}
+	if r.DNro < 1 || r.DNro > maxNro {
+		fs = append(fs, field("DNro", "debe estar entre 1 y %d", maxNro))
+	}
+	if r.HNro < 1 || r.HNro > maxNro {
+		fs = append(fs, field("HNro", "debe estar entre 1 y %d", maxNro))
+	}
+	if r.HNro < r.DNro {
+		fs = append(fs, field("HNro", "no puede ser menor que DNro (%d)", r.DNro))
+	}
+	if !caeIDPattern.MatchString(r.CAEID) {
+		fs = append(fs, field("NA", "el número de CAE debe tener de 1 a 11 dígitos"))
+	}
+	if r.Autorizado.IsZero() {
+		fs = append(fs, field("FA", "la fecha de autorización es obligatoria"))
+	}
+	if r.Vencimiento.IsZero() {
+		fs = append(fs, field("FVD", "la fecha de vencimiento es obligatoria"))
+	} else if r.Vencimiento.Before(r.Autorizado) {
+		fs = append(fs, field("FVD", "no puede ser anterior a la fecha de autorización (%s)", r.Autorizado))
+	}
+	if len(fs) == 0 {
+		id := cfe.RangeID(r.Type, r.Serie, r.DNro)
+		switch r.ID {
+		case "":
+			r.ID = id
+		case id:
+		default:
+			fs = append(fs, field("ID", "debe ser %q (tipo-serie-desde)", id))
+		}
+	}
+	return fs
+}
+
+// Ranges returns every stored range by type, serie and first number.
+//
+// Errors: EUNAVAILABLE when ctx is done.
+func (db *DB) Ranges(ctx context.Context) ([]cfe.CAERange, error) {
+	var out []cfe.CAERange
+	err := db.view(ctx, "store.Ranges", func(tx *bolt.Tx) error {
+		var err error
+		out, err = loadRanges(tx)
+		return err
+	})
+	return out, err
+}
+
+func loadRanges(tx *bolt.Tx) ([]cfe.CAERange, error) {
+	var out []cfe.CAERange
+	err := tx.Bucket(bucketRanges).ForEach(func(_, v []byte) error {
+		var r rangeRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return err
+		}
+		out = append(out, r.domain())
+		return nil
+	})
+	slices.SortFunc(out, func(a, b cfe.CAERange) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Serie, b.Serie), cmp.Compare(a.DNro, b.DNro))
+	})
+	return out, err
+}
+
+// RangeStatus is the use of one range as committed on disk (numbers reserved
+// but not yet committed are not counted).
+type RangeStatus struct {
+	Range     cfe.CAERange
+	Used      int64 // numbers committed from the range
+	Remaining int64 // numbers that can still be issued; 0 once expired
+	// Skipped counts numbers that will never be issued: passed over, or left
+	// over when the range expired. DGI expects them reported as annulled.
+	Skipped      int64
+	Expired      bool
+	DaysLeft     int  // days from today until the expiry date; negative once expired
+	NearlyUsedUp bool // numbers left, but at most (100 - Options.NearlyUsedUpPercent)% of the range
+	NearExpiry   bool // not expired, and expires within Options.NearExpiryDays
+}
+
+// RangeStatus reports, on day today, the use of every range, in the order of
+// Ranges.
+//
+// Errors: EINVALID for a zero date; EUNAVAILABLE when ctx is done.
+func (db *DB) RangeStatus(ctx context.Context, today cfe.Date) ([]RangeStatus, error) {
+	const op = "store.RangeStatus"
+	if today.IsZero() {
+		return nil, invalid(op, field("fecha", "es obligatoria"))
+	}
+	var out []RangeStatus
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		ranges, err := loadRanges(tx)
+		if err != nil {
+			return err
+		}
+		for _, r := range ranges {
+			st, err := db.rangeStatus(tx, r, today)
+			if err != nil {
+				return err
+			}
+			out = append(out, st)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (db *DB) rangeStatus(tx *bolt.Tx, r cfe.CAERange, today cfe.Date) (RangeStatus, error) {
+	k := seqKey{r.Type, r.Serie}
+	var c counterRecord
+	if _, err := getJSON(tx.Bucket(bucketCounters), counterKey(k), &c); err != nil {
+		return RangeStatus{}, err
+	}
+	st := RangeStatus{Range: r, Used: usedIn(tx, k, r), Expired: r.Expired(today),
+		DaysLeft: int(r.Vencimiento.Time(time.UTC).Sub(today.Time(time.UTC)).Hours() / 24)}
+	if !st.Expired && c.Last < r.HNro {
+		st.Remaining = r.HNro - max(c.Last, r.DNro-1)
+	}
+	st.Skipped = r.Size() - st.Used - st.Remaining
+	pct := int64(db.opts.NearlyUsedUpPercent)
+	st.NearlyUsedUp = st.Remaining > 0 && (r.Size()-st.Remaining)*100 >= pct*r.Size()
+	st.NearExpiry = !st.Expired && st.DaysLeft <= db.opts.NearExpiryDays
+	return st, nil
+}
+
+// usedIn counts the committed numbers of range r. Within a range, committed
+// numbers are consecutive (numbering only jumps to the first number of a
+// range), so the first and last committed ones give the count.
+func usedIn(tx *bolt.Tx, k seqKey, r cfe.CAERange) int64 {
+	lo, hi := numberKey(k, r.DNro), numberKey(k, r.HNro)
+	c := tx.Bucket(bucketByNumber).Cursor()
+	first, _ := c.Seek(lo)
+	if first == nil || bytes.Compare(first, hi) > 0 {
+		return 0
+	}
+	last, _ := c.Seek(hi)
+	switch {
+	case last == nil:
+		last, _ = c.Last()
+	case !bytes.Equal(last, hi):
+		last, _ = c.Prev()
+	}
+	return nroOf(last) - nroOf(first) + 1
+}
+
+// nroOf reads the number at the end of a by_number key.
+func nroOf(key []byte) int64 {
+	var n int64
+	for _, b := range key[len(key)-7:] {
+		n = n*10 + int64(b-'0')
+	}
+	return n
+}
