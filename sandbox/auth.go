@@ -282,9 +282,10 @@ func (s *Server) handleUserKey(w http.ResponseWriter, r *http.Request) {
 
 // CompanyResponse is one company of GET /api/v1/usuario/empresas.
 type CompanyResponse struct {
-	IdEmpresa   int64  `json:"idEmpresa"`
-	RUC         string `json:"ruc"`
-	RazonSocial string `json:"razonSocial"`
+	IdEmpresa     int64   `json:"idEmpresa"`
+	RUC           string  `json:"ruc"`
+	RazonSocial   string  `json:"razonSocial"`
+	PuntosEmision []int64 `json:"puntosEmision"` // idPde of each issuing point
 }
 
 // handleCompanies lists the caller's companies: the user's, or the key's one.
@@ -303,7 +304,11 @@ func (s *Server) handleCompanies(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			out = append(out, CompanyResponse{IdEmpresa: c.ID, RUC: c.RUC, RazonSocial: c.RazonSocial})
+			points, err := companyPoints(tx, c.ID)
+			if err != nil {
+				return err
+			}
+			out = append(out, CompanyResponse{IdEmpresa: c.ID, RUC: c.RUC, RazonSocial: c.RazonSocial, PuntosEmision: points})
 		}
 		return nil
 	})

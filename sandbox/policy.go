@@ -80,6 +80,11 @@ const (
 	demoEmail       = "demo@sandbox.invalid"
 	demoRUC         = "219999830019" // DGI's test RUC
 	demoRazonSocial = "Empresa de Prueba S.A."
-	demoTerminal    = "T001"
 )
-const defaultFormato = "Estandar" // FormatoRepImpresa of a new company (interface §4.3.1)
+
+// A new company's FormatoRepImpresa (interface §4.3.1) and the terminal code
+// of the issuing point it gets.
+const (
+	defaultFormato  = "Estandar"
+	defaultTerminal = "T001"
+)

@@ -73,7 +73,7 @@ type seeder struct {
 	cost   int
 }
 
-// company adds c. ECONFLICT when its RUC exists.
+// company adds c with one issuing point. ECONFLICT when its RUC exists.
 func (sd seeder) company(c SeedCompany) (*Company, error) {
 	if c.RUC == "" || c.RazonSocial == "" {
 		return nil, fmt.Errorf("company: ruc and razonSocial are required")
@@ -83,7 +83,10 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 	if rec.FormatoRepImpresa == "" {
 		rec.FormatoRepImpresa = defaultFormato
 	}
-	return rec, putCompany(sd.tx, rec)
+	if err := putCompany(sd.tx, rec); err != nil {
+		return nil, err
+	}
+	return rec, putPoint(sd.tx, newIssuingPoint(rec.ID, defaultTerminal))
 }
 
 // user adds u. ECONFLICT when the username exists.

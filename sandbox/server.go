@@ -157,6 +157,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerKeyRoutes(r)
 	s.registerReceiptRoutes(r)
 	s.registerIssuedRoutes(r)
+	s.registerPointRoutes(r)
 	s.registerMetricsRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, req, notFound("la ruta"))
