@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/issuer"
+	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/signer"
+	"github.com/cfe-agent/cfe-agent/store"
+)
+
+// globalOptions are the flags every command shares.
+type globalOptions struct {
+	dataDir string // --data-dir
+	profile string // --profile: the profile to use instead of the active one
+}
+
+// agent is the composition of the agent's parts for one profile: its
+// configuration, store, signer and issuer. Commands open what they need and
+// close it in reverse order.
+type agent struct {
+	log     *slog.Logger
+	dataDir string
+	cfg     *profiles.Config
+	name    string           // the profile in use
+	profile profiles.Profile // with every path resolved against dataDir
+	db      *store.DB
+	signer  *signer.Signer // nil when the certificate could not be loaded
+	certErr error          // why signer is nil
+	issuer  *issuer.Issuer
+}
+
+// loadConfig reads (on first run: writes, then reads) the configuration and
+// picks the profile.
+func loadConfig(opts globalOptions) (dataDir string, cfg *profiles.Config, created bool, err error) {
+	dataDir, err = profiles.DataDir(opts.dataDir)
+	if err != nil {
+		return "", nil, false, err
+	}
+	if opts.profile != "" {
+		// The profile flag wins over the file's active profile; the environment
+		// overrides then apply to it.
+		if err := os.Setenv(profiles.EnvProfile, opts.profile); err != nil {
+			return "", nil, false, err
+		}
+	}
+	cfg, created, err = profiles.EnsureDefault(dataDir)
+	return dataDir, cfg, created, err
+}
+
+// openAgent loads the configuration and opens the store, the signer and the
+// issuer of the active profile. On the embedded sandbox default it also makes
+// the test certificate and the test CAE ranges, so the agent signs out of the
+// box without any outside service.
+func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agent, error) {
+	dataDir, cfg, created, err := loadConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		log.Info("wrote the default configuration", "file", filepath.Join(dataDir, profiles.FileName))
+	}
+	p, ok := cfg.ActiveProfile()
+	if !ok {
+		return nil, cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
+	}
+	a := &agent{log: log, dataDir: dataDir, cfg: cfg, name: cfg.Active, profile: p.Resolve(dataDir)}
+	if err := a.ensureSandboxCertificate(); err != nil {
+		return nil, err
+	}
+	dbPath := cfg.StorePath(dataDir, a.name)
+	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
+		return nil, err
+	}
+	a.db, err = store.Open(dbPath, store.Options{
+		NearlyUsedUpPercent: 100 - a.profile.CAE.WarnRemainingPct,
+		NearExpiryDays:      a.profile.CAE.WarnDaysBeforeExpiry,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.prepareRanges(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.signer, a.certErr = loadSigner(a.profile.Certificate)
+	if a.certErr != nil {
+		log.Warn("signing certificate not usable: signing requests will be rejected", "err", a.certErr)
+	}
+	a.issuer = issuer.New(issuer.Config{
+		Store:  a.db,
+		Signer: issuerSigner{a},
+		Emisor: a.profile.Emisor,
+		Tax:    taxConfig(a.profile.Tax),
+	})
+	return a, nil
+}
+
+// Close releases what openAgent opened.
+func (a *agent) Close() {
+	if a.db != nil {
+		if err := a.db.Close(); err != nil {
+			a.log.Error("closing the store", "err", err)
+		}
+	}
+}
+
+// ensureSandboxCertificate generates the clearly marked test certificate of a
+// sandbox profile whose certificate file does not exist yet. A production
+// profile never gets one.
+func (a *agent) ensureSandboxCertificate() error {
+	c := a.profile.Certificate
+	if a.profile.Environment != profiles.Sandbox || c.Path == "" || c.KeyPath != "" {
+		return nil
+	}
+	if _, err := os.Stat(c.Path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	creds, err := signer.GenerateTestCertificate(a.profile.Company.RUC, a.profile.Company.RazonSocial, time.Now())
+	if err != nil {
+		return err
+	}
+	p12, err := creds.EncodePKCS12(c.Password.Value())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(c.Path), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.Path, p12, 0o600); err != nil {
+		return err
+	}
+	a.log.Info("generated a sandbox test certificate (no fiscal value)", "file", c.Path,
+		"expires", creds.Certificate.NotAfter.Format(time.DateOnly))
+	return nil
+}
+
+// prepareRanges imports the profile's DGI CAE files that the store does not
+// have yet and, for a sandbox profile with no ranges at all, adds generated
+// test ranges for every electronic type.
+func (a *agent) prepareRanges(ctx context.Context) error {
+	today := cfe.DateOf(time.Now().In(cfe.Montevideo))
+	for _, f := range a.profile.CAE.Files {
+		if _, err := a.importCAE(ctx, f, today); err != nil && cfe.ErrorCode(err) != cfe.ECONFLICT {
+			return fmt.Errorf("CAE %s: %w", f, err)
+		}
+	}
+	if a.profile.Environment != profiles.Sandbox {
+		return nil
+	}
+	have, err := a.db.Ranges(ctx)
+	if err != nil || len(have) > 0 {
+		return err
+	}
+	for _, r := range signer.SandboxRanges(a.profile.Company.RUC, today) {
+		if err := a.db.PutRange(ctx, r); err != nil {
+			return err
+		}
+	}
+	a.log.Info("added sandbox test CAE ranges", "types", len(cfe.ElectronicTypes()))
+	return nil
+}
+
+// importCAE checks a DGI CAE file (DGI's signature, the fields, the company's
+// RUC) and stores its range.
+func (a *agent) importCAE(ctx context.Context, path string, today cfe.Date) (cfe.CAERange, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfe.CAERange{}, err
+	}
+	r, err := signer.ParseCAEFile(b, signer.CAEOptions{RUC: a.profile.Company.RUC, Today: today})
+	if err != nil {
+		return cfe.CAERange{}, err
+	}
+	return r, a.db.PutRange(ctx, r)
+}
+
+// loadSigner reads the profile's certificate: a PKCS#12 file (.p12, .pfx), or
+// PEM certificate and key.
+func loadSigner(c profiles.Certificate) (*signer.Signer, error) {
+	if c.Path == "" {
+		return nil, cfe.Errorf(cfe.EUNAVAILABLE, "no hay certificado de firma configurado")
+	}
+	b, err := os.ReadFile(c.Path)
+	if err != nil {
+		return nil, cfe.Errorf(cfe.EUNAVAILABLE, "no se puede leer el certificado %s: %v", c.Path, unwrapPathError(err))
+	}
+	var creds *signer.Credentials
+	if c.KeyPath != "" || strings.HasSuffix(strings.ToLower(c.Path), ".pem") {
+		keyPath := c.KeyPath
+		if keyPath == "" {
+			keyPath = c.Path // key and certificate in one PEM file
+		}
+		key, err := os.ReadFile(keyPath)
+		if err != nil {
+			return nil, cfe.Errorf(cfe.EUNAVAILABLE, "no se puede leer la clave %s: %v", keyPath, unwrapPathError(err))
+		}
+		creds, err = signer.LoadPEM(key, b)
+		if err != nil {
+			return nil, err
+		}
+	} else if creds, err = signer.LoadPKCS12(b, c.Password.Value()); err != nil {
+		return nil, err
+	}
+	return signer.New(signer.Config{Credentials: creds, Algorithm: signer.Algorithm(c.Algorithm)})
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// issuerSigner adapts the signer (or the reason there is none) to what the
+// issuer needs.
+type issuerSigner struct{ a *agent }
+
+func (s issuerSigner) Sign(unsigned []byte) ([]byte, string, error) {
+	if s.a.signer == nil {
+		return nil, "", &cfe.Error{Code: cfe.EUNAVAILABLE, Respuesta: cfe.RespCertificado,
+			Message: cfe.ErrorMessage(s.a.certErr), Err: s.a.certErr}
+	}
+	signed, err := s.a.signer.Sign(unsigned)
+	if err != nil {
+		return nil, "", err
+	}
+	return signed.XML, signed.DigestValue, nil
+}
+
+func taxConfig(t profiles.Tax) cfe.TaxConfig {
+	return cfe.TaxConfig{IVATasaBasica: t.IVATasaBasica, IVATasaMin: t.IVATasaMin, TopeUI: t.TopeUI, ValorUI: t.ValorUI}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"crypto/x509"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/signer"
+)
+
+func newCertCommand(opts *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{Use: "cert", Short: "Certificado de firma de la empresa"}
+	var password string
+	imp := &cobra.Command{
+		Use:   "import FILE.p12",
+		Short: "Importa el certificado de firma (.p12/.pfx) al perfil activo",
+		Long: "Comprueba el archivo (contraseña, vigencia, RUC de la empresa), lo copia a la carpeta de datos " +
+			"y lo configura en el perfil. La contraseña se toma de --password o de CFE_AGENT_CERTIFICATE_PASSWORD.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if password == "" {
+				password = os.Getenv(profiles.EnvPrefix + "CERTIFICATE_PASSWORD")
+			}
+			return importCertificate(cmd, *opts, args[0], password)
+		},
+	}
+	imp.Flags().StringVar(&password, "password", "", "password of the PKCS#12 file")
+	cmd.AddCommand(imp, &cobra.Command{
+		Use:   "show",
+		Short: "Muestra el certificado de firma del perfil activo",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := openAgent(cmd.Context(), *opts, cliLogger())
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			if a.signer == nil {
+				return a.certErr
+			}
+			printCertificate(cmd, a.signer.Certificate(), a.profile.Certificate.Path)
+			return nil
+		},
+	})
+	return cmd
+}
+
+// importCertificate checks a PKCS#12 file and makes it the profile's signing
+// certificate. Nothing changes when any check fails.
+func importCertificate(cmd *cobra.Command, opts globalOptions, file, password string) error {
+	dataDir, cfg, _, err := loadConfig(opts)
+	if err != nil {
+		return err
+	}
+	p, ok := cfg.ActiveProfile()
+	if !ok {
+		return cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	creds, err := signer.LoadPKCS12(b, password)
+	if err != nil {
+		return err
+	}
+	info := signer.CertInfo(creds.Certificate, time.Now())
+	if info.Expired {
+		return cfe.Errorf(cfe.EINVALID, "el certificado venció el %s", creds.Certificate.NotAfter.Format(time.DateOnly))
+	}
+	if info.RUC != "" && info.RUC != p.Company.RUC {
+		return cfe.Errorf(cfe.EINVALID, "el certificado es del RUC %s y el perfil %q es del RUC %s", info.RUC, cfg.Active, p.Company.RUC)
+	}
+	dest := filepath.Join(dataDir, "certs", cfg.Active+".p12")
+	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(dest, b, 0o600); err != nil {
+		return err
+	}
+	p.Certificate.Path = filepath.Join("certs", cfg.Active+".p12")
+	p.Certificate.KeyPath = ""
+	p.Certificate.Password = profiles.Secret(password)
+	cfg.Profiles[cfg.Active] = p
+	if err := profiles.Save(dataDir, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "certificado importado en %s para el perfil %q\n", dest, cfg.Active)
+	printCertificate(cmd, creds.Certificate, dest)
+	return nil
+}
+
+func printCertificate(cmd *cobra.Command, c *x509.Certificate, path string) {
+	i := signer.CertInfo(c, time.Now())
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "archivo:   %s\nsujeto:    %s\nemisor:    %s\nRUC:       %s\nserie:     %s\n", path, i.Subject, i.Issuer, i.RUC, i.SerialNumber)
+	fmt.Fprintf(w, "vigencia:  %s a %s (%d días restantes)\n", i.NotBefore.Format(time.DateOnly), i.NotAfter.Format(time.DateOnly), i.DaysToExpiry)
+	if i.Test {
+		fmt.Fprintln(w, "ATENCIÓN:  certificado de prueba, sin valor fiscal")
+	}
+}

@@ -1,0 +1,204 @@
+package issuer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// Signer signs an unsigned CFE document with the company certificate.
+type Signer interface {
+	// Sign returns the signed document bytes and the DigestValue of its
+	// reference. An unusable certificate is a *cfe.Error with Respuesta
+	// cfe.RespCertificado.
+	Sign(unsigned []byte) (signed []byte, digestValue string, err error)
+}
+
+// Config wires an Issuer.
+type Config struct {
+	Store  cfe.IssueStore
+	Signer Signer
+	// Emisor returns the issuing company as the active profile describes it.
+	Emisor func() cfe.Emisor
+	Tax    cfe.TaxConfig
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Zone reads the machine's time zone; MachineZone when nil.
+	Zone func(now time.Time) ZoneStatus
+}
+
+// Issuer signs CFEs. It is safe for concurrent use.
+type Issuer struct {
+	cfg   Config
+	locks keyedMutex
+}
+
+// New returns an Issuer.
+func New(cfg Config) *Issuer {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Zone == nil {
+		cfg.Zone = MachineZone
+	}
+	return &Issuer{cfg: cfg}
+}
+
+// Result is the outcome of a successful signing.
+type Result struct {
+	Issued *cfe.Issued
+	// Replayed is true when the uuid had already been signed with the same
+	// content and the stored answer is returned unchanged.
+	Replayed bool
+}
+
+// Issue signs the CFE described by req. Functional rejections are *cfe.Error
+// values whose Respuesta is the codigo_respuesta: RespRechazoValidacion
+// (EINVALID), RespConflictoUUID (ECONFLICT), RespZonaHoraria (EINVALID),
+// RespSinRangoCAE (EUNAVAILABLE), RespCertificado (EUNAVAILABLE). Any other error
+// is internal. In every failure no number is consumed and nothing is stored.
+func (s *Issuer) Issue(ctx context.Context, req *cfe.Request) (*Result, error) {
+	const op = "issuer.Issue"
+	if req.UUID == "" {
+		req.UUID = uuid.NewString()
+	}
+	hash, err := requestHash(req)
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err}
+	}
+
+	// One request per uuid at a time: a retry that arrives while the first
+	// attempt is still signing waits for it and then gets its stored answer.
+	unlock := s.locks.lock(req.UUID)
+	defer unlock()
+
+	if prev, err := s.cfg.Store.FindByUUID(ctx, req.UUID); err == nil {
+		if prev.RequestHash != hash {
+			return nil, &cfe.Error{Code: cfe.ECONFLICT, Op: op, Respuesta: cfe.RespConflictoUUID,
+				Message: fmt.Sprintf("el uuid %s ya se usó para otro comprobante (%s %s-%d)",
+					req.UUID, prev.Type.Name(), prev.Serie, prev.Nro)}
+		}
+		return &Result{Issued: prev, Replayed: true}, nil
+	} else if cfe.ErrorCode(err) != cfe.ENOTFOUND {
+		return nil, err
+	}
+
+	now := s.cfg.Now()
+	signedAt := now.In(cfe.Montevideo).Truncate(time.Second)
+	today := cfe.DateOf(signedAt)
+	doc, err := req.ToCFE(cfe.IssueParams{Emisor: s.cfg.Emisor(), Tax: s.cfg.Tax, SignedAt: signedAt})
+	if err != nil {
+		return nil, err
+	}
+	if err := cfe.Validate(doc, s.cfg.Tax); err != nil {
+		return nil, err
+	}
+	if z := s.cfg.Zone(now); !z.OK() {
+		return nil, &cfe.Error{Code: cfe.EINVALID, Op: op, Respuesta: cfe.RespZonaHoraria, Message: z.Message()}
+	}
+
+	res, err := s.cfg.Store.Reserve(ctx, doc.Type(), today)
+	if err != nil {
+		return nil, err
+	}
+	issued, err := s.sign(doc, res, signedAt)
+	if err == nil {
+		issued.UUID, issued.RequestHash, issued.Adenda = req.UUID, hash, req.Adenda
+		// Once signed, the commit must not be abandoned because the caller went
+		// away: higher numbers of the serie wait for this one.
+		err = s.cfg.Store.Commit(context.WithoutCancel(ctx), res, issued)
+	}
+	if err != nil {
+		s.cfg.Store.Release(res) // a no-op when Commit already gave the number back
+		return nil, err
+	}
+	return &Result{Issued: issued}, nil
+}
+
+// sign numbers doc from the reservation, builds and signs its XML.
+func (s *Issuer) sign(doc *cfe.CFE, res *cfe.Reservation, signedAt time.Time) (*cfe.Issued, error) {
+	doc.IdDoc.Serie = res.Serie
+	doc.IdDoc.Nro = res.Nro
+	doc.CAEData = res.Range.CAEData()
+	doc.TmstFirma = signedAt
+	unsigned, err := cfe.MarshalXML(doc)
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: "issuer.sign", Err: err}
+	}
+	signed, digest, err := s.cfg.Signer.Sign(unsigned)
+	if err != nil {
+		if cfe.RespuestaOf(err) == cfe.RespCertificado {
+			return nil, err
+		}
+		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "issuer.sign", Respuesta: cfe.RespCertificado,
+			Message: "no se pudo firmar con el certificado de la empresa", Err: err}
+	}
+	return &cfe.Issued{
+		Type:         res.Type,
+		Serie:        res.Serie,
+		Nro:          res.Nro,
+		RangeID:      res.Range.ID,
+		CAE:          doc.CAEData,
+		TmstFirma:    signedAt,
+		XML:          signed,
+		CodSeguridad: cfe.SecurityCode(digest),
+		DatosQR:      cfe.QRData(doc, digest),
+		Total:        cfe.QRAmount(doc),
+		Delivery:     cfe.Delivery{State: cfe.DeliveryPending},
+	}, nil
+}
+
+// requestHash identifies a request's content for idempotency: the SHA-256 of
+// its canonical JSON encoding without the uuid.
+func requestHash(req *cfe.Request) (string, error) {
+	c := *req
+	c.UUID = ""
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// keyedMutex serializes work per key.
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[string]*keyedEntry
+}
+
+type keyedEntry struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (k *keyedMutex) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = make(map[string]*keyedEntry)
+	}
+	e := k.m[key]
+	if e == nil {
+		e = &keyedEntry{}
+		k.m[key] = e
+	}
+	e.refs++
+	k.mu.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		k.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+}
