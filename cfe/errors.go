@@ -47,8 +47,10 @@ func (e *Error) Error() string {
 	} else {
 		b.WriteString(e.Code)
 	}
-	for _, f := range e.Fields {
-		fmt.Fprintf(&b, "; %s: %s", f.Campo, f.Mensaje)
+	if len(e.Fields) > 1 { // a single field is the message itself (see Invalid)
+		for _, f := range e.Fields {
+			fmt.Fprintf(&b, "; %s: %s", f.Campo, f.Mensaje)
+		}
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
