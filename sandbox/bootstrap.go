@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 
@@ -8,10 +9,12 @@ import (
 )
 
 // bootstrap loads the JWT signing key (created on first run), creates the
-// demo data on first run and applies the seed.
+// demo data on first run (with the demo company's certificate and CAE ranges)
+// and applies the seed.
 func (s *Server) bootstrap() error {
 	demoPassword := s.cfg.DemoPassword
 	generated := false
+	var demoCompany int64
 	err := s.db.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if k := meta.Get(metaJWTKey); k != nil {
@@ -28,7 +31,8 @@ func (s *Server) bootstrap() error {
 			if demoPassword == "" {
 				demoPassword, generated = newSecret("")[:20], true
 			}
-			if err := sd.demo(demoPassword); err != nil {
+			var err error
+			if demoCompany, err = sd.demo(demoPassword); err != nil {
 				return fmt.Errorf("sandbox: create demo data: %w", err)
 			}
 			if err := meta.Put(metaInitialized, []byte("1")); err != nil {
@@ -42,20 +46,27 @@ func (s *Server) bootstrap() error {
 		}
 		return nil
 	})
-	if err == nil && generated {
-		fmt.Fprintf(s.cfg.Out, "cfe-sandbox: created user %q with password %s (shown only now)\n", demoUsername, demoPassword)
-	}
-	return err
-}
-
-// demo creates the demo company, its issuing point and the demo user.
-func (sd seeder) demo(password string) error {
-	c, err := sd.company(SeedCompany{RUC: demoRUC, RazonSocial: demoRazonSocial})
 	if err != nil {
 		return err
 	}
-	if _, err := sd.user(SeedUser{Username: demoUsername, Email: demoEmail, Password: password, Empresas: []string{c.RUC}}); err != nil {
-		return err
+	if demoCompany != 0 {
+		if _, err := s.issuerFor(context.Background(), demoCompany); err != nil {
+			return fmt.Errorf("sandbox: demo certificate and CAE ranges: %w", err)
+		}
+	}
+	if generated {
+		fmt.Fprintf(s.cfg.Out, "cfe-sandbox: created user %q with password %s (shown only now)\n", demoUsername, demoPassword)
 	}
 	return nil
+}
+
+// demo creates the demo company, its issuing point and the demo user, and
+// returns the company's id.
+func (sd seeder) demo(password string) (int64, error) {
+	c, err := sd.company(SeedCompany{RUC: demoRUC, RazonSocial: demoRazonSocial})
+	if err != nil {
+		return 0, err
+	}
+	_, err = sd.user(SeedUser{Username: demoUsername, Email: demoEmail, Password: password, Empresas: []string{c.RUC}})
+	return c.ID, err
 }

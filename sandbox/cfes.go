@@ -37,7 +37,8 @@ type CFERecord struct {
 	Origin       string          `json:"origin"`
 	RequestHash  string          `json:"requestHash"` // the content a uuid stands for
 	Accepted     *time.Time      `json:"accepted,omitempty"`
-	Cancels      int64           `json:"cancels,omitempty"` // id of the CFE this one annuls
+	Cancels      int64           `json:"cancels,omitempty"`     // id of the CFE this one annuls
+	CancelledBy  int64           `json:"cancelledBy,omitempty"` // id of the counter-receipt that annuls this one
 }
 
 // Buckets of issued CFEs.

@@ -66,6 +66,9 @@ func (s *Server) writeRejection(w http.ResponseWriter, r *http.Request, err erro
 		s.log.Error("receipt request failed", "path", r.URL.Path, "request_id", requestID(r), "err", err)
 	}
 	resp, msg := cfe.RespuestaOf(err), cfe.ErrorMessage(err)
+	if resp == cfe.RespErrorInterno && code == cfe.EINVALID {
+		resp = cfe.RespRechazoValidacion // an invalid request that carries no code of its own
+	}
 	details := cfe.ErrorFields(err)
 	if details == nil {
 		details = []cfe.FieldError{}

@@ -27,7 +27,7 @@ var (
 	bucketSessions  = []byte("sessions")    // id → Session
 	bucketRefresh   = []byte("refresh")     // SHA-256 of the refresh token → session id
 	allBuckets      = [][]byte{bucketMeta, bucketUsers, bucketUsernames, bucketCompanies, bucketRUCs, bucketKeys, bucketKeyHashes, bucketUserKeys, bucketSessions, bucketRefresh,
-		bucketCFEs, bucketCFEUUIDs, bucketFolios, bucketPoints}
+		bucketCFEs, bucketCFEUUIDs, bucketFolios, bucketPoints, bucketCredentials}
 	metaEnvironment = []byte("environment")
 	metaJWTKey      = []byte("jwtkey")
 	metaInitialized = []byte("initialized")

@@ -19,8 +19,8 @@ import (
 
 // Known test data.
 const (
-	rucAlfa = "211111110011"
-	rucBeta = "212222220012"
+	rucAlfa = "211111110015"
+	rucBeta = "212222220011"
 
 	keyAlfa      = "xx_test_alfa-known-key-0000000000000001" // id 1, default limits
 	keyBeta      = "xx_test_beta-known-key-0000000000000002" // id 2, Beta's limits

@@ -46,6 +46,9 @@ type Company struct {
 	RUC               string `json:"ruc"`
 	RazonSocial       string `json:"razonSocial"`
 	FormatoRepImpresa string `json:"formatoRepImpresa"`
+	DomFiscal         string `json:"domFiscal"`
+	Ciudad            string `json:"ciudad"`
+	Departamento      string `json:"departamento"`
 	PerMinute         int    `json:"perMinute,omitempty"`
 	PerHour           int    `json:"perHour,omitempty"`
 }

@@ -82,9 +82,19 @@ const (
 	demoRazonSocial = "Empresa de Prueba S.A."
 )
 
-// A new company's FormatoRepImpresa (interface §4.3.1) and the terminal code
-// of the issuing point it gets.
+// What a new company gets when its seed or command does not say: its
+// FormatoRepImpresa (interface §4.3.1), its address as the emitter of its
+// CFEs, its branch code at DGI and the terminal code of its issuing point.
 const (
-	defaultFormato  = "Estandar"
-	defaultTerminal = "T001"
+	defaultFormato      = "Estandar"
+	defaultDomFiscal    = "Av. 18 de Julio 1000"
+	defaultCiudad       = "Montevideo"
+	defaultDepartamento = "Montevideo"
+	defaultSucursal     = 1
+	defaultTerminal     = "T001"
 )
+
+// hostedSerie is the serie of the CAE ranges the sandbox signs with. It is
+// not "A", the serie of the ranges local agents generate for testing, so the
+// numbers of the CFEs they deliver never collide with the sandbox's own.
+const hostedSerie = "H"

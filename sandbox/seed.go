@@ -28,6 +28,9 @@ type SeedCompany struct {
 	RUC               string `json:"ruc"`
 	RazonSocial       string `json:"razonSocial"`
 	FormatoRepImpresa string `json:"formatoRepImpresa,omitempty"`
+	DomicilioFiscal   string `json:"domicilioFiscal,omitempty"`
+	Ciudad            string `json:"ciudad,omitempty"`
+	Departamento      string `json:"departamento,omitempty"`
 	LimitePorMinuto   int    `json:"limitePorMinuto,omitempty"`
 	LimitePorHora     int    `json:"limitePorHora,omitempty"`
 }
@@ -75,14 +78,12 @@ type seeder struct {
 
 // company adds c with one issuing point. ECONFLICT when its RUC exists.
 func (sd seeder) company(c SeedCompany) (*Company, error) {
-	if c.RUC == "" || c.RazonSocial == "" {
-		return nil, fmt.Errorf("company: ruc and razonSocial are required")
+	if !cfe.ValidRUC(c.RUC) || strings.TrimSpace(c.RazonSocial) == "" {
+		return nil, fmt.Errorf("company %q: a valid RUC (12 digits, DGI check digit) and a razonSocial are required", c.RUC)
 	}
-	rec := &Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: c.FormatoRepImpresa,
-		PerMinute: c.LimitePorMinuto, PerHour: c.LimitePorHora}
-	if rec.FormatoRepImpresa == "" {
-		rec.FormatoRepImpresa = defaultFormato
-	}
+	rec := &Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: orDefault(c.FormatoRepImpresa, defaultFormato),
+		DomFiscal: orDefault(c.DomicilioFiscal, defaultDomFiscal), Ciudad: orDefault(c.Ciudad, defaultCiudad),
+		Departamento: orDefault(c.Departamento, defaultDepartamento), PerMinute: c.LimitePorMinuto, PerHour: c.LimitePorHora}
 	if err := putCompany(sd.tx, rec); err != nil {
 		return nil, err
 	}
@@ -151,4 +152,11 @@ func skipConflict(err error) error {
 		return nil
 	}
 	return err
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

@@ -55,6 +55,7 @@ type Server struct {
 	guard   *loginGuard
 	metrics *metrics
 	router  *mux.Router
+	issuers issuers
 
 	ln   net.Listener
 	http *http.Server
@@ -146,7 +147,7 @@ func (s *Server) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, s.db.Close())
+	errs = append(errs, s.issuers.close(), s.db.Close())
 	return errors.Join(errs...)
 }
 
@@ -156,6 +157,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerAuthRoutes(r)
 	s.registerKeyRoutes(r)
 	s.registerReceiptRoutes(r)
+	s.registerEmitRoutes(r)
 	s.registerIssuedRoutes(r)
 	s.registerPointRoutes(r)
 	s.registerMetricsRoutes(r)
