@@ -42,7 +42,7 @@ type rejected struct {
 	errBody
 }
 
-func (r *resp) rejection(t *testing.T) rejected {
+func (r *resp) rejection(t testing.TB) rejected {
 	t.Helper()
 	var rej rejected
 	r.decode(t, &rej)

@@ -82,7 +82,7 @@ func clientFromHeader(r *http.Request) (netip.Addr, bool) {
 
 // env is a running sandbox on 127.0.0.1:0.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *sandbox.Server
 	url   string
 	clock *clock
@@ -93,7 +93,7 @@ type env struct {
 var t0 = time.Date(2026, time.March, 2, 13, 0, 30, 0, time.UTC)
 
 // start runs a sandbox with the test seed; opts adjust its Config.
-func start(t *testing.T, opts ...func(*sandbox.Config)) *env {
+func start(t testing.TB, opts ...func(*sandbox.Config)) *env {
 	t.Helper()
 	c := &clock{t: t0}
 	cfg := sandbox.Config{
@@ -152,14 +152,14 @@ type errBody struct {
 	RequestID string `json:"request_id"`
 }
 
-func (r *resp) decode(t *testing.T, v any) {
+func (r *resp) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
 	}
 }
 
-func (r *resp) errBody(t *testing.T) errBody {
+func (r *resp) errBody(t testing.TB) errBody {
 	t.Helper()
 	var b errBody
 	r.decode(t, &b)
@@ -170,7 +170,7 @@ func (r *resp) errBody(t *testing.T) errBody {
 }
 
 // expect fails the test unless the status is want.
-func (r *resp) expect(t *testing.T, want int) *resp {
+func (r *resp) expect(t testing.TB, want int) *resp {
 	t.Helper()
 	if r.status != want {
 		t.Fatalf("status %d, want %d; body %s", r.status, want, r.body)
@@ -229,7 +229,7 @@ func (e *env) login(username, secret string, headers ...string) sandbox.TokenRes
 }
 
 // jwtPart decodes part i (0 header, 1 claims) of a JWT.
-func jwtPart(t *testing.T, token string, i int) map[string]any {
+func jwtPart(t testing.TB, token string, i int) map[string]any {
 	t.Helper()
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
