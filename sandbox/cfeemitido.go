@@ -13,10 +13,10 @@ import (
 )
 
 func (s *Server) registerIssuedRoutes(r *mux.Router) {
-	any := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
-	r.HandleFunc("/api/v1/cfeemitido/buscar", any(s.handleSearch)).Methods(http.MethodGet)
-	r.HandleFunc("/api/v1/cfeemitido/{id:[0-9]+}", any(s.handleGetIssued)).Methods(http.MethodGet)
-	r.HandleFunc("/api/v1/cfeemitido/{id:[0-9]+}/marcar-aceptado", any(s.handleMarkAccepted)).Methods(http.MethodPost)
+	auth := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
+	r.HandleFunc("/api/v1/cfeemitido/buscar", auth(s.handleSearch)).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/cfeemitido/{id:[0-9]+}", auth(s.handleGetIssued)).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/cfeemitido/{id:[0-9]+}/marcar-aceptado", auth(s.handleMarkAccepted)).Methods(http.MethodPost)
 }
 
 // Issued CFE states as the service shows them.

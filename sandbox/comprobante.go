@@ -12,9 +12,9 @@ import (
 )
 
 func (s *Server) registerReceiptRoutes(r *mux.Router) {
-	any := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
-	r.HandleFunc("/api/v1/comprobante/recibirFirmado", any(s.handleReceive)).Methods(http.MethodPost)
-	r.HandleFunc("/api/v1/comprobante/getByIdCfeEmitido", any(s.handleGetComprobante)).Methods(http.MethodGet)
+	auth := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
+	r.HandleFunc("/api/v1/comprobante/recibirFirmado", auth(s.handleReceive)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/comprobante/getByIdCfeEmitido", auth(s.handleGetComprobante)).Methods(http.MethodGet)
 }
 
 // ComprobanteResponse is the answer of emission, signing, annulment and

@@ -18,10 +18,10 @@ import (
 )
 
 func (s *Server) registerEmitRoutes(r *mux.Router) {
-	any := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
-	r.HandleFunc("/api/v1/comprobante/emitir", any(s.handleEmit)).Methods(http.MethodPost)
-	r.HandleFunc("/api/v1/comprobante/firmarXml", any(s.handleSignXML)).Methods(http.MethodPost)
-	r.HandleFunc("/api/v1/comprobante/anular", any(s.handleAnnul)).Methods(http.MethodPost)
+	auth := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
+	r.HandleFunc("/api/v1/comprobante/emitir", auth(s.handleEmit)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/comprobante/firmarXml", auth(s.handleSignXML)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/comprobante/anular", auth(s.handleAnnul)).Methods(http.MethodPost)
 }
 
 // handleEmit issues the receipt of an emitir body (cfe.DecodeRequest): the

@@ -1,6 +1,9 @@
 package sandbox
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Choices the interface leaves open ("not shown"). Each is described in
 // docs/sandbox.md; change them here and only here.
@@ -54,6 +57,14 @@ type LoginLimits struct {
 	AlertNetworks int
 }
 
+// check refuses limits that would disable the protection by accident.
+func (l LoginLimits) check() error {
+	if l.Window <= 0 || l.PerIP < 1 || l.PerPrefix < 1 || l.AlertFailures < 1 || l.AlertNetworks < 1 {
+		return fmt.Errorf("sandbox: login limits need a positive window and thresholds of at least 1 (got %+v)", l)
+	}
+	return nil
+}
+
 // DefaultLoginLimits are the thresholds used when Config.LoginLimits is zero.
 var DefaultLoginLimits = LoginLimits{
 	Window:        15 * time.Minute,
@@ -63,10 +74,12 @@ var DefaultLoginLimits = LoginLimits{
 	AlertNetworks: 3,
 }
 
-// HTTP.
+// DefaultListen is the address the sandbox listens on when Config.Listen is empty.
+const DefaultListen = "127.0.0.1:18788"
+
+// HTTP, mail and files.
 const (
 	maxBodyBytes    = 1 << 20 // request bodies larger than this are refused
-	DefaultListen   = "127.0.0.1:18788"
 	headerRequestID = "X-Request-Id"
 	mailFrom        = "no-responder@sandbox.invalid"
 	mailTimeout     = 10 * time.Second

@@ -75,6 +75,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LoginLimits == (LoginLimits{}) {
 		cfg.LoginLimits = DefaultLoginLimits
 	}
+	if err := cfg.LoginLimits.check(); err != nil {
+		return nil, err
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
