@@ -9,6 +9,7 @@ declare -A need=(
   [xmllint]=libxml2-utils
   [xmlsec1]=xmlsec1
   [openssl]=openssl
+  [ip]=iproute2
 )
 missing=()
 for cmd in "${!need[@]}"; do

@@ -89,6 +89,27 @@ func (db *DB) ListByDate(ctx context.Context, from, to cfe.Date, limit int) ([]*
 	return out, err
 }
 
+// CountByDate counts the CFEs signed from day from to day to (inclusive,
+// Montevideo dates) without reading them: cheap enough for /health.
+//
+// Errors: EINVALID for a missing or reversed date; EUNAVAILABLE when ctx is done.
+func (db *DB) CountByDate(ctx context.Context, from, to cfe.Date) (int, error) {
+	const op = "store.CountByDate"
+	if from.IsZero() || to.IsZero() || to.Before(from) {
+		return 0, invalid(op, field("fechas", "desde y hasta son obligatorias y hasta no puede ser anterior a desde"))
+	}
+	end := []byte(to.AddDays(1).String())
+	n := 0
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketByTime).Cursor()
+		for k, _ := c.Seek([]byte(from.String())); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
 // Last returns the n most recently signed CFEs (by signature time), newest
 // first: what the tray offers to reprint.
 //

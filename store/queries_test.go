@@ -87,6 +87,25 @@ func TestDB_ListByDate(t *testing.T) {
 	}
 }
 
+func TestDB_CountByDate(t *testing.T) {
+	db, _ := datedStore(t)
+	day := func(d int) cfe.Date { return cfe.Date{Year: 2026, Month: time.March, Day: d} }
+	for _, tt := range []struct {
+		from, to cfe.Date
+		want     int
+	}{
+		{day(9), day(9), 1}, {day(10), day(10), 2}, {day(9), day(11), 4}, {day(12), day(20), 0},
+	} {
+		got, err := db.CountByDate(ctx, tt.from, tt.to)
+		if err != nil || got != tt.want {
+			t.Errorf("CountByDate(%s, %s) = %d, %v; want %d", tt.from, tt.to, got, err, tt.want)
+		}
+	}
+	if _, err := db.CountByDate(ctx, day(11), day(10)); cfe.ErrorCode(err) != cfe.EINVALID {
+		t.Errorf("reversed dates: %v, want EINVALID", err)
+	}
+}
+
 func fmtList(s []string) string {
 	out := "["
 	for i, x := range s {

@@ -28,6 +28,7 @@ func newRootCommand() *cobra.Command {
 		newCAECommand(&opts),
 		newCertCommand(&opts),
 		newProfileCommand(&opts),
+		newDoctorCommand(&opts),
 	)
 	addServeCommands(root, &opts)
 	return root

@@ -1,0 +1,36 @@
+// Package localapi is the agent's local REST module: the HTTP server that
+// point-of-sale software on the same machine (or, in LAN mode, on the shop's
+// network) calls to sign CFEs and to read the agent's state, and a Go client
+// for it.
+//
+// It owns the routes and their JSON shapes (GET /health, GET /state, GET /,
+// POST /sign-cfe), the one table from cfe error codes to HTTP statuses, and the
+// security rules every request passes before it reaches a route, in this
+// order:
+//
+//  1. Host: the Host header must name this listener (127.0.0.1, localhost,
+//     [::1], the configured IP, a local interface address when listening on
+//     every interface, or a declared name); otherwise 403. This defeats DNS
+//     rebinding: a browser page can point a name at 127.0.0.1 but cannot make
+//     it send one of these Host values.
+//  2. Origin: a request whose Origin is neither an allowed origin nor this
+//     module itself gets 403. Allowed origins, and only they, get CORS headers
+//     (never "*"), preflight answers and, when asked, private network access.
+//  3. Body: requests that carry a body (POST) must be application/json in
+//     UTF-8 (415 otherwise, which defeats text/plain and form CSRF) and no
+//     larger than the body limit (413).
+//  4. Caller: loopback callers need no credentials. Callers from other
+//     addresses are refused with 403 unless LAN mode is enabled; with LAN
+//     mode they must present one of the per-terminal tokens, as
+//     "Authorization: Bearer <token>" or "X-CFE-Token: <token>", compared in
+//     constant time (401 otherwise).
+//
+// Every response carries X-Content-Type-Options: nosniff, Cache-Control:
+// no-store and an X-Request-Id (the caller's, when it sent a well-formed one).
+// Every request is logged with that id; tokens, Authorization headers and
+// bodies never reach the log. GET routes have no side effects.
+//
+// The package depends on cfe and issuer only. What it needs from the rest of
+// the agent comes through the interfaces it declares (Issuer, StateSource),
+// which cmd/cfe-agent wires.
+package localapi

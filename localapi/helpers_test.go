@@ -1,0 +1,192 @@
+package localapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	_ "time/tzdata" // zone rules do not depend on the machine's zoneinfo files
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/issuer"
+	"github.com/cfe-agent/cfe-agent/localapi"
+)
+
+// now is the clock of every test: 14 May 2026, 15:04:05 in Montevideo.
+var now = time.Date(2026, 5, 14, 15, 4, 5, 0, cfe.Montevideo)
+
+// fixedState is a StateSource that reports one snapshot.
+type fixedState struct {
+	st  localapi.State
+	err error
+}
+
+func (f fixedState) State(context.Context) (localapi.State, error) { return f.st, f.err }
+
+// healthyState can sign and needs no attention at `now`: a certificate valid
+// 47 more days, a fresh e-Ticket range, an empty outbox.
+func healthyState() localapi.State {
+	return localapi.State{
+		Certificate: &localapi.Certificate{
+			Subject:   "CN=Comercio de Prueba SA",
+			RUC:       "215555550018",
+			NotBefore: time.Date(2025, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
+			NotAfter:  time.Date(2026, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
+		},
+		CAE: []localapi.CAERangeUse{{
+			Range: cfe.CAERange{Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 1000, CAEID: "90260000123",
+				Vencimiento: cfe.Date{Year: 2027, Month: time.March, Day: 31}},
+			Remaining: 950,
+		}},
+	}
+}
+
+// funcIssuer adapts a function to localapi.Issuer, for tests of what happens
+// around signing (the security pipeline, the status routes, a panic). Signing
+// itself is tested on the real issuer, store and signer: see startAgent.
+type funcIssuer func(ctx context.Context, req *cfe.Request) (*issuer.Result, error)
+
+func (f funcIssuer) Issue(ctx context.Context, req *cfe.Request) (*issuer.Result, error) {
+	return f(ctx, req)
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testServer is a Server open on a free port, with its log and a client.
+type testServer struct {
+	srv    *localapi.Server
+	client *localapi.Client
+	logs   *syncBuffer
+}
+
+// startServer opens a Server on 127.0.0.1:0 with an issuer that signs
+// nothing (it answers "no CAE range"), the test clock, the real
+// time-zone reader on TZ=America/Montevideo (read on each request, so a test
+// may change TZ afterwards), a healthy state, and the test's edits.
+func startServer(t *testing.T, edit func(*localapi.ServerConfig)) *testServer {
+	t.Helper()
+	t.Setenv("TZ", "America/Montevideo")
+	logs := &syncBuffer{}
+	cfg := localapi.ServerConfig{
+		Listen:      "127.0.0.1:0",
+		Version:     "1.2.3",
+		Profile:     "caja1",
+		Environment: "sandbox",
+		Logger:      slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Issuer: funcIssuer(func(context.Context, *cfe.Request) (*issuer.Result, error) {
+			return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Respuesta: cfe.RespSinRangoCAE, Message: "sin rango"}
+		}),
+		State: fixedState{st: healthyState()},
+		Now:   func() time.Time { return now },
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv := localapi.NewServer(cfg)
+	if err := srv.Open(); err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	c, err := localapi.NewClient(srv.BaseURL(), localapi.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testServer{srv: srv, client: c, logs: logs}
+}
+
+// request describes one raw HTTP request for the security tests.
+type request struct {
+	method  string
+	path    string
+	host    string // Host header; the server's address when empty
+	headers map[string]string
+	body    io.Reader
+}
+
+// response is what the tests read of an answer; send has closed its body.
+type response struct {
+	StatusCode int
+	Header     http.Header
+}
+
+// send performs r against ts and returns the answer and its body.
+func (ts *testServer) send(t *testing.T, r request) (response, []byte) {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	req, err := http.NewRequest(r.method, ts.srv.BaseURL()+r.path, r.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.host != "" {
+		req.Host = r.host
+	}
+	for k, v := range r.headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{StatusCode: resp.StatusCode, Header: resp.Header}, b
+}
+
+// jsonBody is a POST body of JSON content.
+func jsonBody(s string) io.Reader { return strings.NewReader(s) }
+
+// decodeObject decodes a JSON object body into a map, failing the test when
+// it is not one.
+func decodeObject(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, b)
+	}
+	return m
+}
+
+// logLines decodes the JSON log lines written so far.
+func (ts *testServer) logLines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(ts.logs.String()), "\n") {
+		if line != "" {
+			out = append(out, decodeObject(t, []byte(line)))
+		}
+	}
+	return out
+}
