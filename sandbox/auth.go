@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/hex"
 	"net/http"
 	"strconv"
@@ -91,7 +90,7 @@ func (s *Server) checkSecret(username, secret string, now time.Time) (*User, err
 		return err
 	})
 	if cfe.ErrorCode(err) == cfe.ENOTFOUND {
-		bcrypt.CompareHashAndPassword(dummyHash, []byte(secret))
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(secret)) // only to spend the same time
 		return nil, errBadLogin
 	}
 	if err != nil {
@@ -134,11 +133,7 @@ func (u *User) checkUserKey(secret string) error {
 	return errBadLogin
 }
 
-func newSessionID() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
+func newSessionID() string { return hex.EncodeToString(randomBytes(16)) }
 
 // issueTokens gives sess a new refresh token (invalidating previousRefresh),
 // stores it and answers a new JWT.

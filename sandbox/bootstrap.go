@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,8 +19,7 @@ func (s *Server) bootstrap() error {
 		if k := meta.Get(metaJWTKey); k != nil {
 			s.jwtKey = append([]byte(nil), k...)
 		} else {
-			s.jwtKey = make([]byte, 64) // HS512 wants a key of at least 512 bits
-			rand.Read(s.jwtKey)
+			s.jwtKey = randomBytes(64) // HS512 wants a key of at least 512 bits
 			if err := meta.Put(metaJWTKey, s.jwtKey); err != nil {
 				return err
 			}

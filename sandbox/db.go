@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
@@ -48,7 +49,7 @@ func openDB(dir, env string) (*db, error) {
 	}
 	path := dbPath(dir, env)
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: dbOpenTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("sandbox: %s is in use by another cfe-sandbox process", path)
 	}
 	if err != nil {
@@ -71,8 +72,7 @@ func openDB(dir, env string) (*db, error) {
 		return nil
 	})
 	if err != nil {
-		b.Close()
-		return nil, err
+		return nil, errors.Join(err, b.Close())
 	}
 	return d, nil
 }

@@ -225,7 +225,13 @@ func (s *Server) annul(ctx context.Context, orig *CFERecord, fecha cfe.Date) (*C
 	id := "anulacion-" + strconv.FormatInt(orig.ID, 10)
 	if orig.CancelledBy != 0 {
 		var prev *CFERecord
-		s.db.view(func(tx *bolt.Tx) error { prev, _ = cfeByUUID(tx, orig.Company, id); return nil })
+		if err := s.db.view(func(tx *bolt.Tx) error {
+			var err error
+			prev, err = cfeByUUID(tx, orig.Company, id)
+			return err
+		}); err != nil {
+			return nil, err
+		}
 		if prev == nil || prev.FchEmis != fecha {
 			return nil, &cfe.Error{Code: cfe.ECONFLICT, Respuesta: cfe.RespRechazoValidacion,
 				Message: fmt.Sprintf("el CFE ya fue anulado por el CFE id %d", orig.CancelledBy)}

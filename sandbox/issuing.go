@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -88,8 +89,7 @@ func (s *Server) issuerFor(ctx context.Context, id int64) (*companyIssuer, error
 		return nil, err
 	}
 	if err := s.ensureRanges(ctx, db, company); err != nil {
-		db.Close()
-		return nil, err
+		return nil, errors.Join(err, db.Close())
 	}
 	emisor := company.emisor()
 	ci := &companyIssuer{store: db, cert: creds.Certificate, emisor: emisor, iss: issuer.New(issuer.Config{

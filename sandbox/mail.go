@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -97,13 +98,14 @@ func (s *Server) sendMail(to, subject, body string) error {
 		return err
 	}
 	host, _, _ := net.SplitHostPort(s.cfg.SMTPAddr)
+	if err := conn.SetDeadline(time.Now().Add(mailTimeout)); err != nil {
+		return errors.Join(err, conn.Close())
+	}
 	c, err := smtp.NewClient(conn, host)
 	if err != nil {
-		conn.Close()
-		return err
+		return errors.Join(err, conn.Close())
 	}
-	defer c.Close()
-	conn.SetDeadline(time.Now().Add(mailTimeout))
+	defer c.Close() //nolint:errcheck // Quit below reports the outcome; Close only frees the connection
 	if err := c.Mail(mailFrom); err != nil {
 		return err
 	}

@@ -124,10 +124,14 @@ func (s *Server) authKey(k string) (*principal, error) {
 // a limit is exceeded, answers 429 and returns false.
 func (s *Server) admitKey(w http.ResponseWriter, r *http.Request, key *APIKey) bool {
 	var c *Company
-	s.db.view(func(tx *bolt.Tx) error {
-		c, _ = getCompany(tx, key.Company)
-		return nil
-	})
+	if err := s.db.view(func(tx *bolt.Tx) error {
+		var err error
+		c, err = getCompany(tx, key.Company)
+		return err
+	}); err != nil {
+		s.writeError(w, r, err)
+		return false
+	}
 	perMinute, perHour := key.limits(c)
 	st, ok := s.limiter.take(key.ID, perMinute, perHour, s.now())
 	st.setHeaders(w.Header())

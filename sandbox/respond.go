@@ -47,7 +47,7 @@ type pdfErrorBody struct {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v) // a failure means the client went away
 }
 
 // writeError answers err in the common error shape. Internal errors are

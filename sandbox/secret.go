@@ -8,11 +8,16 @@ import (
 	"encoding/hex"
 )
 
+// randomBytes returns n bytes from crypto/rand, whose Read never fails.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
+
 // newSecret returns prefix followed by secretBytes random bytes, URL-safe.
 func newSecret(prefix string) string {
-	b := make([]byte, secretBytes)
-	rand.Read(b) // never fails (crypto/rand documents it)
-	return prefix + base64.RawURLEncoding.EncodeToString(b)
+	return prefix + base64.RawURLEncoding.EncodeToString(randomBytes(secretBytes))
 }
 
 // hashSecret is how long random secrets (API keys, refresh tokens) are

@@ -83,7 +83,8 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 	}
 	rec := &Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: orDefault(c.FormatoRepImpresa, defaultFormato),
 		DomFiscal: orDefault(c.DomicilioFiscal, defaultDomFiscal), Ciudad: orDefault(c.Ciudad, defaultCiudad),
-		Departamento: orDefault(c.Departamento, defaultDepartamento), PerMinute: c.LimitePorMinuto, PerHour: c.LimitePorHora}
+		Departamento: orDefault(c.Departamento, defaultDepartamento),
+		PerMinute:    c.LimitePorMinuto, PerHour: c.LimitePorHora}
 	if err := putCompany(sd.tx, rec); err != nil {
 		return nil, err
 	}

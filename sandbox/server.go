@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -100,8 +99,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.guard = newLoginGuard(cfg.LoginLimits, s.metrics, s.log)
 	if err := s.bootstrap(); err != nil {
-		d.Close()
-		return nil, err
+		return nil, errors.Join(err, s.issuers.close(), d.Close())
 	}
 	s.router = s.routes()
 	return s, nil
@@ -180,9 +178,7 @@ type requestIDKey struct{}
 // error bodies.
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b := make([]byte, 8)
-		rand.Read(b)
-		id := hex.EncodeToString(b)
+		id := hex.EncodeToString(randomBytes(8))
 		w.Header().Set(headerRequestID, id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})

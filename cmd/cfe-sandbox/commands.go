@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -72,8 +72,7 @@ func serve(ctx context.Context, cfg sandbox.Config) error {
 		return err
 	}
 	if err := srv.Open(); err != nil {
-		srv.Close()
-		return err
+		return errors.Join(err, srv.Close())
 	}
 	fmt.Fprintf(cfg.Out, "cfe-sandbox (%s) listening on %s\n", cfg.Environment, srv.URL())
 	<-ctx.Done()
@@ -97,11 +96,12 @@ func userCommand(data *dataFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "user %q added with id %d\n", u.Username, id)
+				out := fmt.Sprintf("user %q added with id %d\n", u.Username, id)
 				if generated {
-					fmt.Fprintf(cmd.OutOrStdout(), "password: %s (shown only now)\n", u.Password)
+					out += fmt.Sprintf("password: %s (shown only now)\n", u.Password)
 				}
-				return nil
+				_, err = fmt.Fprint(cmd.OutOrStdout(), out)
+				return err
 			})
 		},
 	}
@@ -109,7 +109,7 @@ func userCommand(data *dataFlags) *cobra.Command {
 	add.Flags().StringVar(&u.Email, "email", "", "e-mail address for password recovery")
 	add.Flags().StringVar(&u.Password, "password", "", "password")
 	add.Flags().StringSliceVar(&u.Empresas, "empresa", nil, "RUC of a company of the user (repeatable)")
-	add.MarkFlagRequired("username")
+	cobra.CheckErr(add.MarkFlagRequired("username"))
 	user.AddCommand(add)
 	return user
 }
@@ -127,8 +127,8 @@ func companyCommand(data *dataFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "company %s added with id %d\n", c.RUC, id)
-				return nil
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "company %s added with id %d\n", c.RUC, id)
+				return err
 			})
 		},
 	}
@@ -137,8 +137,8 @@ func companyCommand(data *dataFlags) *cobra.Command {
 	add.Flags().StringVar(&c.FormatoRepImpresa, "formato", "", "default print template (Estandar when empty)")
 	add.Flags().IntVar(&c.LimitePorMinuto, "limite-por-minuto", 0, "default per-minute limit of the company's API keys")
 	add.Flags().IntVar(&c.LimitePorHora, "limite-por-hora", 0, "default per-hour limit of the company's API keys")
-	add.MarkFlagRequired("ruc")
-	add.MarkFlagRequired("razon-social")
+	cobra.CheckErr(add.MarkFlagRequired("ruc"))
+	cobra.CheckErr(add.MarkFlagRequired("razon-social"))
 	company.AddCommand(add)
 	return company
 }
@@ -148,12 +148,7 @@ func withAdmin(data *dataFlags, fn func(*sandbox.Admin) error) error {
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	return fn(a)
+	return errors.Join(fn(a), a.Close())
 }
 
-func randomPassword() string {
-	b := make([]byte, 15)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+func randomPassword() string { return rand.Text() }
