@@ -76,7 +76,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.issueTokens(w, r, &Session{ID: newSessionID(), User: user.ID, Created: now}, "")
+	s.issueTokens(w, r, user.ID)
 }
 
 // checkSecret verifies secret for username: the password, an unexpired
@@ -135,14 +135,30 @@ func (u *User) checkUserKey(secret string) error {
 
 func newSessionID() string { return hex.EncodeToString(randomBytes(16)) }
 
-// issueTokens gives sess a new refresh token (invalidating previousRefresh),
-// stores it and answers a new JWT.
-func (s *Server) issueTokens(w http.ResponseWriter, r *http.Request, sess *Session, previousRefresh string) {
+// issueTokens stores a new session for user and answers its first JWT and
+// refresh token.
+func (s *Server) issueTokens(w http.ResponseWriter, r *http.Request, user int64) {
 	now := s.now()
+	sess := &Session{ID: newSessionID(), User: user, Created: now}
+	var refresh string
+	err := s.db.update(func(tx *bolt.Tx) error {
+		refresh = sess.rotate(now)
+		return putSession(tx, sess, "")
+	})
+	s.answerTokens(w, r, sess, refresh, now, err)
+}
+
+// rotate gives the session a new refresh token and returns it.
+func (sess *Session) rotate(now time.Time) string {
 	refresh := newSecret("")
 	sess.RefreshHash = hashSecret(refresh)
 	sess.RefreshExpires = now.Add(refreshTTL)
-	if err := s.db.update(func(tx *bolt.Tx) error { return putSession(tx, sess, previousRefresh) }); err != nil {
+	return refresh
+}
+
+// answerTokens answers a new JWT of sess with its refresh token, or err.
+func (s *Server) answerTokens(w http.ResponseWriter, r *http.Request, sess *Session, refresh string, now time.Time, err error) {
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -184,28 +200,30 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	old := hashSecret(req.RefreshToken)
+	// Look up and rotate in one transaction, so a token is exchanged once
+	// even by concurrent requests.
+	now, old := s.now(), hashSecret(req.RefreshToken)
 	var sess *Session
-	err := s.db.view(func(tx *bolt.Tx) error {
+	var refresh string
+	err := s.db.update(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucketRefresh).Get([]byte(old))
 		if raw == nil {
 			return errBadRefresh
 		}
 		var err error
-		sess, err = getSession(tx, string(raw))
-		return err
+		if sess, err = getSession(tx, string(raw)); err != nil {
+			return err
+		}
+		if sess.Revoked || !sameHash(sess.RefreshHash, old) || !now.Before(sess.RefreshExpires) {
+			return errBadRefresh
+		}
+		refresh = sess.rotate(now)
+		return putSession(tx, sess, old)
 	})
-	switch {
-	case err != nil && cfe.ErrorCode(err) != cfe.EINTERNAL:
-		err = errBadRefresh
-	case err == nil && (sess.Revoked || !s.now().Before(sess.RefreshExpires)):
+	if cfe.ErrorCode(err) == cfe.ENOTFOUND {
 		err = errBadRefresh
 	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.issueTokens(w, r, sess, old)
+	s.answerTokens(w, r, sess, refresh, now, err)
 }
 
 // RevokeResponse answers POST /api/auth/revoke.

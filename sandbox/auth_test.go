@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -251,5 +252,28 @@ func TestNew_Environment(t *testing.T) {
 	prod.Close()
 	if _, err := os.Stat(filepath.Join(dir, "cfe-sandbox-produccion.db")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRefresh_Concurrent exchanges one refresh token from 8 goroutines at
+// once: exactly one gets new tokens.
+func TestRefresh_Concurrent(t *testing.T) {
+	e := start(t)
+	tok := e.login("ana", anaPassword)
+	statuses := make(chan int, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			statuses <- e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: tok.RefreshToken}).status
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusOK] != 1 || count[http.StatusUnauthorized] != 7 {
+		t.Errorf("statuses %v, want one 200 and seven 401", count)
 	}
 }
