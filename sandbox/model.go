@@ -42,15 +42,16 @@ func (u *User) belongsTo(id int64) bool {
 // Company is an emitter. PerMinute and PerHour, when positive, are the
 // default rate limits of its API keys.
 type Company struct {
-	ID                int64  `json:"id"`
-	RUC               string `json:"ruc"`
-	RazonSocial       string `json:"razonSocial"`
-	FormatoRepImpresa string `json:"formatoRepImpresa"`
-	DomFiscal         string `json:"domFiscal"`
-	Ciudad            string `json:"ciudad"`
-	Departamento      string `json:"departamento"`
-	PerMinute         int    `json:"perMinute,omitempty"`
-	PerHour           int    `json:"perHour,omitempty"`
+	ID                int64            `json:"id"`
+	RUC               string           `json:"ruc"`
+	RazonSocial       string           `json:"razonSocial"`
+	FormatoRepImpresa string           `json:"formatoRepImpresa"`
+	DomFiscal         string           `json:"domFiscal"`
+	Ciudad            string           `json:"ciudad"`
+	Departamento      string           `json:"departamento"`
+	Templates         []TemplateConfig `json:"templates,omitempty"`
+	PerMinute         int              `json:"perMinute,omitempty"`
+	PerHour           int              `json:"perHour,omitempty"`
 }
 
 // APIKey is a company API key. Only the SHA-256 of the complete key is kept.

@@ -25,14 +25,15 @@ type Seed struct {
 
 // SeedCompany is a company; limits, when positive, are its keys' defaults.
 type SeedCompany struct {
-	RUC               string `json:"ruc"`
-	RazonSocial       string `json:"razonSocial"`
-	FormatoRepImpresa string `json:"formatoRepImpresa,omitempty"`
-	DomicilioFiscal   string `json:"domicilioFiscal,omitempty"`
-	Ciudad            string `json:"ciudad,omitempty"`
-	Departamento      string `json:"departamento,omitempty"`
-	LimitePorMinuto   int    `json:"limitePorMinuto,omitempty"`
-	LimitePorHora     int    `json:"limitePorHora,omitempty"`
+	RUC               string           `json:"ruc"`
+	RazonSocial       string           `json:"razonSocial"`
+	FormatoRepImpresa string           `json:"formatoRepImpresa,omitempty"`
+	DomicilioFiscal   string           `json:"domicilioFiscal,omitempty"`
+	Ciudad            string           `json:"ciudad,omitempty"`
+	Departamento      string           `json:"departamento,omitempty"`
+	Plantillas        []TemplateConfig `json:"plantillas,omitempty"` // custom print templates
+	LimitePorMinuto   int              `json:"limitePorMinuto,omitempty"`
+	LimitePorHora     int              `json:"limitePorHora,omitempty"`
 }
 
 // SeedUser is a user of the companies named by RUC.
@@ -83,8 +84,15 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 	}
 	rec := &Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: orDefault(c.FormatoRepImpresa, defaultFormato),
 		DomFiscal: orDefault(c.DomicilioFiscal, defaultDomFiscal), Ciudad: orDefault(c.Ciudad, defaultCiudad),
-		Departamento: orDefault(c.Departamento, defaultDepartamento),
-		PerMinute:    c.LimitePorMinuto, PerHour: c.LimitePorHora}
+		Departamento: orDefault(c.Departamento, defaultDepartamento), Templates: c.Plantillas,
+		PerMinute: c.LimitePorMinuto, PerHour: c.LimitePorHora}
+	cat, err := catalog(rec.Templates)
+	if err != nil {
+		return nil, fmt.Errorf("company %s: %w", c.RUC, err)
+	}
+	if _, err := cat.Template(rec.FormatoRepImpresa); err != nil {
+		return nil, fmt.Errorf("company %s: formatoRepImpresa: %w", c.RUC, err)
+	}
 	if err := putCompany(sd.tx, rec); err != nil {
 		return nil, err
 	}

@@ -161,6 +161,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerEmitRoutes(r)
 	s.registerIssuedRoutes(r)
 	s.registerPointRoutes(r)
+	s.registerPDFRoutes(r)
 	s.registerMetricsRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, req, notFound("la ruta"))
