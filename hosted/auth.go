@@ -1,0 +1,126 @@
+package hosted
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// refreshMargin is how long before a JWT's expiry the client renews it, so
+// that no request goes out with a token about to lapse.
+const refreshMargin = 10 * time.Minute
+
+// session is the JWT of a user login and its refresh token. Its mutex is held
+// across a login or refresh, so concurrent callers wait for the one in flight
+// instead of starting their own.
+type session struct {
+	mu      sync.Mutex
+	token   string
+	refresh string
+	expires time.Time
+	// refused is set when the service refused the credential: no further
+	// login is attempted (an agent must not loop on a wrong password).
+	refused error
+	// blockedUntil is the end of a login 429's Retry-After.
+	blockedUntil time.Time
+}
+
+// tokenResponse is the answer of login and refresh.
+type tokenResponse struct {
+	Token        string    `json:"token"`
+	RefreshToken string    `json:"refresh_token"`
+	ExpiresAt    time.Time `json:"expires_at"`
+}
+
+// invalidate forgets the JWT that authorization carried, if it is still the
+// current one, so the next request renews it.
+func (s *session) invalidate(authorization string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if authorization == "Bearer "+s.token {
+		s.token, s.expires = "", time.Time{}
+	}
+}
+
+// token returns a JWT valid for at least refreshMargin: the current one, a
+// refreshed one, or one from a new login, in that order of preference.
+func (c *Client) token(ctx context.Context) (string, error) {
+	s := &c.session
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := c.now()
+	if s.token != "" && now.Before(s.expires.Add(-refreshMargin)) {
+		return s.token, nil
+	}
+	if s.refused != nil {
+		return "", s.refused
+	}
+	if s.refresh != "" {
+		err := c.authenticate(ctx, "hosted.refresh", "/api/auth/refresh", map[string]string{"refresh_token": s.refresh})
+		switch {
+		case err == nil:
+			return s.token, nil
+		case cfe.ErrorCode(err) != cfe.EUNAUTHORIZED:
+			// Service down or busy: keep using a token that has not expired,
+			// and keep the refresh token for later.
+			if s.token != "" && now.Before(s.expires) {
+				return s.token, nil
+			}
+			return "", err
+		}
+		s.refresh = "" // rotated, expired or revoked: log in again
+	}
+	if now.Before(s.blockedUntil) {
+		return "", &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "hosted.login",
+			Message: "el servicio alojado limitó los intentos de inicio de sesión; se reintentará más tarde",
+			Err:     &APIError{Status: http.StatusTooManyRequests, RetryAfter: s.blockedUntil.Sub(now)}}
+	}
+	err := c.authenticate(ctx, "hosted.login", "/api/auth/login", map[string]string{"username": c.cfg.Username, "secret": c.cfg.Secret})
+	switch cfe.ErrorCode(err) {
+	case "":
+		return s.token, nil
+	case cfe.EUNAUTHORIZED, cfe.EINVALID, cfe.EFORBIDDEN:
+		s.refused = &cfe.Error{Code: cfe.EUNAUTHORIZED, Op: "hosted.login",
+			Message: "el servicio alojado rechazó el usuario o la clave del perfil; corrija hosted.username y hosted.secret", Err: err}
+		c.log.Error("hosted service refused the profile's login; no further login will be attempted",
+			"username", c.cfg.Username, "err", err)
+		c.noteError(true, s.refused.(*cfe.Error).Message)
+		return "", s.refused
+	}
+	if ra, ok := RetryAfter(err); ok {
+		s.blockedUntil = now.Add(ra)
+	}
+	return "", err
+}
+
+// authenticate sends a login or refresh (once: a login is never retried
+// blindly) and keeps the tokens of a success. s.mu is held.
+func (c *Client) authenticate(ctx context.Context, op, path string, body map[string]string) error {
+	req, err := jsonRequest(op, http.MethodPost, path, body, false)
+	if err != nil {
+		return err
+	}
+	status, header, b, err := c.send(ctx, req, http.Header{})
+	if err != nil {
+		c.noteError(false, "no se pudo contactar el servicio alojado")
+		return unavailable(op, err)
+	}
+	if status != http.StatusOK {
+		apiErr := parseAPIError(status, header, b)
+		c.noteError(true, apiErr.Message)
+		return apiErr.toError(op)
+	}
+	var tr tokenResponse
+	if err := json.Unmarshal(b, &tr); err != nil || tr.Token == "" {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "respuesta inesperada del servicio alojado al iniciar sesión", Err: err}
+	}
+	s := &c.session
+	s.token, s.refresh, s.expires = tr.Token, tr.RefreshToken, tr.ExpiresAt
+	c.noteSuccess()
+	c.log.Info("hosted session renewed", "op", op, "expires", tr.ExpiresAt)
+	return nil
+}
