@@ -329,4 +329,3 @@ func BenchmarkDeliverer(b *testing.B) {
 		total += n
 	}
 }
-
