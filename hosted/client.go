@@ -399,18 +399,16 @@ var errNoCredentials = &cfe.Error{Code: cfe.EUNAUTHORIZED,
 	Message: "el perfil no tiene credenciales del servicio alojado (api_key, o username y secret)"}
 
 // Authorize sets the client's credentials on h: X-API-Key, or Authorization
-// with a JWT (logging in or refreshing first when needed).
+// with a JWT (logging in or refreshing first when needed). A client without
+// credentials (AuthNone) sets nothing.
 //
-// Errors: EUNAUTHORIZED when the client has no credentials or the service
-// refused them; EUNAVAILABLE when a needed login could not be made (service
-// down, or login attempts limited: see RetryAfter).
+// Errors: EUNAUTHORIZED when the service refused the profile's login;
+// EUNAVAILABLE when a needed login could not be made (service down, or login
+// attempts limited: see RetryAfter).
 func (c *Client) Authorize(ctx context.Context, h http.Header) error {
 	hdr, err := c.credentials(ctx)
 	if err != nil {
 		return err
-	}
-	if len(hdr) == 0 {
-		return errNoCredentials
 	}
 	for k, v := range hdr {
 		h[k] = v

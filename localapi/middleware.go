@@ -28,9 +28,10 @@ const (
 // CORS answers given to allowed origins.
 const (
 	corsAllowMethods  = "GET, POST"
-	corsAllowHeaders  = "Content-Type, Authorization, " + headerToken + ", " + headerRequestID
-	corsExposeHeaders = headerRequestID
-	corsMaxAge        = "600"
+	corsAllowHeaders  = "Content-Type, Authorization, X-API-Key, " + headerToken + ", " + headerRequestID
+	corsExposeHeaders = headerRequestID + ", Retry-After, X-RateLimit-Limit-Minute, X-RateLimit-Remaining-Minute, " +
+		"X-RateLimit-Limit-Hour, X-RateLimit-Remaining-Hour"
+	corsMaxAge = "600"
 )
 
 // secure wraps h in the module's request pipeline: request id and access log
@@ -143,7 +144,7 @@ func (s *Server) checkBody(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if !isJSON(r.Header.Get("Content-Type")) {
+		if ct := r.Header.Get("Content-Type"); !isJSON(ct) && !(formPaths[r.URL.Path] && isForm(ct)) {
 			s.refuse(w, r, "unsupported media type", &cfe.Error{Code: cfe.EINVALID, Err: errMediaType,
 				Message: "el cuerpo debe enviarse como application/json en UTF-8",
 				Fields:  []cfe.FieldError{{Campo: "Content-Type", Mensaje: "se espera application/json (charset utf-8)"}}})
@@ -167,6 +168,12 @@ func isJSON(contentType string) bool {
 	}
 	cs, ok := params["charset"]
 	return !ok || strings.EqualFold(cs, "utf-8")
+}
+
+// isForm reports whether a Content-Type is application/x-www-form-urlencoded.
+func isForm(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/x-www-form-urlencoded"
 }
 
 func tooLarge(limit int64, err error) *cfe.Error {

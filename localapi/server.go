@@ -72,6 +72,13 @@ type ServerConfig struct {
 	// StatusPage, when set, answers GET / for browsers (requests that accept
 	// text/html); everyone else gets the JSON of /state.
 	StatusPage http.Handler
+
+	// Hosted is the hosted service that /api/v1/... and /api/auth/...
+	// requests are forwarded to (proxy.go); when nil they get 503.
+	Hosted Hosted
+	// HostedTransport sends the forwarded requests; a transport with a 30 s
+	// response-header timeout when nil.
+	HostedTransport http.RoundTripper
 }
 
 // LANConfig opens the module to callers on other machines.
@@ -103,6 +110,7 @@ type Server struct {
 	// origins holds the allowed origins, lower-cased.
 	origins map[string]bool
 	tokens  tokenSet
+	proxy   http.Handler // forwards to Hosted; nil without one
 
 	ln       net.Listener
 	srv      *http.Server
@@ -149,6 +157,7 @@ func NewServer(cfg ServerConfig) *Server {
 	r.MethodNotAllowedHandler = http.HandlerFunc(s.handleMethodNotAllowed)
 	s.registerStatusRoutes(r)
 	s.registerSignRoutes(r)
+	s.registerProxyRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later.
 	s.handler = s.secure(r)

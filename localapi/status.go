@@ -38,6 +38,8 @@ type State struct {
 	Outbox Outbox
 	// Receipts summarizes recent signing.
 	Receipts Receipts
+	// Hosted is the hosted service's state; nil when none is configured.
+	Hosted *HostedState
 }
 
 // Certificate describes the signing certificate.
@@ -62,6 +64,7 @@ type CAERangeUse struct {
 type Outbox struct {
 	Pending       int
 	OldestPending time.Time // zero when Pending is 0
+	Rejected      int       // CFEs the hosted service refused for good
 }
 
 // Receipts summarizes the CFEs signed recently.
@@ -115,6 +118,7 @@ type StateReport struct {
 	CAE         []CAETypeReport    `json:"cae"`
 	Outbox      OutboxReport       `json:"outbox"`
 	Receipts    ReceiptsReport     `json:"receipts"`
+	Hosted      *HostedReport      `json:"hosted"`
 }
 
 // CertificateReport describes the signing certificate.
@@ -153,6 +157,7 @@ type CAERangeReport struct {
 type OutboxReport struct {
 	Pending           int   `json:"pending"`
 	OldestPendingAgeS int64 `json:"oldest_pending_age_s"`
+	Rejected          int   `json:"rejected"`
 }
 
 // ReceiptsReport summarizes recent signing.
@@ -232,6 +237,7 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		rep.addCAE(st.CAE)
 		rep.addOutbox(st.Outbox, now)
 		rep.addReceipts(st.Receipts)
+		rep.addHosted(st.Hosted, st.Outbox, now)
 	}
 	rep.OK = rep.Status != HealthError
 	return rep
@@ -326,7 +332,7 @@ func (rep *StateReport) addCAE(ranges []CAERangeUse) {
 }
 
 func (rep *StateReport) addOutbox(o Outbox, now time.Time) {
-	rep.Outbox = OutboxReport{Pending: o.Pending}
+	rep.Outbox = OutboxReport{Pending: o.Pending, Rejected: o.Rejected}
 	if o.Pending == 0 || o.OldestPending.IsZero() {
 		return
 	}
