@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
@@ -37,6 +38,10 @@ type agent struct {
 	signer  *signer.Signer // nil when the certificate could not be loaded
 	certErr error          // why signer is nil
 	issuer  *issuer.Issuer
+	// hosted is the hosted service's client, nil when the profile names none;
+	// deliverer runs only while the agent serves.
+	hosted    *hosted.Client
+	deliverer *hosted.Deliverer
 }
 
 // loadConfig reads (on first run: writes, then reads) the configuration and
@@ -102,6 +107,10 @@ func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agen
 		Emisor: a.profile.Emisor,
 		Tax:    taxConfig(a.profile.Tax),
 	})
+	if a.hosted, err = newHostedClient(a.profile.Hosted, log); err != nil {
+		a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 

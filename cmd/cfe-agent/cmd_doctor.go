@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
@@ -172,35 +173,53 @@ func (d *doctor) outbox(r *localapi.StateReport) {
 	default:
 		d.line("OK", "envíos", "%d comprobantes pendientes de envío", o.Pending)
 	}
+	if o.Rejected > 0 {
+		d.line("WARN", "envíos", "el servicio alojado rechazó %d comprobantes firmados: revíselos (no se reenvían solos)", o.Rejected)
+	}
+	if h := r.Hosted; h != nil && h.LastError != "" {
+		d.line("WARN", "envíos", "último error del servicio alojado: %s", h.LastError)
+	}
 }
 
+// hosted checks that the service answers and accepts the profile's
+// credentials, and reports the key's headroom.
 func (d *doctor) hosted(ctx context.Context, p profiles.Profile) {
+	const check = "servicio alojado"
 	h := p.Hosted
 	if h.BaseURL == "" {
-		d.line("WARN", "servicio alojado", "no configurado: los comprobantes firmados quedan en la cola local")
+		d.line("WARN", check, "no configurado: los comprobantes firmados quedan en la cola local")
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	c, err := newHostedClient(h, slog.New(slog.DiscardHandler))
+	if err != nil {
+		d.line("FAIL", check, "%s", describe(err))
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(h.BaseURL, "/")+"/", nil)
-	if err != nil {
-		d.line("FAIL", "servicio alojado", "URL inválida %s", h.BaseURL)
+	if err := c.Ping(ctx); err != nil {
+		d.line("FAIL", check, "%s no responde: %v", h.BaseURL, errors.Unwrap(err))
 		return
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		d.line("FAIL", "servicio alojado", "%s no responde: %v", h.BaseURL, errors.Unwrap(err))
+	if c.Auth() == hosted.AuthNone {
+		d.line("WARN", check, "%s responde, pero el perfil no tiene credenciales (api_key, o username y secret): "+
+			"los comprobantes firmados no pueden enviarse", h.BaseURL)
 		return
 	}
-	resp.Body.Close()
-	auth := "sin credenciales"
-	switch {
-	case h.APIKey != "":
-		auth = "clave API de empresa"
-	case h.Username != "":
-		auth = "usuario " + h.Username
+	auth := "clave API de empresa"
+	if c.Auth() == hosted.AuthJWT {
+		auth = "usuario " + h.Username + " (JWT)"
 	}
-	d.line("OK", "servicio alojado", "%s responde (HTTP %d); autenticación: %s", h.BaseURL, resp.StatusCode, auth)
+	if _, err := c.Empresas(ctx); err != nil {
+		d.line("FAIL", check, "%s responde, pero no acepta las credenciales (%s): %s", h.BaseURL, auth, describe(err))
+		return
+	}
+	headroom := ""
+	if rl := c.Status().RateLimit; rl != nil {
+		headroom = fmt.Sprintf("; cupo de la clave: %d de %d por minuto, %d de %d por hora",
+			rl.RemainingMinute, rl.LimitMinute, rl.RemainingHour, rl.LimitHour)
+	}
+	d.line("OK", check, "%s responde; autenticación: %s%s", h.BaseURL, auth, headroom)
 }
 
 func (d *doctor) printers(p profiles.Profile) {

@@ -64,6 +64,9 @@ func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 	if err := srv.Open(); err != nil {
 		return err
 	}
+	deliveryCtx, stopDelivery := context.WithCancel(ctx)
+	waitDelivery := startDelivery(deliveryCtx, a)
+	defer func() { stopDelivery(); waitDelivery() }()
 	runFile := runFilePath(a.dataDir, a.name)
 	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now()}); err != nil {
 		log.Warn("could not write the run file", "file", runFile, "err", err)
@@ -89,7 +92,7 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 	for i, t := range a.profile.LAN.Tokens {
 		tokens[i] = t.Value()
 	}
-	return localapi.NewServer(localapi.ServerConfig{
+	cfg := localapi.ServerConfig{
 		Listen:         listen,
 		Version:        version,
 		Profile:        a.name,
@@ -97,9 +100,11 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 		AllowedOrigins: a.profile.AllowedOrigins,
 		LAN:            localapi.LANConfig{Enabled: a.profile.LAN.Enabled, Tokens: tokens, AllowedHosts: a.profile.LAN.AllowedHosts},
 		Logger:         log,
-		Issuer:         a.issuer,
+		Issuer:         kickingIssuer{a},
 		State:          agentState{a},
-	})
+	}
+	hostedParts(a, &cfg)
+	return localapi.NewServer(cfg)
 }
 
 // agentState reports the agent's state to the local module from the store and
@@ -126,7 +131,8 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Outbox = localapi.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending}
+	st.Outbox = localapi.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected}
+	st.Hosted = hostedState(s.a)
 	if st.Receipts.SignedToday, err = s.a.db.CountByDate(ctx, today, today); err != nil {
 		return st, err
 	}

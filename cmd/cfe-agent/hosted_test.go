@@ -1,0 +1,130 @@
+package main_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/cfe-agent/cfe-agent/sandbox"
+)
+
+const agentKey = "xx_test_agente-e2e-000000000000000001"
+
+// startSandbox runs the real hosted-service emulator on a free loopback port
+// with a key for the demo company (the default profile's RUC).
+func startSandbox(t *testing.T) *sandbox.Server {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Config{Environment: sandbox.EnvSandbox, DataDir: t.TempDir(), Listen: "127.0.0.1:0",
+		DemoPassword: "demo-password", PasswordCost: bcrypt.MinCost,
+		Seed: &sandbox.Seed{APIKeys: []sandbox.SeedKey{{Empresa: "219999830019", Nombre: "caja e2e", Key: agentKey}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Open(); err != nil {
+		sb.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+// TestAgent_DeliversAndProxies: an agent whose hosted service comes from the
+// environment (CFE_AGENT_HOSTED_URL, CFE_AGENT_HOSTED_API_KEY) delivers what
+// it signs, reports the service in /state, forwards hosted calls and passes
+// doctor's hosted check.
+func TestAgent_DeliversAndProxies(t *testing.T) {
+	sb := startSandbox(t)
+	env := agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir(), "CFE_AGENT_HOSTED_URL="+sb.URL(), "CFE_AGENT_HOSTED_API_KEY="+agentKey)
+	a := startAgent(t, env, "--listen", "127.0.0.1:0")
+
+	res := signCFE(t, a.baseURL, example(t, "e-ticket.json"))
+	if res["codigo_respuesta"] != "00" {
+		t.Fatalf("sign-cfe = %v", res)
+	}
+	var state struct {
+		Outbox struct {
+			Pending  int `json:"pending"`
+			Rejected int `json:"rejected"`
+		} `json:"outbox"`
+		Hosted *struct {
+			URL       string `json:"url"`
+			Reachable bool   `json:"reachable"`
+			Auth      string `json:"auth"`
+			LastError string `json:"last_error"`
+			RateLimit *struct {
+				LimitMinute     int `json:"limit_minute"`
+				RemainingMinute int `json:"remaining_minute"`
+			} `json:"rate_limit"`
+		} `json:"hosted"`
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		getInto(t, a.baseURL+"/state", nil, &state)
+		if state.Outbox.Pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the signed CFE was not delivered: %+v\n%s", state, a.logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h := state.Hosted
+	switch {
+	case h == nil:
+		t.Fatal("/state has no hosted object")
+	case h.URL != sb.URL() || !h.Reachable || h.Auth != "api_key" || h.LastError != "":
+		t.Errorf("hosted %+v", *h)
+	case h.RateLimit == nil || h.RateLimit.LimitMinute != 120 || h.RateLimit.RemainingMinute != 119:
+		t.Errorf("rate limit %+v, want the default 120 a minute with one request used", h.RateLimit)
+	}
+
+	// The delivered CFE, read through the agent's proxy with the profile's key.
+	var found []struct {
+		ID     int64  `json:"id"`
+		Serie  string `json:"serie"`
+		Nro    int64  `json:"nro"`
+		Origen string `json:"origen"`
+	}
+	getInto(t, a.baseURL+"/api/v1/cfeemitido/buscar?"+url.Values{"tipoFiltro": {"101"}}.Encode(), nil, &found)
+	if len(found) != 1 || found[0].Origen != "agente" || found[0].Serie != res["serie"] || float64(found[0].Nro) != res["numero"] {
+		t.Fatalf("the sandbox holds %+v, want the agent's %v-%v", found, res["serie"], res["numero"])
+	}
+	var detail struct {
+		XmlFirmado string `json:"xmlFirmado"`
+	}
+	getInto(t, a.baseURL+"/api/v1/cfeemitido/"+strconv.FormatInt(found[0].ID, 10), nil, &detail)
+	if detail.XmlFirmado != res["xml_firmado"] {
+		t.Error("the service's copy is not the signed XML byte for byte")
+	}
+
+	out, code := runCLI(t, env, "doctor")
+	if !strings.Contains(out, "OK   servicio alojado: "+sb.URL()+" responde; autenticación: clave API de empresa; cupo de la clave:") {
+		t.Errorf("doctor (exit %d) does not report the hosted service as usable:\n%s", code, out)
+	}
+	a.stop(t)
+}
+
+func getInto(t *testing.T, u string, header http.Header, v any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d", u, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
