@@ -160,7 +160,9 @@ func TestProxy_Forwards(t *testing.T) {
 			if resp.StatusCode != wantStatus || !sameJSON(t, got, want) {
 				t.Errorf("proxied: HTTP %d %s\ndirect: HTTP %d %s", resp.StatusCode, got, wantStatus, want)
 			}
-			var e struct{ RequestID string `json:"request_id"` }
+			var e struct {
+				RequestID string `json:"request_id"`
+			}
 			if json.Unmarshal(got, &e) == nil && e.RequestID != "" && e.RequestID != resp.Header.Get("X-Request-Id") {
 				t.Errorf("X-Request-Id %q is not the service's %q", resp.Header.Get("X-Request-Id"), e.RequestID)
 			}
