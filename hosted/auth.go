@@ -84,12 +84,13 @@ func (c *Client) token(ctx context.Context) (string, error) {
 	case "":
 		return s.token, nil
 	case cfe.EUNAUTHORIZED, cfe.EINVALID, cfe.EFORBIDDEN:
-		s.refused = &cfe.Error{Code: cfe.EUNAUTHORIZED, Op: "hosted.login",
+		refused := &cfe.Error{Code: cfe.EUNAUTHORIZED, Op: "hosted.login",
 			Message: "el servicio alojado rechazó el usuario o la clave del perfil; corrija hosted.username y hosted.secret", Err: err}
 		c.log.Error("hosted service refused the profile's login; no further login will be attempted",
 			"username", c.cfg.Username, "err", err)
-		c.noteError(true, s.refused.(*cfe.Error).Message)
-		return "", s.refused
+		c.noteError(true, refused.Message)
+		s.refused = refused
+		return "", refused
 	}
 	if ra, ok := RetryAfter(err); ok {
 		s.blockedUntil = now.Add(ra)
