@@ -112,7 +112,7 @@ func (c *Client) authenticate(ctx context.Context, op, path string, body map[str
 	}
 	if status != http.StatusOK {
 		apiErr := parseAPIError(status, header, b)
-		c.noteError(true, apiErr.Message)
+		c.noteAnswer(status, apiErr.Message)
 		return apiErr.toError(op)
 	}
 	var tr tokenResponse

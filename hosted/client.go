@@ -247,7 +247,7 @@ func (c *Client) do(ctx context.Context, req *request, out any) error {
 			return nil
 		}
 		apiErr := parseAPIError(status, header, body)
-		c.noteError(true, apiErr.Message)
+		c.noteAnswer(status, apiErr.Message)
 		switch {
 		case status == http.StatusUnauthorized && c.Auth() == AuthJWT && !reauthed:
 			// The JWT may have been revoked or its session closed: log in
@@ -325,10 +325,12 @@ func unavailable(op string, err error) *cfe.Error {
 // added the client's credentials. ownCredentials tells whether it did.
 func (c *Client) Observe(resp *http.Response, ownCredentials bool) {
 	c.observe(resp.StatusCode, resp.Header, ownCredentials && c.Auth() == AuthAPIKey)
-	switch {
-	case resp.StatusCode < 400:
-		c.noteSuccess()
-	case resp.StatusCode == http.StatusUnauthorized && ownCredentials && c.Auth() == AuthJWT:
+	if !ownCredentials {
+		c.noteAnswer(http.StatusOK, "") // a caller's own credential says nothing of the profile's
+		return
+	}
+	c.noteAnswer(resp.StatusCode, fmt.Sprintf("el servicio alojado respondió HTTP %d", resp.StatusCode))
+	if resp.StatusCode == http.StatusUnauthorized && c.Auth() == AuthJWT {
 		c.session.invalidate(resp.Request.Header.Get("Authorization"))
 	}
 }
@@ -364,6 +366,20 @@ func (c *Client) noteSuccess() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reachable, c.contact, c.lastErr = true, c.now(), ""
+}
+
+// noteAnswer records an answer of the service. Only answers that say the
+// service or the profile's credential has a problem (401, 403, 429, 5xx)
+// become the last error; any other (a 404 for an unknown id, a 400 for a bad
+// request) says the service works.
+func (c *Client) noteAnswer(status int, msg string) {
+	switch {
+	case status == http.StatusUnauthorized, status == http.StatusForbidden,
+		status == http.StatusTooManyRequests, status >= 500:
+		c.noteError(true, msg)
+	default:
+		c.noteSuccess()
+	}
 }
 
 // noteError records a failure; answered tells whether the service answered.

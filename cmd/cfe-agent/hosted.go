@@ -41,8 +41,12 @@ func hostedParts(a *agent, cfg *localapi.ServerConfig) {
 // function waits for it to stop. Without a hosted service there is nothing
 // to run and signed CFEs stay in the outbox.
 func startDelivery(ctx context.Context, a *agent) (wait func()) {
-	if a.hosted == nil {
+	switch {
+	case a.hosted == nil:
 		a.log.Warn("no hosted service in the profile: signed CFEs stay in the local outbox")
+		return func() {}
+	case a.hosted.Auth() == hosted.AuthNone:
+		a.log.Warn("no hosted credentials in the profile (api_key, or username and secret): signed CFEs stay in the local outbox")
 		return func() {}
 	}
 	a.deliverer = hosted.NewDeliverer(hosted.DelivererConfig{Outbox: a.db, Client: a.hosted,
