@@ -67,7 +67,7 @@ func (s *Server) writeRejection(w http.ResponseWriter, r *http.Request, err erro
 	}
 	resp, msg := cfe.RespuestaOf(err), cfe.ErrorMessage(err)
 	if resp == cfe.RespErrorInterno && code == cfe.EINVALID {
-		resp = cfe.RespRechazoValidacion // an invalid request that carries no code of its own
+		resp = cfe.RespRechazoValidacion // every invalid request is a validation rejection
 	}
 	details := cfe.ErrorFields(err)
 	if details == nil {

@@ -141,7 +141,7 @@ func (s *Server) handleSignXML(w http.ResponseWriter, r *http.Request) {
 	}
 	fields := required("uuid", req.UUID, "xml", req.XML)
 	fields = append(fields, maxLen("uuid", req.UUID, maxUUIDLen)...)
-	if err := rejection(fields...); err != nil {
+	if err := invalid(fields...); err != nil {
 		s.writeRejection(w, r, err)
 		return
 	}
@@ -158,7 +158,7 @@ func (s *Server) handleSignXML(w http.ResponseWriter, r *http.Request) {
 	doc.Adenda = req.Adenda
 	rec, err := s.sign(r.Context(), company, 0, func(ci *companyIssuer) (*issuer.Result, error) {
 		if want := ci.emisor.RUCEmisor; doc.Emisor.RUCEmisor != want {
-			return nil, rejection(cfe.FieldError{Campo: "Encabezado/Emisor/RUCEmisor", Mensaje: "debe ser el RUC de la empresa (" + want + ")"})
+			return nil, invalid(cfe.FieldError{Campo: "Encabezado/Emisor/RUCEmisor", Mensaje: "debe ser el RUC de la empresa (" + want + ")"})
 		}
 		return ci.iss.IssueCFE(r.Context(), req.UUID, contentHash(req.XML, req.Adenda), doc)
 	})
@@ -193,7 +193,7 @@ func (s *Server) handleAnnul(w http.ResponseWriter, r *http.Request) {
 	}
 	fecha, err := cfe.ParseDate(strings.TrimSpace(r.PostForm.Get("fecha")))
 	if err != nil {
-		s.writeRejection(w, r, rejection(cfe.FieldError{Campo: "fecha", Mensaje: "debe ser una fecha AAAA-MM-DD"}))
+		s.writeRejection(w, r, invalid(cfe.FieldError{Campo: "fecha", Mensaje: "debe ser una fecha AAAA-MM-DD"}))
 		return
 	}
 	orig, err := s.visibleCFE(principalOf(r), id)
@@ -216,9 +216,9 @@ func (s *Server) annul(ctx context.Context, orig *CFERecord, fecha cfe.Date) (*C
 	today := cfe.DateOf(s.now().In(cfe.Montevideo))
 	switch {
 	case fecha.Before(orig.FchEmis):
-		return nil, rejection(cfe.FieldError{Campo: "fecha", Mensaje: "no puede ser anterior a la fecha de emisión del CFE (" + orig.FchEmis.String() + ")"})
+		return nil, invalid(cfe.FieldError{Campo: "fecha", Mensaje: "no puede ser anterior a la fecha de emisión del CFE (" + orig.FchEmis.String() + ")"})
 	case fecha.After(today):
-		return nil, rejection(cfe.FieldError{Campo: "fecha", Mensaje: "no puede ser posterior a hoy (" + today.String() + ")"})
+		return nil, invalid(cfe.FieldError{Campo: "fecha", Mensaje: "no puede ser posterior a hoy (" + today.String() + ")"})
 	}
 	// One counter-receipt per CFE: its id is derived from the original's, so
 	// a retry is answered from the store and another fecha is a conflict.

@@ -56,7 +56,7 @@ func (s *Server) receive(companyID int64, req *ReceiveRequest) (*CFERecord, erro
 	xml := []byte(req.XmlFirmado)
 	verified, err := signer.Verify(xml, signer.VerifyOptions{})
 	if err != nil {
-		return nil, fieldRejection("xmlFirmado", "la firma no es válida: "+cfe.ErrorMessage(err), err)
+		return nil, invalid(cfe.FieldError{Campo: "xmlFirmado", Mensaje: "la firma no es válida: " + cfe.ErrorMessage(err)})
 	}
 	doc, err := cfe.ParseXML(xml)
 	if err != nil {
@@ -116,20 +116,5 @@ func checkReceived(doc *cfe.CFE, v *signer.Verified, company *Company) error {
 	if at := doc.TmstFirma; !at.IsZero() && (at.Before(v.Certificate.NotBefore) || at.After(v.Certificate.NotAfter)) {
 		fail("Signature", "el certificado no era válido a la hora de firma ("+at.Format(time.RFC3339)+")")
 	}
-	return rejection(fields...)
-}
-
-// rejection is an EINVALID error with the functional code of a validation
-// rejection, or nil when there are no fields.
-func rejection(fields ...cfe.FieldError) error {
-	if len(fields) == 0 {
-		return nil
-	}
-	return cfe.Invalid("", fields...)
-}
-
-func fieldRejection(campo, msg string, cause error) error {
-	e := cfe.Invalid("", cfe.FieldError{Campo: campo, Mensaje: msg})
-	e.Err = cause
-	return e
+	return invalid(fields...)
 }

@@ -25,9 +25,18 @@ func TestSecretsNotStoredInClear(t *testing.T) {
 	temp := tempPasswordRe.FindStringSubmatch(box.all()[0].data)[1]
 	e.close()
 
-	raw, err := os.ReadFile(filepath.Join(e.cfg.DataDir, "cfe-sandbox-sandbox.db"))
-	if err != nil {
-		t.Fatal(err)
+	// Every file of the data directory: the sandbox's own and the companies' stores.
+	files, err := filepath.Glob(filepath.Join(e.cfg.DataDir, "*.db"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("data files %v, %v", files, err)
+	}
+	var raw []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, b...)
 	}
 	secrets := map[string]string{
 		"created company key": created.ApiKey,
