@@ -328,4 +328,5 @@ func BenchmarkDeliverer(b *testing.B) {
 		}
 		total += n
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cfe/s")
 }

@@ -4,7 +4,11 @@
 // for it.
 //
 // It owns the routes and their JSON shapes (GET /health, GET /state, GET /,
-// POST /sign-cfe), the one table from cfe error codes to HTTP statuses, and the
+// POST /sign-cfe), the proxy that forwards every other /api/v1/... and
+// /api/auth/... request to the hosted service (proxy.go: streaming, status and
+// headers kept, the profile's credentials added to /api/v1/ requests that
+// carry none, LAN tokens and local headers never forwarded, 502/504 when the
+// service does not answer), the one table from cfe error codes to HTTP statuses, and the
 // security rules every request passes before it reaches a route, in this
 // order:
 //
@@ -18,7 +22,9 @@
 //     (never "*"), preflight answers and, when asked, private network access.
 //  3. Body: requests that carry a body (POST) must be application/json in
 //     UTF-8 (415 otherwise, which defeats text/plain and form CSRF) and no
-//     larger than the body limit (413).
+//     larger than the body limit (413). The one exception is the forwarded
+//     POST /api/v1/comprobante/anular, whose hosted contract is a form
+//     (application/x-www-form-urlencoded); the Origin rule still guards it.
 //  4. Caller: loopback callers need no credentials. Callers from other
 //     addresses are refused with 403 unless LAN mode is enabled; with LAN
 //     mode they must present one of the per-terminal tokens, as
