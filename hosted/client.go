@@ -324,12 +324,19 @@ func unavailable(op string, err error) *cfe.Error {
 // on the client's behalf by someone else: the local module's proxy, when it
 // added the client's credentials. ownCredentials tells whether it did.
 func (c *Client) Observe(resp *http.Response, ownCredentials bool) {
-	c.observe(resp.StatusCode, resp.Header, ownCredentials && c.Auth() == AuthAPIKey)
+	msg := fmt.Sprintf("el servicio alojado respondió HTTP %d", resp.StatusCode)
 	if !ownCredentials {
-		c.noteAnswer(http.StatusOK, "") // a caller's own credential says nothing of the profile's
+		// A caller's own credential, and its key's limits, say nothing of the
+		// profile's; only a server error says something of the service.
+		if resp.StatusCode >= 500 {
+			c.noteAnswer(resp.StatusCode, msg)
+		} else {
+			c.noteSuccess()
+		}
 		return
 	}
-	c.noteAnswer(resp.StatusCode, fmt.Sprintf("el servicio alojado respondió HTTP %d", resp.StatusCode))
+	c.observe(resp.StatusCode, resp.Header, c.Auth() == AuthAPIKey)
+	c.noteAnswer(resp.StatusCode, msg)
 	if resp.StatusCode == http.StatusUnauthorized && c.Auth() == AuthJWT {
 		c.session.invalidate(resp.Request.Header.Get("Authorization"))
 	}

@@ -61,11 +61,15 @@ func checkReceived(t *testing.T, got []sandbox.IssuedSummary, uuids []string) {
 		nro   int64
 	}
 	byFolio := map[folio]int{}
-	last := map[string]int64{}
+	type serie struct {
+		tipo  int
+		serie string
+	}
+	last := map[serie]int64{}
 	for _, s := range got { // in the sandbox's id order, that is, arrival order
 		byUUID[s.UUID]++
 		byFolio[folio{s.TipoCfe, s.Serie, s.Nro}]++
-		key := s.Serie
+		key := serie{s.TipoCfe, s.Serie}
 		if s.Nro <= last[key] {
 			t.Errorf("%d-%s-%d arrived after %d of the same serie", s.TipoCfe, s.Serie, s.Nro, last[key])
 		}

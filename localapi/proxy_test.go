@@ -212,6 +212,19 @@ func TestProxy_Forwards(t *testing.T) {
 		}
 	})
 
+	t.Run("a caller's own 429 does not hold the profile back", func(t *testing.T) {
+		var last response
+		for range 4 {
+			last, _ = ts.send(t, request{path: "/api/v1/usuario/empresas", headers: map[string]string{"X-API-Key": keyLimitada}})
+		}
+		if last.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("fourth request of a key limited to 3: HTTP %d", last.StatusCode)
+		}
+		if st := cl.Status(); !st.WaitUntil.IsZero() || st.LastError != "" {
+			t.Errorf("client status %+v: another key's 429 must not pause the profile's requests", st)
+		}
+	})
+
 	t.Run("local-only headers stay local", func(t *testing.T) {
 		ts.send(t, request{path: "/api/v1/cfeemitido/" + itoa(id), headers: map[string]string{
 			"X-CFE-Token": lanToken, "Cookie": "sesion=1", "Origin": ts.srv.BaseURL()}})
