@@ -2,6 +2,8 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -108,6 +110,84 @@ func TestAgent_DeliversAndProxies(t *testing.T) {
 		t.Errorf("doctor (exit %d) does not report the hosted service as usable:\n%s", code, out)
 	}
 	a.stop(t)
+}
+
+// TestAgent_DeliversAfterOutageAndRestart: CFEs signed while the service is
+// down, before and after a restart of the agent, all reach it once it comes
+// up, once each and in number order.
+func TestAgent_DeliversAfterOutageAndRestart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // the service is down
+	env := agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir(), "CFE_AGENT_HOSTED_URL=http://"+addr, "CFE_AGENT_HOSTED_API_KEY="+agentKey)
+	ticket := string(example(t, "e-ticket.json"))
+	sign := func(a *runningAgent, from, to int) {
+		for i := from; i <= to; i++ {
+			body := strings.Replace(ticket, "3f2b8c1e-6d4a-4f7e-9b1c-2a5d8e7f0a01", fmt.Sprintf("corte-%02d", i), 1)
+			if res := signCFE(t, a.baseURL, []byte(body)); res["numero"] != float64(i) {
+				t.Fatalf("signature %d got number %v", i, res["numero"])
+			}
+		}
+	}
+	var state struct {
+		Outbox struct {
+			Pending int `json:"pending"`
+		} `json:"outbox"`
+		Hosted struct {
+			Reachable bool   `json:"reachable"`
+			LastError string `json:"last_error"`
+		} `json:"hosted"`
+	}
+
+	a := startAgent(t, env, "--listen", "127.0.0.1:0")
+	sign(a, 1, 10)
+	time.Sleep(300 * time.Millisecond)
+	getInto(t, a.baseURL+"/state", nil, &state)
+	if state.Outbox.Pending != 10 || state.Hosted.Reachable || state.Hosted.LastError == "" {
+		t.Errorf("with the service down: %+v", state)
+	}
+	a.stop(t) // a clean exit while deliveries fail
+
+	a = startAgent(t, env, "--listen", "127.0.0.1:0")
+	sign(a, 11, 20)
+	sb, err := sandbox.New(sandbox.Config{Environment: sandbox.EnvSandbox, DataDir: t.TempDir(), Listen: addr,
+		DemoPassword: "demo-password", PasswordCost: bcrypt.MinCost,
+		Seed: &sandbox.Seed{APIKeys: []sandbox.SeedKey{{Empresa: "219999830019", Nombre: "caja e2e", Key: agentKey}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Open(); err != nil {
+		sb.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+
+	deadline := time.Now().Add(60 * time.Second)
+	for getInto(t, a.baseURL+"/state", nil, &state); state.Outbox.Pending > 0; getInto(t, a.baseURL+"/state", nil, &state) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d CFEs still pending a minute after the service came up:\n%s", state.Outbox.Pending, a.logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.stop(t)
+
+	var got []struct {
+		UUID   string `json:"uuid"`
+		Nro    int64  `json:"nro"`
+		Origen string `json:"origen"`
+	}
+	getInto(t, sb.URL()+"/api/v1/cfeemitido/buscar", http.Header{"X-Api-Key": {agentKey}}, &got)
+	if len(got) != 20 {
+		t.Fatalf("the service holds %d CFEs, want 20", len(got))
+	}
+	for i, c := range got { // in the service's id order: arrival order
+		if c.Nro != int64(i+1) || c.UUID != fmt.Sprintf("corte-%02d", i+1) || c.Origen != "agente" {
+			t.Errorf("arrival %d: %+v, want number %d (corte-%02d) from the agent", i+1, c, i+1, i+1)
+		}
+	}
 }
 
 func getInto(t *testing.T, u string, header http.Header, v any) {
