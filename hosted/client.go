@@ -257,14 +257,11 @@ func (c *Client) do(ctx context.Context, req *request, out any) error {
 			reauthed = true
 			continue
 		case (status == http.StatusTooManyRequests || status >= http.StatusBadGateway) && !last:
+			// Every request waits, not only this one: the service is busy or
+			// the key is limited for all of them.
 			wait := max(apiErr.RetryAfter, backoff(attempt))
 			c.log.Warn("hosted service busy or limiting; retrying", "op", req.op, "status", status, "wait", wait)
-			if status == http.StatusTooManyRequests {
-				continue // the gate waits for Retry-After
-			}
-			if err := c.cfg.Sleep(ctx, wait); err != nil {
-				return unavailable(req.op, err)
-			}
+			c.gate.hold(c.now().Add(wait))
 			continue
 		}
 		return apiErr.toError(req.op)
