@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
+	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
 // TestClient_JWT: one login serves every request while the JWT lasts, even
@@ -105,6 +107,43 @@ func TestClient_RefusedLogin(t *testing.T) {
 	}
 	if st := cl.Status(); st.LastError == "" {
 		t.Error("status carries no error")
+	}
+}
+
+// TestClient_LoginLimited: a login answered with 429 is not sent again
+// before its Retry-After, and goes through after it.
+func TestClient_LoginLimited(t *testing.T) {
+	c := newClock()
+	p := newPeer(t, c)
+	p.loginLimits = sandbox.LoginLimits{Window: 15 * time.Minute, PerIP: 2, PerPrefix: 30, AlertFailures: 20, AlertNetworks: 3}
+	p.start()
+	// Two failed logins from this address (someone else's mistakes) block it.
+	for range 2 {
+		resp, err := http.Post(p.url()+"/api/auth/login", "application/json", strings.NewReader(`{"username":"ana","secret":"mal"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	c.Advance(5 * time.Minute) // the first failure leaves the window 10 min from now
+
+	cl := newClient(t, p, hosted.Config{Username: userName, Secret: userPassword})
+	_, err := cl.Empresas(context.Background())
+	ra, ok := hosted.RetryAfter(err)
+	if cfe.ErrorCode(err) != cfe.EUNAVAILABLE || !ok || ra != 10*time.Minute {
+		t.Fatalf("error %v, Retry-After %s: want unavailable for 10 min", err, ra)
+	}
+	c.Advance(9 * time.Minute)
+	if _, err := cl.Empresas(context.Background()); cfe.ErrorCode(err) != cfe.EUNAVAILABLE {
+		t.Fatalf("before Retry-After: %v", err)
+	}
+	if n := p.logins.Load(); n != 3 {
+		t.Fatalf("%d logins reached the service, want 3 (2 failed, 1 limited): none may go before Retry-After", n)
+	}
+	c.Advance(time.Minute)
+	mustEmpresas(t, cl)
+	if n := p.logins.Load(); n != 4 {
+		t.Errorf("%d logins, want 4", n)
 	}
 }
 

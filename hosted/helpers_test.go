@@ -94,6 +94,9 @@ type peer struct {
 	sb  *sandbox.Server
 	srv *http.Server
 
+	// loginLimits, when set before start, replace the sandbox's defaults.
+	loginLimits sandbox.LoginLimits
+
 	logins    atomic.Int64
 	refreshes atomic.Int64
 	// limited counts 429 answers to key requests by minute window.
@@ -128,7 +131,7 @@ func (p *peer) start() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sb, err := sandbox.New(sandbox.Config{Environment: sandbox.EnvSandbox, DataDir: p.dir, DemoPassword: "demo-password",
-		Seed: testSeed(), Now: p.clock.Now, PasswordCost: bcrypt.MinCost})
+		Seed: testSeed(), Now: p.clock.Now, PasswordCost: bcrypt.MinCost, LoginLimits: p.loginLimits})
 	if err != nil {
 		p.t.Fatal(err)
 	}
