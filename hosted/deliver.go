@@ -17,6 +17,10 @@ const (
 	DefaultPoll  = 2 * time.Second
 )
 
+// probeEvery is how long an idle deliverer lets pass without hearing from
+// the service before it probes it (Client.Ping: no credentials, no quota).
+const probeEvery = 30 * time.Second
+
 // Outbox is the store's queue of signed CFEs waiting for the hosted service;
 // *store.DB implements it.
 type Outbox interface {
@@ -97,7 +101,9 @@ func (d *Deliverer) Status() DeliveryStatus {
 
 // Run delivers until ctx ends: pass after pass while CFEs are pending, a
 // poll (or a Kick) while the outbox is empty, and a growing backoff, never
-// shorter than the service's Retry-After, while the service fails.
+// shorter than the service's Retry-After, while the service fails. While
+// idle it probes the service every probeEvery, so its reachability stays
+// known.
 func (d *Deliverer) Run(ctx context.Context) {
 	c := d.cfg.Client
 	failures := 0
@@ -121,6 +127,9 @@ func (d *Deliverer) Run(ctx context.Context) {
 			failures = 0 // more may be pending beyond the batch
 		default:
 			failures = 0
+			if c.now().Sub(c.Status().Contact) >= probeEvery {
+				_ = c.Ping(ctx) // keeps /state's reachability fresh while there is nothing to send
+			}
 			t := time.NewTimer(d.cfg.Poll)
 			select {
 			case <-ctx.Done():

@@ -45,6 +45,19 @@ func TestAgent_DeliversAndProxies(t *testing.T) {
 	env := agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir(), "CFE_AGENT_HOSTED_URL="+sb.URL(), "CFE_AGENT_HOSTED_API_KEY="+agentKey)
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
 
+	// Before anything is signed, the idle deliverer's probe finds the service.
+	var probe struct {
+		Hosted struct {
+			Reachable bool `json:"reachable"`
+		} `json:"hosted"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); !probe.Hosted.Reachable; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("/state never reported the running service reachable:\n%s", a.logs)
+		}
+		getInto(t, a.baseURL+"/state", nil, &probe)
+	}
+
 	res := signCFE(t, a.baseURL, example(t, "e-ticket.json"))
 	if res["codigo_respuesta"] != "00" {
 		t.Fatalf("sign-cfe = %v", res)
