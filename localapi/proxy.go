@@ -3,6 +3,7 @@ package localapi
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -70,7 +71,7 @@ func (s *Server) registerProxyRoutes(r *mux.Router) {
 			Transport:      transport,
 			ModifyResponse: s.observeHosted,
 			ErrorHandler:   s.proxyFailed,
-			ErrorLog:       nil,
+			ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		}
 	}
 	r.PathPrefix(proxyAPIPrefix).HandlerFunc(s.handleProxy)
