@@ -107,7 +107,7 @@ func (c *Client) authenticate(ctx context.Context, op, path string, body map[str
 	}
 	status, header, b, err := c.send(ctx, req, http.Header{})
 	if err != nil {
-		c.noteError(false, "no se pudo contactar el servicio alojado")
+		c.noteError(false, msgUnreachable)
 		return unavailable(op, err)
 	}
 	if status != http.StatusOK {
@@ -124,4 +124,43 @@ func (c *Client) authenticate(ctx context.Context, op, path string, body map[str
 	c.noteSuccess()
 	c.log.Info("hosted session renewed", "op", op, "expires", tr.ExpiresAt)
 	return nil
+}
+
+var errNoCredentials = &cfe.Error{Code: cfe.EUNAUTHORIZED,
+	Message: "el perfil no tiene credenciales del servicio alojado (api_key, o username y secret)"}
+
+// Authorize sets the client's credentials on h: X-API-Key, or Authorization
+// with a JWT (logging in or refreshing first when needed). A client without
+// credentials (AuthNone) sets nothing.
+//
+// Errors: EUNAUTHORIZED when the service refused the profile's login;
+// EUNAVAILABLE when a needed login could not be made (service down, or login
+// attempts limited: see RetryAfter).
+func (c *Client) Authorize(ctx context.Context, h http.Header) error {
+	hdr, err := c.credentials(ctx)
+	if err != nil {
+		return err
+	}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	return nil
+}
+
+const headerAPIKey = "X-Api-Key" // canonical form of X-API-Key
+
+// credentials returns the headers that authenticate a request.
+func (c *Client) credentials(ctx context.Context) (http.Header, error) {
+	h := http.Header{}
+	switch c.Auth() {
+	case AuthAPIKey:
+		h.Set(headerAPIKey, c.cfg.APIKey)
+	case AuthJWT:
+		tok, err := c.token(ctx)
+		if err != nil {
+			return nil, err
+		}
+		h.Set("Authorization", "Bearer "+tok)
+	}
+	return h, nil
 }

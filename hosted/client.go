@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -160,34 +159,6 @@ func (c *Client) Auth() string {
 	return AuthNone
 }
 
-// Status is what the client knows of the service, from its last answers.
-type Status struct {
-	URL       string
-	Auth      string    // AuthAPIKey, AuthJWT or AuthNone
-	Reachable bool      // the last request got an answer (of any status)
-	Contact   time.Time // when the service last answered; zero if never
-	LastError string    // Spanish; "" after a success
-	RateLimit *RateLimit
-	// WaitUntil is when the next request may be sent, after a 429 or with
-	// the key's window used up; zero when it may be sent now.
-	WaitUntil time.Time
-}
-
-// Status reports the client's view of the service. It sends nothing.
-func (c *Client) Status() Status {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := Status{URL: c.base.String(), Auth: c.Auth(), Reachable: c.reachable, Contact: c.contact, LastError: c.lastErr}
-	if c.rate != nil {
-		r := *c.rate
-		st.RateLimit = &r
-	}
-	if until := c.gate.until(); until.After(c.now()) {
-		st.WaitUntil = until
-	}
-	return st
-}
-
 // request is one call to the service.
 type request struct {
 	op          string
@@ -225,7 +196,7 @@ func (c *Client) do(ctx context.Context, req *request, out any) error {
 		status, header, body, err := c.send(ctx, req, hdr)
 		last := !req.retry || attempt >= c.cfg.MaxAttempts
 		if err != nil {
-			c.noteError(false, "no se pudo contactar el servicio alojado")
+			c.noteError(false, msgUnreachable)
 			if last {
 				return unavailable(req.op, err)
 			}
@@ -303,7 +274,7 @@ func (c *Client) send(ctx context.Context, req *request, hdr http.Header) (int, 
 }
 
 // backoff is the wait before attempt+1: exponential from minBackoff, capped
-// at maxBackoff, with full jitter over its upper half.
+// at maxBackoff, with jitter over its upper half.
 func backoff(attempt int) time.Duration {
 	d := maxBackoff
 	if attempt < 16 {
@@ -312,156 +283,12 @@ func backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-func unavailable(op string, err error) *cfe.Error {
-	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "no se pudo contactar el servicio alojado", Err: err}
-}
-
-// Observe records what an answer of the service says (reachability,
-// rate-limit headers, a 429's Retry-After, a refused JWT) for a request sent
-// on the client's behalf by someone else: the local module's proxy, when it
-// added the client's credentials. ownCredentials tells whether it did.
-func (c *Client) Observe(resp *http.Response, ownCredentials bool) {
-	msg := fmt.Sprintf("el servicio alojado respondió HTTP %d", resp.StatusCode)
-	if !ownCredentials {
-		// A caller's own credential, and its key's limits, say nothing of the
-		// profile's; only a server error says something of the service.
-		if resp.StatusCode >= 500 {
-			c.noteAnswer(resp.StatusCode, msg)
-		} else {
-			c.noteSuccess()
-		}
-		return
-	}
-	c.observe(resp.StatusCode, resp.Header, c.Auth() == AuthAPIKey)
-	c.noteAnswer(resp.StatusCode, msg)
-	if resp.StatusCode == http.StatusUnauthorized && c.Auth() == AuthJWT {
-		c.session.invalidate(resp.Request.Header.Get("Authorization"))
-	}
-}
-
-// ObserveFailure records that a request sent on the client's behalf got no
+// msgUnreachable is the Spanish message of a request the service did not
 // answer.
-func (c *Client) ObserveFailure() { c.noteError(false, "no se pudo contactar el servicio alojado") }
+const msgUnreachable = "no se pudo contactar el servicio alojado"
 
-// observe reads the rate-limit headers of an answer to a request made with
-// the client's key, and holds further requests back while the key has none
-// left or the service asked to wait.
-func (c *Client) observe(status int, h http.Header, withKey bool) {
-	now := c.now()
-	if ra := retryAfter(h); status == http.StatusTooManyRequests && ra > 0 {
-		c.gate.hold(now.Add(ra))
-	}
-	if !withKey {
-		return
-	}
-	rl, ok := parseRateLimit(h, now)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	c.rate = &rl
-	c.mu.Unlock()
-	if until, ok := rl.exhaustedUntil(); ok {
-		c.gate.hold(until)
-	}
-}
-
-func (c *Client) noteSuccess() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reachable, c.contact, c.lastErr = true, c.now(), ""
-}
-
-// noteAnswer records an answer of the service. Only answers that say the
-// service or the profile's credential has a problem (401, 403, 429, 5xx)
-// become the last error; any other (a 404 for an unknown id, a 400 for a bad
-// request) says the service works.
-func (c *Client) noteAnswer(status int, msg string) {
-	switch {
-	case status == http.StatusUnauthorized, status == http.StatusForbidden,
-		status == http.StatusTooManyRequests, status >= 500:
-		c.noteError(true, msg)
-	default:
-		c.noteSuccess()
-	}
-}
-
-// noteError records a failure; answered tells whether the service answered.
-func (c *Client) noteError(answered bool, msg string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reachable, c.lastErr = answered, msg
-	if answered {
-		c.contact = c.now()
-	}
-}
-
-// Ping reports whether the service answers at all: it sends a request without
-// credentials (which no rate limit counts) and accepts any HTTP answer.
-//
-// Errors: EUNAVAILABLE when the service does not answer.
-func (c *Client) Ping(ctx context.Context) error {
-	const op = "hosted.Ping"
-	_, _, _, err := c.send(ctx, &request{op: op, method: http.MethodGet, path: "/api/v1/usuario/empresas"}, http.Header{})
-	if err != nil {
-		c.noteError(false, "no se pudo contactar el servicio alojado")
-		return unavailable(op, err)
-	}
-	c.mu.Lock()
-	c.reachable, c.contact = true, c.now()
-	c.mu.Unlock()
-	return nil
-}
-
-// errNoCredentials is returned by calls that need credentials on a client
-// that has none.
-var errNoCredentials = &cfe.Error{Code: cfe.EUNAUTHORIZED,
-	Message: "el perfil no tiene credenciales del servicio alojado (api_key, o username y secret)"}
-
-// Authorize sets the client's credentials on h: X-API-Key, or Authorization
-// with a JWT (logging in or refreshing first when needed). A client without
-// credentials (AuthNone) sets nothing.
-//
-// Errors: EUNAUTHORIZED when the service refused the profile's login;
-// EUNAVAILABLE when a needed login could not be made (service down, or login
-// attempts limited: see RetryAfter).
-func (c *Client) Authorize(ctx context.Context, h http.Header) error {
-	hdr, err := c.credentials(ctx)
-	if err != nil {
-		return err
-	}
-	for k, v := range hdr {
-		h[k] = v
-	}
-	return nil
-}
-
-const headerAPIKey = "X-Api-Key" // canonical form of X-API-Key
-
-// credentials returns the headers that authenticate a request.
-func (c *Client) credentials(ctx context.Context) (http.Header, error) {
-	h := http.Header{}
-	switch c.Auth() {
-	case AuthAPIKey:
-		h.Set(headerAPIKey, c.cfg.APIKey)
-	case AuthJWT:
-		tok, err := c.token(ctx)
-		if err != nil {
-			return nil, err
-		}
-		h.Set("Authorization", "Bearer "+tok)
-	}
-	return h, nil
-}
-
-// RetryAfter returns how long the service asked to wait before the request
-// that failed with err may be repeated (a 429's Retry-After), if it did.
-func RetryAfter(err error) (time.Duration, bool) {
-	var e *APIError
-	if errors.As(err, &e) && e.RetryAfter > 0 {
-		return e.RetryAfter, true
-	}
-	return 0, false
+func unavailable(op string, err error) *cfe.Error {
+	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: msgUnreachable, Err: err}
 }
 
 func (c *Client) String() string { return fmt.Sprintf("hosted.Client(%s, %s)", c.base, c.Auth()) }

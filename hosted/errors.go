@@ -2,6 +2,7 @@ package hosted
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -95,4 +96,14 @@ func parseAPIError(status int, h http.Header, body []byte) *APIError {
 		e.Message = fmt.Sprintf("el servicio alojado respondió HTTP %d", status)
 	}
 	return e
+}
+
+// RetryAfter returns how long the service asked to wait before the request
+// that failed with err may be repeated (a 429's Retry-After), if it did.
+func RetryAfter(err error) (time.Duration, bool) {
+	var e *APIError
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		return e.RetryAfter, true
+	}
+	return 0, false
 }
