@@ -4,7 +4,7 @@
 // for it.
 //
 // It owns the routes and their JSON shapes (GET /health, GET /state, GET /,
-// POST /sign-cfe), the one table from cfe error codes to HTTP statuses, and the
+// POST /sign-cfe, POST /pdf), the one table from cfe error codes to HTTP statuses, and the
 // security rules every request passes before it reaches a route, in this
 // order:
 //
@@ -31,6 +31,6 @@
 // bodies never reach the log. GET routes have no side effects.
 //
 // The package depends on cfe and issuer only. What it needs from the rest of
-// the agent comes through the interfaces it declares (Issuer, StateSource),
-// which cmd/cfe-agent wires.
+// the agent comes through the interfaces it declares (Issuer, StateSource,
+// Printing), which cmd/cfe-agent wires.
 package localapi

@@ -29,6 +29,8 @@ func newRootCommand() *cobra.Command {
 		newCertCommand(&opts),
 		newProfileCommand(&opts),
 		newDoctorCommand(&opts),
+		newRenderCommand(&opts),
+		newPrintersCommand(&opts),
 	)
 	addServeCommands(root, &opts)
 	return root

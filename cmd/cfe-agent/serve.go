@@ -99,6 +99,7 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 		Logger:         log,
 		Issuer:         a.issuer,
 		State:          agentState{a},
+		Printing:       newPrinting(a),
 	})
 }
 
