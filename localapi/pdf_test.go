@@ -41,7 +41,7 @@ type printAgent struct {
 //   - cocina: a folder with no copies configured (fallback_copies applies);
 //   - sin-carpeta: a folder that does not exist;
 //   - any other name: a queue of a CUPS server that is not running.
-func startPrintAgent(t *testing.T, environment string) *printAgent {
+func startPrintAgent(t testing.TB, environment string) *printAgent {
 	t.Helper()
 	db, iss := signingParts(t, now.AddDate(0, -1, 0))
 	dirs := map[string]string{"mostrador": t.TempDir(), "cocina": t.TempDir()}
@@ -74,7 +74,7 @@ func startPrintAgent(t *testing.T, environment string) *printAgent {
 }
 
 // closedPort returns a loopback port nothing listens on.
-func closedPort(t *testing.T) int {
+func closedPort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -86,7 +86,7 @@ func closedPort(t *testing.T) int {
 }
 
 // print posts body to /pdf.
-func (a *printAgent) print(t *testing.T, body string) (response, []byte) {
+func (a *printAgent) print(t testing.TB, body string) (response, []byte) {
 	t.Helper()
 	return a.send(t, request{method: http.MethodPost, path: "/pdf",
 		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(body)})

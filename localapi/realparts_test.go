@@ -63,7 +63,7 @@ func startAgent(t *testing.T, certFrom time.Time) *agent {
 // signingParts opens a bbolt store in t.TempDir() holding one e-Ticket
 // range (101-A-1..1000), and the issuer over it and a signer whose
 // generated certificate is valid for two years from certFrom.
-func signingParts(t *testing.T, certFrom time.Time) (*store.DB, *issuer.Issuer) {
+func signingParts(t testing.TB, certFrom time.Time) (*store.DB, *issuer.Issuer) {
 	t.Helper()
 	clock := func() time.Time { return now }
 	db, err := store.Open(t.TempDir()+"/agent.db", store.Options{Now: clock})
@@ -97,14 +97,14 @@ func ticket(uuid string) string {
 		"detalles":[{"indicadorFacturacion":3,"nombreItem":"Yerba mate 1 kg","cantidad":2,"precioUnitario":150}]}}`
 }
 
-func (a *agent) sign(t *testing.T, body string) (int, []byte) {
+func (a *agent) sign(t testing.TB, body string) (int, []byte) {
 	t.Helper()
 	resp, b := a.send(t, request{method: http.MethodPost, path: "/sign-cfe",
 		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(body)})
 	return resp.StatusCode, b
 }
 
-func signResponse(t *testing.T, b []byte) localapi.SignResponse {
+func signResponse(t testing.TB, b []byte) localapi.SignResponse {
 	t.Helper()
 	var r localapi.SignResponse
 	if err := json.Unmarshal(b, &r); err != nil {
