@@ -29,7 +29,7 @@ const (
 const (
 	corsAllowMethods  = "GET, POST"
 	corsAllowHeaders  = "Content-Type, Authorization, " + headerToken + ", " + headerRequestID
-	corsExposeHeaders = headerRequestID
+	corsExposeHeaders = headerRequestID + ", " + headerPrinter + ", " + headerCopies + ", " + headerJob + ", " + headerJobSt
 	corsMaxAge        = "600"
 )
 

@@ -329,3 +329,17 @@ func TestPDF_WithoutPrinting(t *testing.T) {
 		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(`{"uuid":"x","impresora":"y"}`)})
 	wantError(t, resp, b, http.StatusServiceUnavailable, "impresión no está disponible")
 }
+
+// A page of an allowed origin (a web POS) reads the print headers.
+func TestPDF_AllowedOriginReadsPrintHeaders(t *testing.T) {
+	const origin = "https://pos.example.com"
+	ts := startServer(t, func(c *localapi.ServerConfig) { c.AllowedOrigins = []string{origin} })
+	resp, _ := ts.send(t, request{method: http.MethodPost, path: "/pdf", body: jsonBody(`{}`),
+		headers: map[string]string{"Content-Type": "application/json", "Origin": origin}})
+	expose := resp.Header.Get("Access-Control-Expose-Headers")
+	for _, h := range []string{"X-CFE-Impresora", "X-CFE-Copias", "X-CFE-Trabajo", "X-CFE-Estado", "X-Request-Id"} {
+		if !hasToken(expose, h) {
+			t.Errorf("Access-Control-Expose-Headers %q lacks %s", expose, h)
+		}
+	}
+}

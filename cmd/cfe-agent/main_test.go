@@ -322,6 +322,22 @@ func TestAgent_Doctor(t *testing.T) {
 	if code != 0 {
 		t.Errorf("doctor exit %d on a healthy sandbox", code)
 	}
+	// A CUPS queue is checked on the CUPS server: here none answers on
+	// localhost:631, or one answers without that queue.
+	cfgFile := filepath.Join(dataDir, "config.yaml")
+	yaml, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml = bytes.Replace(yaml, []byte("    printers:\n"), []byte("    printers:\n      caja:\n        backend: cups\n        queue: Caja_Inexistente\n"), 1)
+	if err := os.WriteFile(cfgFile, yaml, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code = runCLI(t, agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "doctor")
+	if code != 1 || !regexp.MustCompile(`(?m)^FAIL impresora caja: .*"Caja_Inexistente"`).MatchString(out) ||
+		!strings.Contains(out, "OK   impresora archivo:") {
+		t.Errorf("doctor with a CUPS queue that is not there: exit %d\n%s", code, out)
+	}
 	out, code = runCLI(t, append(agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "TZ=UTC"), "doctor")
 	if code != 1 || !strings.Contains(out, "FAIL zona horaria:") {
 		t.Errorf("doctor with TZ=UTC: exit %d\n%s", code, out)
