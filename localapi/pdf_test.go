@@ -246,6 +246,15 @@ func TestPDF_Errors(t *testing.T) {
 		wantError(t, resp, b, http.StatusBadGateway, "CUPS")
 	})
 
+	t.Run("a store that cannot be read is 503, not the printer's 502", func(t *testing.T) {
+		b := startPrintAgent(t, "sandbox")
+		b.db.Close()
+		resp, body := b.print(t, `{"uuid":"venta-0001","impresora":"mostrador"}`)
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("got %d %s, want 503", resp.StatusCode, body)
+		}
+	})
+
 	t.Run("the body must be JSON, as on every route", func(t *testing.T) {
 		resp, b := a.send(t, request{method: http.MethodPost, path: "/pdf",
 			headers: map[string]string{"Content-Type": "text/plain"}, body: jsonBody(`{"uuid":"venta-0001","impresora":"mostrador"}`)})
