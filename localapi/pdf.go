@@ -158,8 +158,7 @@ func printFailed(err error) error {
 // fileName is the PDF's file name in Content-Disposition, in plain ASCII.
 func fileName(d *Document) string {
 	name := strings.Map(func(r rune) rune {
-		if r < 0x80 && (r == '-' || r == '.' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' ||
-			'0' <= r && r <= '9') {
+		if r == '-' || r == '.' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
 			return r
 		}
 		return '_'
@@ -171,13 +170,9 @@ func fileName(d *Document) string {
 // EINVALID naming each offending field; a body over the limit keeps its
 // *http.MaxBytesError cause (413).
 func decodePDFRequest(body io.Reader) (*PDFRequest, error) {
-	b, err := io.ReadAll(body)
+	b, err := readBody(body)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, tooLarge(tooBig.Limit, err)
-		}
-		return nil, &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "no se pudo leer el cuerpo de la solicitud"}
+		return nil, err
 	}
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
