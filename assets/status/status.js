@@ -83,7 +83,7 @@
         el("td", dateTime(r.firmado_a)), el("td", DELIVERY[r.entrega] || r.entrega), action);
       recent.appendChild(tr);
     });
-    text("actualizado", new Date().toLocaleTimeString("es-UY"));
+    text("actualizado", new Date().toLocaleTimeString("es-UY", { timeZone: "America/Montevideo" }));
   }
 
   function say(message, ok) {
