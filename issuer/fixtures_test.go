@@ -35,7 +35,6 @@ type harness struct {
 	iss    *issuer.Issuer
 	db     *store.DB
 	signer *signer.Signer
-	cert   string // PEM file of the signing certificate
 	zone   *zoneSwitch
 }
 

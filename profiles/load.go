@@ -261,7 +261,7 @@ func splitHook(from, to reflect.Type, data any) (any, error) {
 // decodeFields turns mapstructure's errors (a tree of wrapped and joined
 // errors) into field errors.
 func decodeFields(err error) []cfe.FieldError {
-	switch e := err.(type) {
+	switch e := err.(type) { //nolint:errorlint // walks the tree of wrapped errors itself
 	case interface{ Unwrap() []error }:
 		var fields []cfe.FieldError
 		for _, inner := range e.Unwrap() {

@@ -210,9 +210,8 @@ func (v *validator) listen(at string, p Profile) {
 		v.fail(field, "se espera IP:puerto, por ejemplo %s, una IP de la red local o 0.0.0.0:18787", DefaultListen)
 		return
 	}
-	if ap.Port() == 0 {
-		v.fail(field, "el puerto debe estar entre 1 y 65535")
-	}
+	// Port 0 is allowed: the system picks a free port and base_url reports it
+	// (scripted set-ups, tests, the load tool).
 	if !ap.Addr().IsLoopback() && !p.LAN.Enabled {
 		v.fail(field, "escuchar en %s abre el módulo a la red: active lan.enabled y defina un token por terminal", ap.Addr())
 	}

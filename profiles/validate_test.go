@@ -60,7 +60,6 @@ func TestConfig_Validate_invalid(t *testing.T) {
 
 		{"listen on a host name", caja1(func(p *Profile) { p.Listen = "localhost:18787" }), c1 + "listen"},
 		{"listen without port", caja1(func(p *Profile) { p.Listen = "127.0.0.1" }), c1 + "listen"},
-		{"listen on port 0", caja1(func(p *Profile) { p.Listen = "127.0.0.1:0" }), c1 + "listen"},
 		{"listen on all interfaces without LAN mode", pruebas(func(p *Profile) { p.Listen = "0.0.0.0:18787" }), pr + "listen"},
 		{"LAN mode without tokens", caja1(func(p *Profile) { p.LAN.Tokens = nil }), c1 + "lan.tokens"},
 		{"short LAN token", caja1(func(p *Profile) { p.LAN.Tokens[1] = "corto" }), c1 + "lan.tokens[1]"},

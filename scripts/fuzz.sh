@@ -8,6 +8,6 @@ grep -rl --include='*_test.go' '^func Fuzz' . | while read -r f; do
   pkg="./$(dirname "${f#./}")"
   grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //' | while read -r fn; do
     echo "fuzz: $pkg $fn (${t}s)"
-    go test "$pkg" -run '^$' -fuzz "^${fn}\$" -fuzztime "${t}s"
+    go test "$pkg" -run '^$' -fuzz "^${fn}\$" -fuzztime "${t}s" -fuzzminimizetime 0
   done
 done

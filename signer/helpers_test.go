@@ -122,6 +122,7 @@ func readPEMCert(t testing.TB, path string) *x509.Certificate {
 	b, _ := pem.Decode(readFile(t, path))
 	if b == nil {
 		t.Fatalf("%s: no PEM block", path)
+		return nil
 	}
 	c, err := x509.ParseCertificate(b.Bytes)
 	if err != nil {

@@ -20,12 +20,9 @@ import (
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
-// doctor, when set, writes the doctor command's checks for the diagnostic
-// archive. No doctor command exists yet: the archive says so.
-var doctor func(ctx context.Context, w io.Writer) error
-
 // diagnosticsSource is what a diagnostic archive is made of.
 type diagnosticsSource struct {
+	opts    globalOptions // for the doctor's checks
 	dataDir string
 	cfg     *profiles.Config
 	client  *localapi.Client // the running agent's module; its /state goes in
@@ -43,7 +40,7 @@ func newDiagnosticsCommand(opts *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			src := diagnosticsSource{dataDir: dataDir, cfg: cfg}
+			src := diagnosticsSource{opts: *opts, dataDir: dataDir, cfg: cfg}
 			if p, ok := cfg.ActiveProfile(); ok {
 				// The running agent, if any, answers at the profile's address.
 				src.client, _ = localapi.NewClient("http://"+p.Listen, localapi.ClientOptions{})
@@ -64,7 +61,7 @@ func newDiagnosticsCommand(opts *globalOptions) *cobra.Command {
 // data directory's diagnostics folder when path is empty) and returns its
 // path. The archive holds the log files, the configuration with its secrets
 // masked (profiles.Redacted), the running agent's /state (or why it could not
-// be read), the versions, and the doctor's checks.
+// be read), the versions, and the doctor's checks (cfe-agent doctor).
 func exportDiagnostics(ctx context.Context, src diagnosticsSource, path string) (string, error) {
 	if path == "" {
 		dir := filepath.Join(src.dataDir, "diagnostics")
@@ -114,13 +111,8 @@ func writeDiagnostics(ctx context.Context, zw *zip.Writer, src diagnosticsSource
 		return err
 	}
 	if err := add("doctor.txt", func(w io.Writer) error {
-		if doctor == nil {
-			_, err := io.WriteString(w, "doctor: this build has no doctor command\n")
-			return err
-		}
-		if err := doctor(ctx, w); err != nil {
-			fmt.Fprintf(w, "\ndoctor: %v\n", err)
-		}
+		d := &doctor{w: w}
+		d.run(ctx, src.opts)
 		return nil
 	}); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package main_test
 
 import (
 	"archive/zip"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 func TestDiagnostics(t *testing.T) {
 	const apiKey, password = "xx_test_0a1b2c3d4e5f", "pass-del-p12-secreta"
 	dataDir := t.TempDir()
-	env := agentEnv(t, dataDir, "CFE_AGENT_HOSTED_API_KEY="+apiKey, "CFE_AGENT_HOSTED_URL=https://hosted.example",
+	env := procEnv(t, dataDir, "CFE_AGENT_HOSTED_API_KEY="+apiKey, "CFE_AGENT_HOSTED_URL=https://hosted.example",
 		"CFE_AGENT_CERTIFICATE_PASSWORD="+password)
 	// The command finds the running agent at the profile's address: pick a
 	// free port for both.
@@ -26,19 +27,14 @@ func TestDiagnostics(t *testing.T) {
 	}
 	listen := ln.Addr().String()
 	ln.Close()
-	p := startAgent(t, env, "serve", "--listen", listen)
+	p := startProc(t, env, "serve", "--listen", listen)
 	p.signExample("7f3e4d5c-6a7b-4c8d-9e0f-1a2b3c4d5e6f")
 
 	out := filepath.Join(t.TempDir(), "diag.zip")
-	cmd := newRootCommand()
-	cmd.SetArgs([]string{"--data-dir", dataDir, "diagnostics", "-o", out})
-	for _, e := range env {
-		k, v, _ := strings.Cut(e, "=")
-		t.Setenv(k, v)
-	}
-	t.Setenv("CFE_AGENT_LISTEN", listen)
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
+	cmd := exec.Command(agentBin, "diagnostics", "-o", out)
+	cmd.Env = append(env, "CFE_AGENT_LISTEN="+listen)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("diagnostics: %v\n%s", err, b)
 	}
 	zr, err := zip.OpenReader(out)
 	if err != nil {

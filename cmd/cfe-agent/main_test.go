@@ -1,9 +1,10 @@
-package main
+package main_test
 
 import (
 	"bufio"
 	"bytes"
-	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,211 +13,320 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/localapi"
 )
 
-// agentBinary is the cfe-agent built once for the tests that run it as a
-// process (exit statuses, signals, the tray over D-Bus).
-var agentBinary string
+// agentBin is the cfe-agent binary under test, built once by TestMain.
+var agentBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cfe-agent-test-")
+	dir, err := os.MkdirTemp("", "cfe-agent-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		os.Exit(1)
 	}
-	agentBinary = filepath.Join(dir, "cfe-agent")
-	build := exec.Command("go", "build", "-o", agentBinary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building cfe-agent:", err)
-		os.Exit(2)
+	agentBin = filepath.Join(dir, "cfe-agent")
+	if out, err := exec.Command("go", "build", "-o", agentBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building cfe-agent: %v\n%s", err, out)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-// agentProc is a running cfe-agent process.
-type agentProc struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	dataDir string
-	baseURL string
-	stderr  *syncBuffer
-	done    chan struct{} // closed when the process has exited
-	waitErr error
+// agentEnv is the environment of a child agent: Montevideo time, no profile
+// overrides inherited from the developer's shell.
+func agentEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CFE_AGENT_") && !strings.HasPrefix(kv, "TZ=") {
+			env = append(env, kv)
+		}
+	}
+	return append(append(env, "TZ=America/Montevideo"), extra...)
 }
 
-// agentEnv is a clean environment for an agent under test: its own data
-// directory, HOME and XDG_CONFIG_HOME, Montevideo's time zone, and no session
-// bus unless extra names one.
-func agentEnv(t *testing.T, dataDir string, extra ...string) []string {
-	home := t.TempDir()
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_RUNTIME_DIR=" + home, // no bus socket there
-		"CFE_AGENT_DATA_DIR=" + dataDir,
-		"TZ=America/Montevideo",
+// runCLI runs a one-shot command and returns its output and exit code.
+func runCLI(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(agentBin, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
 	}
-	return append(env, extra...)
+	return string(out), 0
+}
+
+type runningAgent struct {
+	cmd     *exec.Cmd
+	baseURL string
+	logs    *bytes.Buffer
+	done    chan error
 }
 
 var listeningRE = regexp.MustCompile(`msg="cfe-agent listening" base_url=(\S+)`)
 
-// startAgent runs cfe-agent args with env and waits until it listens.
-func startAgent(t *testing.T, env []string, args ...string) *agentProc {
+// startAgent runs `cfe-agent serve` and waits until it says where it listens.
+func startAgent(t *testing.T, env []string, args ...string) *runningAgent {
 	t.Helper()
-	p := &agentProc{t: t, stderr: &syncBuffer{}, done: make(chan struct{})}
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "CFE_AGENT_DATA_DIR="); ok {
-			p.dataDir = v
-		}
-	}
-	p.cmd = exec.Command(agentBinary, args...)
-	p.cmd.Env = env
-	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
+	cmd := exec.Command(agentBin, append([]string{"serve"}, args...)...)
+	cmd.Env = env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a := &runningAgent{cmd: cmd, logs: &bytes.Buffer{}, done: make(chan error, 1)}
+	found := make(chan string, 1)
 	go func() {
-		p.waitErr = p.cmd.Wait()
-		close(p.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			a.logs.WriteString(line + "\n")
+			if m := listeningRE.FindStringSubmatch(line); m != nil {
+				found <- m[1]
+			}
+		}
+		a.done <- cmd.Wait()
 	}()
 	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("agent stderr:\n%s", p.stderr.String())
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-a.done
 		}
 	})
-	deadline := time.After(30 * time.Second)
-	for {
-		if m := listeningRE.FindStringSubmatch(p.stderr.String()); m != nil {
-			p.baseURL = m[1]
-			return p
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("agent exited before listening: %v\n%s", p.waitErr, p.stderr.String())
-		case <-deadline:
-			t.Fatalf("agent did not listen within 30 s:\n%s", p.stderr.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// signal sends sig and waits for the exit, returning the exit status.
-func (p *agentProc) stop(sig syscall.Signal) int {
-	p.t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		p.t.Fatal(err)
-	}
-	return p.wait(15 * time.Second)
-}
-
-// wait waits for the process to exit and returns its status.
-func (p *agentProc) wait(d time.Duration) int {
-	p.t.Helper()
 	select {
-	case <-p.done:
-	case <-time.After(d):
-		p.t.Fatalf("agent did not exit within %s:\n%s", d, p.stderr.String())
+	case a.baseURL = <-found:
+	case err := <-a.done:
+		t.Fatalf("the agent exited before listening (%v):\n%s", err, a.logs)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the agent did not start listening:\n%s", a.logs)
 	}
-	return p.cmd.ProcessState.ExitCode()
+	return a
 }
 
-// client returns a local module client of the agent.
-func (p *agentProc) client() *localapi.Client {
-	c, err := localapi.NewClient(p.baseURL, localapi.ClientOptions{})
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return c
-}
-
-// signExample signs examples/e-ticket.json under uuid and returns the answer.
-func (p *agentProc) signExample(uuid string) *localapi.SignResponse {
-	p.t.Helper()
-	body, err := os.ReadFile(filepath.Join(testtool.RepoRoot(p.t), "examples", "e-ticket.json"))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	body = regexp.MustCompile(`"uuid": "[^"]+"`).ReplaceAll(body, []byte(`"uuid": "`+uuid+`"`))
-	resp, err := p.client().SignCFE(context.Background(), body)
-	if err != nil {
-		p.t.Fatalf("signing: %v", err)
-	}
-	if resp.CodigoRespuesta != "00" {
-		p.t.Fatalf("signing answered %s: %s", resp.CodigoRespuesta, resp.MensajeRespuesta)
-	}
-	return resp
-}
-
-// get sends a GET with the Accept header and returns the response and body.
-func get(t *testing.T, url, accept string) (*http.Response, []byte) {
+// stop sends SIGTERM and expects a clean exit (status 0).
+func (a *runningAgent) stop(t *testing.T) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Accept", accept)
-	resp, err := http.DefaultClient.Do(req)
+	select {
+	case err := <-a.done:
+		if err != nil {
+			t.Fatalf("the agent did not exit cleanly on SIGTERM: %v\n%s", err, a.logs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the agent did not exit within 10 s of SIGTERM:\n%s", a.logs)
+	}
+}
+
+func getJSON(t *testing.T, url string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	var v map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode, v
+}
+
+func signCFE(t *testing.T, baseURL string, body []byte) map[string]any {
+	t.Helper()
+	resp, err := http.Post(baseURL+"/sign-cfe", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, body
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /sign-cfe: HTTP %d %s (%v)", resp.StatusCode, b, err)
+	}
+	return v
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+func example(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testtool.RepoRoot(t), "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+// TestAgent_FirstRunSignsOutOfTheBox is the newcomer's path: an empty data
+// directory, the embedded sandbox default, the README's example request.
+func TestAgent_FirstRunSignsOutOfTheBox(t *testing.T) {
+	dataDir := t.TempDir()
+	env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
+	a := startAgent(t, env, "--listen", "127.0.0.1:0")
+	if !strings.HasPrefix(a.baseURL, "http://127.0.0.1:") || strings.HasSuffix(a.baseURL, ":0") {
+		t.Fatalf("base_url %q does not carry the real port", a.baseURL)
+	}
+	code, health := getJSON(t, a.baseURL+"/health")
+	if code != 200 || health["ok"] != true || health["base_url"] != a.baseURL {
+		t.Fatalf("/health = %d %v", code, health)
+	}
+	res := signCFE(t, a.baseURL, example(t, "e-ticket.json"))
+	if res["codigo_respuesta"] != "00" || res["numero"] != float64(1) || res["serie"] != "A" {
+		t.Fatalf("sign-cfe = %v", res)
+	}
+	xml := []byte(res["xml_firmado"].(string))
+	testtool.MustValidateXSD(t, testtool.XSD(t, "CFEDGI.xsd"), xml)
+	if out, ok := testtool.XMLSecVerify(t, xml, ""); !ok {
+		t.Fatalf("xmlsec1 rejects the signed CFE:\n%s", out)
+	}
+	// The same request again is answered from the store: same number.
+	if again := signCFE(t, a.baseURL, example(t, "e-ticket.json")); again["numero"] != res["numero"] || again["xml_firmado"] != res["xml_firmado"] {
+		t.Fatalf("a retry got a different answer: %v", again["numero"])
+	}
+	_, state := getJSON(t, a.baseURL+"/state")
+	outbox, _ := state["outbox"].(map[string]any)
+	if state["profile"] != "sandbox" || state["environment"] != "sandbox" || outbox["pending"] != float64(1) {
+		t.Fatalf("/state = %v", state)
+	}
+	_, root := getJSON(t, a.baseURL+"/")
+	if root["base_url"] != a.baseURL {
+		t.Fatalf("GET / base_url = %v", root["base_url"])
+	}
+
+	// doctor asks the running agent.
+	if out, code := runCLI(t, env, "doctor"); code != 0 || !strings.Contains(out, "el agente está en ejecución en "+a.baseURL) {
+		t.Fatalf("doctor with the agent running: exit %d\n%s", code, out)
+	}
+
+	// A second agent on the same data refuses to start, plainly.
+	out, code2 := runCLI(t, env, "serve", "--listen", "127.0.0.1:0")
+	if code2 == 0 || !strings.Contains(out, "ya hay un agente ejecutándose con estos datos") {
+		t.Fatalf("second agent: exit %d\n%s", code2, out)
+	}
+	a.stop(t)
+
+	// The signed CFE passes cfe-agent verify; a tampered copy does not.
+	f := filepath.Join(t.TempDir(), "cfe.xml")
+	os.WriteFile(f, xml, 0o600)
+	if out, code := runCLI(t, env, "verify", f); code != 0 || !strings.HasPrefix(out, "OK") {
+		t.Fatalf("verify of the signed CFE: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "tampered.xml")
+	os.WriteFile(bad, bytes.Replace(xml, []byte("<NomItem>Pan flauta"), []byte("<NomItem>Pan Flauta"), 1), 0o600)
+	if out, code := runCLI(t, env, "verify", f, bad); code != 1 || !strings.Contains(out, "FAIL "+bad) {
+		t.Fatalf("verify of a tampered CFE: exit %d\n%s", code, out)
+	}
 }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+func TestAgent_WrongTimeZoneSignsNothing(t *testing.T) {
+	env := append(agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir()), "TZ=UTC")
+	a := startAgent(t, env, "--listen", "127.0.0.1:0")
+	if code, h := getJSON(t, a.baseURL+"/health"); code != 503 || h["ok"] != false {
+		t.Fatalf("/health with TZ=UTC = %d %v", code, h)
+	}
+	res := signCFE(t, a.baseURL, example(t, "e-ticket.json"))
+	if res["codigo_respuesta"] != "96" || !strings.Contains(res["mensaje_respuesta"].(string), "America/Montevideo") {
+		t.Fatalf("sign-cfe with TZ=UTC = %v", res)
+	}
+	_, state := getJSON(t, a.baseURL+"/state")
+	if outbox := state["outbox"].(map[string]any); outbox["pending"] != float64(0) {
+		t.Fatalf("a rejected request left something to deliver: %v", outbox)
+	}
+	a.stop(t)
 }
 
-// lines returns the buffer's lines that contain every one of parts.
-func (b *syncBuffer) lines(parts ...string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(b.String()))
-	for sc.Scan() {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(sc.Text(), p)
+// TestAgent_ListenAddresses checks base_url for each kind of listen address.
+func TestAgent_ListenAddresses(t *testing.T) {
+	t.Run("all interfaces", func(t *testing.T) {
+		env := agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir(), "CFE_AGENT_LAN_ENABLED=true",
+			"CFE_AGENT_LAN_TOKENS=token-de-la-caja-numero-2")
+		a := startAgent(t, env, "--listen", "0.0.0.0:0")
+		if !strings.HasPrefix(a.baseURL, "http://0.0.0.0:") {
+			t.Fatalf("base_url %q, want http://0.0.0.0:<port>", a.baseURL)
 		}
-		if ok {
-			out = append(out, sc.Text())
+		port := a.baseURL[strings.LastIndex(a.baseURL, ":"):]
+		_, st := getJSON(t, "http://127.0.0.1"+port+"/state")
+		urls, _ := st["urls"].([]any)
+		if st["base_url"] != a.baseURL || len(urls) == 0 || urls[0] != "http://127.0.0.1"+port {
+			t.Fatalf("/state base_url %v urls %v", st["base_url"], urls)
+		}
+		a.stop(t)
+	})
+	t.Run("specific IP", func(t *testing.T) {
+		// 127.0.0.2 is a loopback address other than the default's.
+		a := startAgent(t, agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir()), "--listen", "127.0.0.2:0")
+		if !strings.HasPrefix(a.baseURL, "http://127.0.0.2:") {
+			t.Fatalf("base_url %q", a.baseURL)
+		}
+		if _, h := getJSON(t, a.baseURL+"/health"); h["base_url"] != a.baseURL {
+			t.Fatalf("/health base_url %v", h["base_url"])
+		}
+		a.stop(t)
+	})
+	t.Run("LAN address without LAN mode is refused", func(t *testing.T) {
+		out, code := runCLI(t, agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir()), "serve", "--listen", "0.0.0.0:0")
+		if code == 0 || !strings.Contains(out, "lan") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+	})
+}
+
+func TestAgent_ProfileCommands(t *testing.T) {
+	dataDir := t.TempDir()
+	env := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "CFE_AGENT_HOSTED_URL=http://127.0.0.1:18788",
+		"CFE_AGENT_HOSTED_API_KEY=xx_test_ClaveSecretaQueNoDebeVerse")
+	out, code := runCLI(t, env, "profile", "list")
+	if code != 0 || !strings.Contains(out, "* sandbox") || !strings.Contains(out, "219999830019") {
+		t.Fatalf("profile list: exit %d\n%s", code, out)
+	}
+	out, code = runCLI(t, env, "profile", "show")
+	if code != 0 || strings.Contains(out, "ClaveSecreta") || !strings.Contains(out, "***") {
+		t.Fatalf("profile show leaks or hides nothing: exit %d\n%s", code, out)
+	}
+	if out, code = runCLI(t, env, "profile", "use", "otro"); code == 0 || !strings.Contains(out, "otro") {
+		t.Fatalf("profile use of a missing profile: exit %d\n%s", code, out)
+	}
+	out, code = runCLI(t, env, "cae", "list")
+	if code != 0 || strings.Count(out, "sandbox") != 21 {
+		t.Fatalf("cae list: want the 21 sandbox ranges, exit %d\n%s", code, out)
+	}
+	// DGI's sample CAE belongs to another RUC (and expired in 2018): refused.
+	sample := filepath.Join(testtool.SharedDir(t), "dgi", "samples", "CAE_215071660012_90160134272_e-Factura.xml")
+	if out, code = runCLI(t, env, "cae", "import", sample); code == 0 || !strings.Contains(out, "215071660012") {
+		t.Fatalf("cae import of another company's CAE: exit %d\n%s", code, out)
+	}
+}
+
+func TestAgent_Doctor(t *testing.T) {
+	dataDir := t.TempDir()
+	out, code := runCLI(t, agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "doctor")
+	for _, want := range []string{"OK   zona horaria: America/Montevideo (-03:00)", "OK   certificado:", "OK   CAE 101:",
+		"OK   impresora archivo: guarda los PDF en " + filepath.Join(dataDir, "impresiones")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q", want)
 		}
 	}
-	return out
+	if code != 0 {
+		t.Errorf("doctor exit %d on a healthy sandbox", code)
+	}
+	out, code = runCLI(t, append(agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "TZ=UTC"), "doctor")
+	if code != 1 || !strings.Contains(out, "FAIL zona horaria:") {
+		t.Errorf("doctor with TZ=UTC: exit %d\n%s", code, out)
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
 }
-
-func itoa(n int64) string { return fmt.Sprint(n) }

@@ -27,6 +27,7 @@ func newRootCommand() *cobra.Command {
 		newCAECommand(&opts),
 		newCertCommand(&opts),
 		newProfileCommand(&opts),
+		newDoctorCommand(&opts),
 		newAutostartCommand(&opts),
 		newDiagnosticsCommand(&opts),
 	)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -69,7 +70,14 @@ func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 	}
 	defer lg.Close()
 
-	r := &runner{opts: opts, so: so, dataDir: dataDir, log: lg.Logger, redactor: lg.Redactor}
+	if so.listen != "" {
+		// Through the profile's override, so the address obeys the same rules
+		// as one written in the profile (a LAN address needs LAN mode and tokens).
+		if err := os.Setenv(profiles.EnvPrefix+"LISTEN", so.listen); err != nil {
+			return err
+		}
+	}
+	r := &runner{opts: opts, dataDir: dataDir, log: lg.Logger, redactor: lg.Redactor}
 	if err := r.open(ctx); err != nil {
 		return err
 	}
@@ -100,7 +108,6 @@ func trayUnavailable(ctx context.Context, headless bool) error {
 // tray switches the profile or the default printer. It implements
 // tray.Agent.
 type runner struct {
-	so       serveOptions
 	dataDir  string
 	log      *slog.Logger
 	redactor *logs.Redactor
@@ -128,7 +135,7 @@ func (r *runner) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := localapi.NewServer(serverConfig(a, r.so, r.log))
+	srv := newServer(a, a.profile.Listen, r.log)
 	if err := srv.Open(); err != nil {
 		a.Close()
 		return err
@@ -140,6 +147,10 @@ func (r *runner) open(ctx context.Context) error {
 		return err
 	}
 	r.cur = &session{a: a, srv: srv, client: client}
+	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
+	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now()}); err != nil {
+		r.log.Warn("could not write the run file", "file", runFilePath(a.dataDir, a.name), "err", err)
+	}
 	r.log.Info("cfe-agent listening", "base_url", srv.BaseURL(), "urls", srv.URLs(), "profile", a.name,
 		"environment", a.profile.Environment, "version", version)
 	return nil
@@ -150,6 +161,7 @@ func (r *runner) close() {
 	if r.cur == nil {
 		return
 	}
+	os.Remove(runFilePath(r.cur.a.dataDir, r.cur.a.name))
 	if err := r.cur.srv.Close(); err != nil {
 		r.log.Error("closing the local module", "err", err)
 	}
@@ -282,20 +294,19 @@ func (r *runner) ExportDiagnostics(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return exportDiagnostics(ctx, diagnosticsSource{dataDir: r.dataDir, cfg: s.a.cfg, client: s.client}, "")
+	r.mu.Lock()
+	opts := r.opts
+	r.mu.Unlock()
+	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg, client: s.client}, "")
 }
 
-// serverConfig configures the local module for the agent a.
-func serverConfig(a *agent, so serveOptions, log *slog.Logger) localapi.ServerConfig {
-	listen := a.profile.Listen
-	if so.listen != "" {
-		listen = so.listen
-	}
+// newServer builds the local module of an open agent, listening on listen.
+func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 	tokens := make([]string, len(a.profile.LAN.Tokens))
 	for i, t := range a.profile.LAN.Tokens {
 		tokens[i] = t.Value()
 	}
-	return localapi.ServerConfig{
+	return localapi.NewServer(localapi.ServerConfig{
 		Listen:         listen,
 		Version:        version,
 		Profile:        a.name,
@@ -306,7 +317,7 @@ func serverConfig(a *agent, so serveOptions, log *slog.Logger) localapi.ServerCo
 		Issuer:         a.issuer,
 		State:          agentState{a},
 		StatusPage:     newStatusPage(a.profile.DefaultPrinter),
-	}
+	})
 }
 
 // configSecrets lists every secret of every profile, for the log's redactor.

@@ -1,4 +1,4 @@
-package main
+package main_test
 
 import (
 	"context"
@@ -22,9 +22,9 @@ var updateScreenshot = flag.Bool("screenshot", false, "rewrite docs/status-page.
 // TestStatusPage_http checks the content negotiation of GET / and the page's
 // headers without a browser.
 func TestStatusPage_http(t *testing.T) {
-	p := startAgent(t, agentEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
+	p := startProc(t, procEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
 
-	resp, body := get(t, p.baseURL+"/", "text/html,application/xhtml+xml,*/*;q=0.8")
+	resp, body := getAccept(t, p.baseURL+"/", "text/html,application/xhtml+xml,*/*;q=0.8")
 	if ct := resp.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
 		t.Fatalf("browser got %q", ct)
 	}
@@ -49,7 +49,7 @@ func TestStatusPage_http(t *testing.T) {
 		}
 	}
 
-	resp, body = get(t, p.baseURL+"/", "application/json")
+	resp, body = getAccept(t, p.baseURL+"/", "application/json")
 	var st localapi.StateReport
 	if err := json.Unmarshal(body, &st); err != nil || st.Profile != "sandbox" {
 		t.Fatalf("JSON client at / got %s (%v): %s", resp.Header.Get("Content-Type"), err, body)
@@ -63,7 +63,7 @@ func TestStatusPage_http(t *testing.T) {
 // it shows with /state, and clicks a reprint button.
 func TestStatusPage_browser(t *testing.T) {
 	chromium := testtool.Require(t, "chromium")
-	p := startAgent(t, agentEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
+	p := startProc(t, procEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
 	p.signExample("5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
 	p.signExample("6e2d3c4b-5f60-4b7c-9d8e-0f1a2b3c4d5e")
 	st, err := p.client().State(context.Background())

@@ -1,4 +1,4 @@
-package main
+package main_test
 
 import (
 	"bufio"
@@ -237,7 +237,7 @@ func TestAgent_trayOverDBus(t *testing.T) {
 	addr := startBus(t)
 	w := startWatcher(t, addr)
 	dataDir := t.TempDir()
-	p := startAgent(t, agentEnv(t, dataDir, "DBUS_SESSION_BUS_ADDRESS="+addr), "--listen", "127.0.0.1:0")
+	p := startProc(t, procEnv(t, dataDir, "DBUS_SESSION_BUS_ADDRESS="+addr), "--listen", "127.0.0.1:0")
 
 	var item string
 	select {
@@ -337,7 +337,7 @@ func TestAgent_trayOverDBus(t *testing.T) {
 		return a.Props["toggle-state"].Value().(int32) == 1
 	})
 	desktop := filepath.Join(envValue(p.cmd.Env, "XDG_CONFIG_HOME"), "autostart", "cfe-agent.desktop")
-	if b, err := os.ReadFile(desktop); err != nil || !strings.Contains(string(b), "Exec="+agentBinary) {
+	if b, err := os.ReadFile(desktop); err != nil || !strings.Contains(string(b), "Exec="+agentBin) {
 		t.Errorf("autostart entry %s: %v\n%s", desktop, err, b)
 	}
 
@@ -373,16 +373,17 @@ func TestAgent_headless(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			env := agentEnv(t, t.TempDir(), tc.env(t)...)
+			env := procEnv(t, t.TempDir(), tc.env(t)...)
 			args := []string{"--listen", "127.0.0.1:0"}
 			if envValue(env, "CFE_TEST_HEADLESS_FLAG") != "" {
 				args = append(args, "--headless")
 			}
-			p := startAgent(t, env, args...)
+			p := startProc(t, env, args...)
 			h, err := p.client().Health(context.Background())
 			if err != nil || !h.OK {
 				t.Fatalf("health: %+v, %v", h, err)
 			}
+			p.waitLine("running headless")
 			if got := p.stderr.lines("running headless"); len(got) != 1 || !strings.Contains(got[0], tc.reason) {
 				t.Errorf("headless lines %q, want one naming %q", got, tc.reason)
 			}

@@ -1,0 +1,89 @@
+package pdf
+
+import (
+	"fmt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// Options are the choices of one rendering.
+type Options struct {
+	// Template is the layout; the zero Template is Estandar.
+	Template Template
+	// Production is false in every environment but production: then each
+	// page carries WatermarkText.
+	Production bool
+	// Adenda is printed in a box titled "ADENDA"; it is not part of the
+	// signed CFE. Line breaks are kept.
+	Adenda string
+	// FechaEmisor is the date the emitter entered the CFE regime, printed
+	// "Fecha emisor dd/mm/aaaa" in the footer.
+	FechaEmisor cfe.Date
+	// Resolucion is printed "Res. <Resolucion>" instead of FechaEmisor for
+	// emitters incorporated by a resolution (e.g. "1234/2016").
+	Resolucion string
+	// WebURL is the company's web site, where e-Tickets are verified
+	// ("Puede verificar comprobante en <WebURL>"); every other type prints
+	// www.dgi.gub.uy. An e-Ticket without one prints www.dgi.gub.uy too.
+	WebURL string
+}
+
+// Render returns the printed representation of a signed CFE as a PDF. The
+// QR data and the security code come from the signature's DigestValue, so
+// the document must be the signed XML exactly as issued.
+//
+// It returns EINVALID when signedXML is not a signed CFE or the template's
+// font size or logo is unusable, and EINTERNAL when the PDF cannot be made.
+func Render(signedXML []byte, opts Options) ([]byte, error) {
+	const op = "pdf.Render"
+	l, err := newLayout(signedXML, &opts)
+	if err != nil {
+		return nil, err
+	}
+	pdf, err := paint(l.pages(), paintInfo{title: l.r.typeName + " " + l.r.number, created: l.created,
+		logo: opts.Template.Logo})
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el PDF", Err: err}
+	}
+	return pdf, nil
+}
+
+// newLayout reads the signed CFE and checks the options.
+func newLayout(signedXML []byte, opts *Options) (*layout, error) {
+	const op = "pdf.Render"
+	c, err := cfe.ParseXML(signedXML)
+	if err != nil {
+		return nil, err
+	}
+	digest, err := cfe.DigestValue(signedXML)
+	if err != nil {
+		return nil, err
+	}
+	t := opts.Template
+	var g geometry
+	switch t.Base {
+	case Rollo, Rollo58:
+		g = rollGeometry(t.Base, t.FontSize)
+	case Estandar, "":
+		g = a4Geometry(t.FontSize)
+	default:
+		return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.base",
+			Mensaje: fmt.Sprintf("%q no es una plantilla base: use Estandar, Rollo o Rollo58", t.Base)})
+	}
+	if t.FontSize != 0 && (t.FontSize < MinFontSize || t.FontSize > MaxFontSize) {
+		return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.font_size",
+			Mensaje: fmt.Sprintf("debe estar entre %g y %g puntos", MinFontSize, MaxFontSize)})
+	}
+	l := &layout{geometry: g, isRoll: t.Base == Rollo || t.Base == Rollo58, test: !opts.Production,
+		created: c.TmstFirma}
+	if t.Logo != nil {
+		if l.logo, err = decodeLogo(t.Logo); err != nil {
+			return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.logo", Mensaje: err.Error()})
+		}
+	}
+	l.r = newReceipt(c, digest, opts)
+	if l.qr, err = encodeQR(l.r.qrData); err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el código QR", Err: err}
+	}
+	return l, nil
+}
