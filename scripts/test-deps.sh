@@ -10,6 +10,8 @@ declare -A need=(
   [xmlsec1]=xmlsec1
   [openssl]=openssl
   [ip]=iproute2
+  [dbus-daemon]=dbus-daemon
+  [chromium]=chromium
 )
 missing=()
 for cmd in "${!need[@]}"; do

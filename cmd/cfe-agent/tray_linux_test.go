@@ -18,14 +18,31 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
-// startBus runs a private dbus-daemon session bus for the test and returns
-// its address. It never touches the user's own bus.
+// startBus runs a private dbus-daemon session bus for the test, from a
+// configuration of its own (no system session.conf needed), and returns its
+// address. It never touches the user's own bus.
 func startBus(t *testing.T) string {
 	t.Helper()
 	testtool.Require(t, "dbus-daemon")
-	sock := filepath.Join(t.TempDir(), "bus")
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1",
-		"--address=unix:path="+sock)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "session.conf")
+	err := os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=`+filepath.Join(dir, "bus")+`</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--nopidfile", "--print-address=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
