@@ -425,3 +425,123 @@ func envValue(env []string, key string) string {
 	}
 	return ""
 }
+
+// TestAgent_trayActions drives the rest of the menu: opening the status page
+// and the log folder (through a recording xdg-open), exporting diagnostics,
+// switching the default printer and the profile (the agent reopens on the
+// new configuration), and SIGTERM in tray mode.
+func TestAgent_trayActions(t *testing.T) {
+	addr := startBus(t)
+	w := startWatcher(t, addr)
+	dataDir := t.TempDir()
+	writeTwoProfiles(t, dataDir)
+	bin := t.TempDir()
+	opened := filepath.Join(bin, "opened.txt")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$1\" >> " + opened + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := procEnv(t, dataDir, "DBUS_SESSION_BUS_ADDRESS="+addr)
+	for i, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(e, "PATH=")
+		}
+	}
+	p := startProc(t, env, "--listen", "127.0.0.1:0")
+	var item string
+	select {
+	case item = <-w.reg:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no tray item registered:\n%s", p.stderr.String())
+	}
+	conn := busConn(t, addr)
+	m := waitMenu(t, conn, item, "both profiles and printers", func(m menuItem) bool {
+		v := m.visible("")
+		return slices.Contains(v, "Perfil/segundo") && slices.Contains(v, "Impresora predeterminada/otra")
+	})
+	waitOpened := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			b, _ := os.ReadFile(opened)
+			if slices.Contains(strings.Split(strings.TrimSpace(string(b)), "\n"), want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("xdg-open never got %q; it got %q", want, b)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	status, _ := m.find("Abrir página de estado")
+	click(t, conn, item, status.ID)
+	waitOpened(p.baseURL + "/")
+	logsItem, _ := m.find("Abrir carpeta de registros")
+	click(t, conn, item, logsItem.ID)
+	waitOpened(filepath.Join(dataDir, "logs"))
+	diag, _ := m.find("Exportar diagnóstico")
+	click(t, conn, item, diag.ID)
+	waitOpened(filepath.Join(dataDir, "diagnostics"))
+	if zips, _ := filepath.Glob(filepath.Join(dataDir, "diagnostics", "*.zip")); len(zips) != 1 {
+		t.Errorf("%d diagnostic archives, want 1", len(zips))
+	}
+
+	// Default printer: the file changes and the agent's status page uses it.
+	click(t, conn, item, m.child("Impresora predeterminada").child("otra").ID)
+	m = waitMenu(t, conn, item, "otra checked", func(m menuItem) bool {
+		return m.child("Impresora predeterminada").child("otra").Props["toggle-state"].Value() == int32(1)
+	})
+	if cfg, _ := os.ReadFile(filepath.Join(dataDir, "config.yaml")); !strings.Contains(string(cfg), "default_printer: otra") {
+		t.Errorf("config.yaml does not name otra as default printer:\n%s", cfg)
+	}
+	base := strings.TrimPrefix(func() string { f, _ := m.find("Dirección: "); return f.label() }(), "Dirección: ")
+	if _, page := getAccept(t, base+"/", "text/html"); !strings.Contains(string(page), `data-impresora="otra"`) {
+		t.Error("the status page does not print on the new default printer")
+	}
+
+	// Profile: the agent reopens on "segundo", and says so everywhere.
+	click(t, conn, item, m.child("Perfil").child("segundo").ID)
+	m = waitMenu(t, conn, item, "profile segundo", func(m menuItem) bool {
+		f, _ := m.find("Perfil: ")
+		return f.label() == "Perfil: segundo (sandbox)"
+	})
+	if m.child("Perfil").child("segundo").Props["toggle-state"].Value() != int32(1) {
+		t.Error("segundo is not checked")
+	}
+	base = strings.TrimPrefix(func() string { f, _ := m.find("Dirección: "); return f.label() }(), "Dirección: ")
+	_, body := getAccept(t, base+"/state", "application/json")
+	if !strings.Contains(string(body), `"profile":"segundo"`) {
+		t.Errorf("/state after the switch: %s", body)
+	}
+	if cfg, _ := os.ReadFile(filepath.Join(dataDir, "config.yaml")); !strings.Contains(string(cfg), "active: segundo") {
+		t.Error("config.yaml's active profile did not change")
+	}
+
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit status %d after SIGTERM in tray mode", code)
+	}
+	if len(p.stderr.lines("panic")) > 0 {
+		t.Errorf("the agent panicked on exit:\n%s", p.stderr.String())
+	}
+}
+
+// writeTwoProfiles writes the default configuration with a second printer,
+// "otra", and a second sandbox profile, "segundo", that copies the first.
+func writeTwoProfiles(t *testing.T, dataDir string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testtool.RepoRoot(t), "profiles", "default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(raw), "        dir: impresiones\n",
+		"        dir: impresiones\n      otra:\n        backend: dir\n        dir: otra\n", 1)
+	i := strings.Index(cfg, "  sandbox:\n")
+	if i < 0 || !strings.Contains(cfg, "      otra:") {
+		t.Fatal("profiles/default.yaml changed shape: update writeTwoProfiles")
+	}
+	cfg += strings.Replace(cfg[i:], "  sandbox:\n", "  segundo:\n", 1)
+	if err := os.WriteFile(filepath.Join(dataDir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
