@@ -74,5 +74,5 @@ func (c *Config) defaults() {
 	}
 }
 
-// printTimeout bounds a reprint or a diagnostic export started from the menu.
-const printTimeout = time.Minute
+// actionTimeout bounds a reprint or a diagnostic export started from the menu.
+const actionTimeout = time.Minute

@@ -73,8 +73,9 @@ type menu struct {
 
 	rep      *localapi.StateReport
 	settings Settings
-	shown    Assessment
-	iconSet  bool
+	icon     assets.IconState
+	tooltip  string
+	drawn    bool // the icon and tooltip were set once
 }
 
 // choiceMenu is a submenu of checkable names, one of them checked.
@@ -153,14 +154,15 @@ func (m *menu) refresh(ctx context.Context) {
 	m.settings = m.cfg.Agent.Settings()
 
 	a := Assess(rep, err)
-	if !m.iconSet || a.State != m.shown.State {
+	if tip := a.Tooltip(m.settings.Profile); !m.drawn || tip != m.tooltip {
+		systray.SetTooltip(tip)
+		m.tooltip = tip
+	}
+	if !m.drawn || a.State != m.icon {
 		setIcon(a.State)
-		m.iconSet = true
+		m.icon = a.State
 	}
-	if a != m.shown || m.shown == (Assessment{}) {
-		systray.SetTooltip(a.Tooltip(m.settings.Profile))
-	}
-	m.shown = a
+	m.drawn = true
 	for i, l := range statusLines(rep, m.settings.Profile) {
 		m.lines[i].SetTitle(l)
 	}
@@ -225,7 +227,7 @@ func (m *menu) doReprint() {
 		m.say("No hay comprobante o impresora para reimprimir")
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), printTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 	defer cancel()
 	if err := m.cfg.Agent.Print(ctx, uuid, alias); err != nil {
 		m.fail("no se pudo reimprimir", err)
@@ -262,7 +264,7 @@ func (m *menu) doAutostart() {
 }
 
 func (m *menu) doDiagnose() {
-	ctx, cancel := context.WithTimeout(context.Background(), printTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 	defer cancel()
 	path, err := m.cfg.Agent.ExportDiagnostics(ctx)
 	if err != nil {

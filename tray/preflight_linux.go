@@ -18,18 +18,18 @@ const watcherName = "org.kde.StatusNotifierWatcher"
 func Available(ctx context.Context) error {
 	conn, err := dbus.SessionBusPrivateNoAutoStartup(dbus.WithContext(ctx))
 	if err != nil {
-		return fmt.Errorf("%w: no session bus: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: no session bus: %w", ErrUnavailable, err)
 	}
-	defer conn.Close()
+	defer conn.Close() //nolint:errcheck // a read-only question; nothing to lose
 	if err := conn.Auth(nil); err != nil {
-		return fmt.Errorf("%w: session bus authentication: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: session bus authentication: %w", ErrUnavailable, err)
 	}
 	if err := conn.Hello(); err != nil {
-		return fmt.Errorf("%w: session bus: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: session bus: %w", ErrUnavailable, err)
 	}
 	var owned bool
 	if err := conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, watcherName).Store(&owned); err != nil {
-		return fmt.Errorf("%w: asking the session bus for a tray host: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: asking the session bus for a tray host: %w", ErrUnavailable, err)
 	}
 	if !owned {
 		return fmt.Errorf("%w: no tray host (%s) on the session bus", ErrUnavailable, watcherName)

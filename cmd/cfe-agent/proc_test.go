@@ -153,8 +153,9 @@ func (p *agentProc) signExample(uuid string) *localapi.SignResponse {
 	return resp
 }
 
-// getAccept sends a GET with the Accept header and returns the response and body.
-func getAccept(t *testing.T, url, accept string) (*http.Response, []byte) {
+// getAccept sends a GET with the Accept header and returns the response's
+// headers and body.
+func getAccept(t *testing.T, url, accept string) (http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
@@ -170,7 +171,7 @@ func getAccept(t *testing.T, url, accept string) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, body
+	return resp.Header, body
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and concurrent readers.

@@ -68,7 +68,7 @@ func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 	if err != nil {
 		return err
 	}
-	defer lg.Close()
+	defer lg.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
 
 	if so.listen != "" {
 		// Through the profile's override, so the address obeys the same rules
@@ -142,7 +142,7 @@ func (r *runner) open(ctx context.Context) error {
 	}
 	client, err := localapi.NewClient(srv.BaseURL(), localapi.ClientOptions{})
 	if err != nil {
-		srv.Close()
+		_ = srv.Close() // the error that matters is err
 		a.Close()
 		return err
 	}

@@ -24,11 +24,11 @@ var updateScreenshot = flag.Bool("screenshot", false, "rewrite docs/status-page.
 func TestStatusPage_http(t *testing.T) {
 	p := startProc(t, procEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
 
-	resp, body := getAccept(t, p.baseURL+"/", "text/html,application/xhtml+xml,*/*;q=0.8")
-	if ct := resp.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+	header, body := getAccept(t, p.baseURL+"/", "text/html,application/xhtml+xml,*/*;q=0.8")
+	if ct := header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
 		t.Fatalf("browser got %q", ct)
 	}
-	csp := resp.Header.Get("Content-Security-Policy")
+	csp := header.Get("Content-Security-Policy")
 	for _, want := range []string{"default-src 'none'", "script-src 'sha256-", "style-src 'sha256-", "connect-src 'self'"} {
 		if !strings.Contains(csp, want) {
 			t.Errorf("CSP %q lacks %q", csp, want)
@@ -49,10 +49,10 @@ func TestStatusPage_http(t *testing.T) {
 		}
 	}
 
-	resp, body = getAccept(t, p.baseURL+"/", "application/json")
+	header, body = getAccept(t, p.baseURL+"/", "application/json")
 	var st localapi.StateReport
 	if err := json.Unmarshal(body, &st); err != nil || st.Profile != "sandbox" {
-		t.Fatalf("JSON client at / got %s (%v): %s", resp.Header.Get("Content-Type"), err, body)
+		t.Fatalf("JSON client at / got %s (%v): %s", header.Get("Content-Type"), err, body)
 	}
 	if code := p.stop(15); code != 0 { // SIGTERM
 		t.Fatalf("exit status %d", code)
