@@ -41,9 +41,14 @@ func newDiagnosticsCommand(opts *globalOptions) *cobra.Command {
 				return err
 			}
 			src := diagnosticsSource{opts: *opts, dataDir: dataDir, cfg: cfg}
+			// The running agent, if any, answers at the address of its run
+			// file, else at the profile's.
 			if p, ok := cfg.ActiveProfile(); ok {
-				// The running agent, if any, answers at the profile's address.
-				src.client, _ = localapi.NewClient("http://"+p.Listen, localapi.ClientOptions{})
+				base := "http://" + p.Listen
+				if info, ok := readRunFile(dataDir, cfg.Active); ok {
+					base = info.BaseURL
+				}
+				src.client, _ = localapi.NewClient(base, localapi.ClientOptions{})
 			}
 			path, err := exportDiagnostics(cmd.Context(), src, output)
 			if err != nil {

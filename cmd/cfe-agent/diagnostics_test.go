@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,20 +18,13 @@ func TestDiagnostics(t *testing.T) {
 	dataDir := t.TempDir()
 	env := procEnv(t, dataDir, "CFE_AGENT_HOSTED_API_KEY="+apiKey, "CFE_AGENT_HOSTED_URL=https://hosted.example",
 		"CFE_AGENT_CERTIFICATE_PASSWORD="+password)
-	// The command finds the running agent at the profile's address: pick a
-	// free port for both.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := ln.Addr().String()
-	ln.Close()
-	p := startProc(t, env, "serve", "--listen", listen)
+	// On port 0: the command finds the running agent through its run file.
+	p := startProc(t, env, "serve", "--listen", "127.0.0.1:0")
 	p.signExample("7f3e4d5c-6a7b-4c8d-9e0f-1a2b3c4d5e6f")
 
 	out := filepath.Join(t.TempDir(), "diag.zip")
 	cmd := exec.Command(agentBin, "diagnostics", "-o", out)
-	cmd.Env = append(env, "CFE_AGENT_LISTEN="+listen)
+	cmd.Env = env
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("diagnostics: %v\n%s", err, b)
 	}
@@ -71,6 +63,9 @@ func TestDiagnostics(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(files["state.json"]), &st); err != nil || st.Receipts.SignedToday != 1 {
 		t.Errorf("state.json is not the running agent's state (%v): %s", err, files["state.json"])
+	}
+	if !strings.Contains(files["doctor.txt"], "OK ") {
+		t.Errorf("doctor.txt holds no passed check:\n%s", files["doctor.txt"])
 	}
 	if !strings.Contains(files["logs/cfe-agent.log"], `msg="cfe signed"`) {
 		t.Errorf("log in the archive lacks the signing:\n%s", files["logs/cfe-agent.log"])
