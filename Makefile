@@ -37,7 +37,7 @@ build:
 cross:          ## cross-compile the agent and the sandbox for the three desktop platforms
 	@for p in linux/amd64 windows/amd64 darwin/arm64; do \
 	  os=$${p%/*}; arch=$${p#*/}; ext=""; [ $$os = windows ] && ext=.exe; \
-	  for c in cfe-agent; do \
+	  for c in cfe-agent cfe-sandbox; do \
 	    echo "build $$c $$os/$$arch"; \
 	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
 	      -o dist/$$os-$$arch/$$c$$ext ./cmd/$$c || exit 1; \

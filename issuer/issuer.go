@@ -74,17 +74,38 @@ func (s *Issuer) Issue(ctx context.Context, req *cfe.Request) (*Result, error) {
 	if err != nil {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err}
 	}
+	return s.issue(ctx, op, req.UUID, hash, req.Adenda, func(signedAt time.Time) (*cfe.CFE, error) {
+		return req.ToCFE(cfe.IssueParams{Emisor: s.cfg.Emisor(), Tax: s.cfg.Tax, SignedAt: signedAt})
+	})
+}
 
+// IssueCFE signs a document the caller derived itself, such as the
+// counter-receipt of cfe.CounterReceipt: doc is validated, numbered and signed
+// exactly as Issue does with a request's document (doc itself is not
+// modified). contentHash identifies doc's content for idempotency on id: the
+// same id with the same hash answers the stored CFE, with another hash
+// RespConflictoUUID. Errors as Issue.
+func (s *Issuer) IssueCFE(ctx context.Context, id, contentHash string, doc *cfe.CFE) (*Result, error) {
+	return s.issue(ctx, "issuer.IssueCFE", id, contentHash, doc.Adenda, func(signedAt time.Time) (*cfe.CFE, error) {
+		c := doc.Clone()
+		c.TmstFirma = signedAt
+		return c, nil
+	})
+}
+
+// issue is the path Issue and IssueCFE share: build gives the document to
+// sign at signedAt.
+func (s *Issuer) issue(ctx context.Context, op, id, hash, adenda string, build func(signedAt time.Time) (*cfe.CFE, error)) (*Result, error) {
 	// One request per uuid at a time: a retry that arrives while the first
 	// attempt is still signing waits for it and then gets its stored answer.
-	unlock := s.locks.lock(req.UUID)
+	unlock := s.locks.lock(id)
 	defer unlock()
 
-	if prev, err := s.cfg.Store.FindByUUID(ctx, req.UUID); err == nil {
+	if prev, err := s.cfg.Store.FindByUUID(ctx, id); err == nil {
 		if prev.RequestHash != hash {
 			return nil, &cfe.Error{Code: cfe.ECONFLICT, Op: op, Respuesta: cfe.RespConflictoUUID,
 				Message: fmt.Sprintf("el uuid %s ya se usó para otro comprobante (%s %s-%d)",
-					req.UUID, prev.Type.Name(), prev.Serie, prev.Nro)}
+					id, prev.Type.Name(), prev.Serie, prev.Nro)}
 		}
 		return &Result{Issued: prev, Replayed: true}, nil
 	} else if cfe.ErrorCode(err) != cfe.ENOTFOUND {
@@ -94,7 +115,7 @@ func (s *Issuer) Issue(ctx context.Context, req *cfe.Request) (*Result, error) {
 	now := s.cfg.Now()
 	signedAt := now.In(cfe.Montevideo).Truncate(time.Second)
 	today := cfe.DateOf(signedAt)
-	doc, err := req.ToCFE(cfe.IssueParams{Emisor: s.cfg.Emisor(), Tax: s.cfg.Tax, SignedAt: signedAt})
+	doc, err := build(signedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +132,7 @@ func (s *Issuer) Issue(ctx context.Context, req *cfe.Request) (*Result, error) {
 	}
 	issued, err := s.sign(doc, res, signedAt)
 	if err == nil {
-		issued.UUID, issued.RequestHash, issued.Adenda = req.UUID, hash, req.Adenda
+		issued.UUID, issued.RequestHash, issued.Adenda = id, hash, adenda
 		// Once signed, the commit must not be abandoned because the caller went
 		// away: higher numbers of the serie wait for this one.
 		err = s.cfg.Store.Commit(context.WithoutCancel(ctx), res, issued)

@@ -310,3 +310,48 @@ func testRange(typ cfe.Type, serie string, from, to int64, expires cfe.Date) cfe
 		DNro: from, HNro: to, CAEID: "90269999990", Autorizado: cfe.DateOf(testNow).AddDays(-400),
 		Vencimiento: expires, Source: "manual"}
 }
+
+// TestIssuer_IssueCFE signs the counter-receipt of an issued e-Ticket: it is
+// numbered from the e-Ticket credit-note range, references the original, and
+// is idempotent on its id like a request.
+func TestIssuer_IssueCFE(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	orig, err := h.iss.Issue(ctx, decode(t, requestJSON(cfe.ETicket, "orig")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := cfe.ParseXML(orig.Issued.XML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := cfe.CounterReceipt(parsed, cfe.DateOf(testNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.iss.IssueCFE(ctx, "anular-1", "hash-1", counter)
+	if err != nil {
+		t.Fatalf("IssueCFE: %v", err)
+	}
+	got, err := cfe.ParseXML(res.Issued.XML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Issued.Type != cfe.ETicketNC || res.Issued.Nro != 1 || len(got.Referencias) != 1 ||
+		got.Referencias[0].NroCFERef != orig.Issued.Nro || got.Referencias[0].TpoDocRef != cfe.ETicket {
+		t.Fatalf("counter-receipt %d %s-%d, references %+v", res.Issued.Type, res.Issued.Serie, res.Issued.Nro, got.Referencias)
+	}
+	if counter.IdDoc.Nro != 0 || !counter.TmstFirma.IsZero() {
+		t.Error("IssueCFE modified the caller's document")
+	}
+	if _, err := signer.Verify(res.Issued.XML, signer.VerifyOptions{}); err != nil {
+		t.Errorf("signature: %v", err)
+	}
+	again, err := h.iss.IssueCFE(ctx, "anular-1", "hash-1", counter)
+	if err != nil || !again.Replayed || again.Issued.Nro != res.Issued.Nro {
+		t.Fatalf("retry: %+v, %v", again, err)
+	}
+	if _, err := h.iss.IssueCFE(ctx, "anular-1", "hash-2", counter); cfe.RespuestaOf(err) != cfe.RespConflictoUUID {
+		t.Fatalf("same id, other content: %v, want RespConflictoUUID", err)
+	}
+}

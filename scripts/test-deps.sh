@@ -10,14 +10,26 @@ declare -A need=(
   [xmlsec1]=xmlsec1
   [openssl]=openssl
   [ip]=iproute2
-  [dbus-daemon]=dbus-daemon
+  [pdftotext]=poppler-utils
+  [pdfinfo]=poppler-utils
+  [zbarimg]=zbar-tools
+  [cupsd]=cups
+  [lp]=cups-client
+  [lpadmin]=cups-client
+  [ippeveprinter]=cups-ipp-utils
+  [ipptool]=cups-ipp-utils
+  [avahi-daemon]=avahi-daemon
+  [dbus-daemon]=dbus
   [chromium]=chromium
 )
 missing=()
 for cmd in "${!need[@]}"; do
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+  if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
+    missing+=("${need[$cmd]}")
+  fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "test-deps: missing tools (${missing[*]}) and no apt-get here; install them by hand" >&2

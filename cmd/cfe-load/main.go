@@ -1,0 +1,216 @@
+// Command cfe-load puts the local module of cfe-agent under load and checks
+// what it answers. Each request signs one CFE under a fresh uuid; the run
+// reports requests, errors by kind, throughput and latency percentiles, and
+// checks that the numbers answered in each (tipo_cfe, serie) are distinct and
+// consecutive from the lowest one seen.
+//
+// With -agent it benchmarks a built agent binary instead: it starts the agent
+// on fresh temporary data directories and times each start to a healthy
+// GET /health, reads the agent's RSS idle and after the same load run, times
+// restarts on the data directory the load filled, and prints a Markdown
+// table (scripts/bench-agent.sh builds and runs it).
+//
+// Usage:
+//
+//	cfe-load [-url http://127.0.0.1:18787] [-c 8] [-d 30s] [-n N] [-body FILE] [-token T]
+//	cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
+//
+// The run is bounded: no request starts after -d, nor after -n requests.
+// Only loopback agents are loaded unless -allow-remote is given.
+//
+// Exit status: 0 when every request signed and the numbers are distinct and
+// gap-free; 1 when a request failed or a number is missing or repeated; 2
+// when the flags are wrong or the run could not start.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const usage = `Loads the local module of cfe-agent, or benchmarks a built agent binary.
+
+Usage:
+  cfe-load [-url URL] [-c 8] [-d 30s] [-n N] [-body FILE] [-token T] [-allow-remote]
+  cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
+
+Exit status: 0 every request signed, numbers gap-free; 1 a failed request or a
+missing or repeated number; 2 wrong flags, or the run could not start.
+
+Flags:
+`
+
+// options are the command-line flags.
+type options struct {
+	url         string
+	conns       int
+	duration    time.Duration
+	total       int
+	timeout     time.Duration
+	bodyFile    string
+	token       string
+	allowRemote bool
+
+	agent  string
+	starts int
+	settle time.Duration
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command; it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	logger := log.New(stderr, "cfe-load: ", 0)
+	opts, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		logger.Print(err)
+		return 2
+	}
+	body := defaultBody
+	if opts.bodyFile != "" {
+		if body, err = os.ReadFile(opts.bodyFile); err != nil {
+			logger.Print("-body: ", err)
+			return 2
+		}
+	}
+	tmpl, err := newBodyTemplate(body)
+	if err != nil {
+		logger.Print("-body: ", err)
+		return 2
+	}
+	cfg := loadConfig{baseURL: opts.url, conns: opts.conns, duration: opts.duration, total: opts.total,
+		timeout: opts.timeout, token: opts.token, body: tmpl}
+
+	var s *summary
+	var out string
+	if opts.agent != "" {
+		r, err := runBench(ctx, benchConfig{agent: opts.agent, starts: opts.starts, settle: opts.settle, load: cfg}, logger)
+		if err != nil {
+			logger.Print(err)
+			return 2
+		}
+		logger.Print(report(r.loadCfg, r.load))
+		s, out = r.load, benchTable(r)
+	} else {
+		if s, err = runLoad(ctx, cfg); err != nil {
+			logger.Print(err)
+			return 2
+		}
+		out = report(cfg, s)
+	}
+	if _, err := io.WriteString(stdout, out); err != nil {
+		logger.Print(err)
+		return 2
+	}
+	if !s.ok() {
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("cfe-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		_, _ = io.WriteString(fs.Output(), usage) // nowhere to report a failed write to stderr
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:18787", "base URL of the agent's local module")
+	fs.IntVar(&o.conns, "c", 8, "connections, each with one request in flight")
+	fs.DurationVar(&o.duration, "d", 30*time.Second, "duration: no request starts after it")
+	fs.IntVar(&o.total, "n", 0, "stop after this many requests (0: only the duration bounds the run)")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
+	fs.StringVar(&o.bodyFile, "body", "", "signing request to send, JSON (default: an embedded e-Ticket); its uuid is replaced")
+	fs.StringVar(&o.token, "token", "", "LAN token of the terminal, sent as Authorization: Bearer")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
+	fs.StringVar(&o.agent, "agent", "", "benchmark this built cfe-agent binary instead of loading -url")
+	fs.IntVar(&o.starts, "starts", 10, "with -agent: starts to time on fresh data directories, and restarts on that of the load run")
+	fs.DurationVar(&o.settle, "settle", 3*time.Second, "with -agent: idle time before reading the agent's RSS")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return o, o.validate(set)
+}
+
+// validate checks the options; set names the flags given on the command line.
+func (o options) validate(set map[string]bool) error {
+	switch {
+	case o.conns < 1:
+		return errors.New("-c must be at least 1")
+	case o.duration <= 0:
+		return errors.New("-d must be positive")
+	case o.total < 0:
+		return errors.New("-n must not be negative")
+	case o.timeout <= 0:
+		return errors.New("-timeout must be positive")
+	}
+	if o.agent != "" {
+		for _, name := range []string{"url", "token", "allow-remote"} {
+			if set[name] {
+				return fmt.Errorf("-%s does not go with -agent: the agent is started on a loopback port", name)
+			}
+		}
+		if o.starts < 1 {
+			return errors.New("-starts must be at least 1")
+		}
+		if o.settle < 0 {
+			return errors.New("-settle must not be negative")
+		}
+		return nil
+	}
+	for _, name := range []string{"starts", "settle"} {
+		if set[name] {
+			return fmt.Errorf("-%s goes only with -agent", name)
+		}
+	}
+	return checkTarget(o.url, o.allowRemote)
+}
+
+// checkTarget accepts an http(s) base URL whose host is a loopback address or
+// "localhost"; any other host only when remote targets are allowed.
+func checkTarget(raw string, allowRemote bool) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("-url %q is not an http(s) URL", raw)
+	}
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" {
+		return fmt.Errorf("-url %q: give the agent's base URL, without a path or query", raw)
+	}
+	if allowRemote || isLoopback(u.Hostname()) {
+		return nil
+	}
+	return fmt.Errorf("-url %q is not a loopback address: pass -allow-remote to load another machine", raw)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

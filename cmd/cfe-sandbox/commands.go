@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cfe-agent/cfe-agent/sandbox"
+)
+
+// dataFlags name the environment and its data, shared by every command.
+type dataFlags struct {
+	environment string
+	dataDir     string
+}
+
+func (d *dataFlags) register(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&d.environment, "environment", sandbox.EnvSandbox, "environment: sandbox (keys xx_test_) or produccion (keys xx_live_)")
+	cmd.PersistentFlags().StringVar(&d.dataDir, "data-dir", "cfe-sandbox-data", "directory of the emulator's data")
+}
+
+func newRootCommand(ctx context.Context) *cobra.Command {
+	var data dataFlags
+	cfg := sandbox.Config{}
+	var seedFile string
+	root := &cobra.Command{
+		Use:           "cfe-sandbox",
+		Short:         "Offline emulator of the hosted CFE service",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Environment, cfg.DataDir = data.environment, data.dataDir
+			if seedFile != "" {
+				seed, err := sandbox.LoadSeed(seedFile)
+				if err != nil {
+					return err
+				}
+				cfg.Seed = seed
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+			cfg.Out = cmd.OutOrStdout()
+			return serve(ctx, cfg)
+		},
+	}
+	data.register(root)
+	f := root.Flags()
+	f.StringVar(&cfg.Listen, "listen", sandbox.DefaultListen, "address to listen on")
+	f.StringVar(&cfg.DemoPassword, "demo-password", "", "password of the demo user created on first run (generated and printed when empty)")
+	f.StringVar(&seedFile, "seed", "", "JSON file of users, companies and API keys to load at start")
+	f.StringVar(&cfg.SMTPAddr, "smtp", "", "host:port of the SMTP server that delivers password-recovery mail")
+	f.BoolVar(&cfg.TrustProxy, "trust-proxy", false, "take the client address from the last X-Forwarded-For hop")
+	f.IntVar(&cfg.LoginLimits.PerIP, "login-limit-ip", sandbox.DefaultLoginLimits.PerIP, "failed logins per address before 429")
+	f.IntVar(&cfg.LoginLimits.PerPrefix, "login-limit-prefix", sandbox.DefaultLoginLimits.PerPrefix, "failed logins per /24 or /64 before 429")
+	f.IntVar(&cfg.LoginLimits.AlertFailures, "login-alert-failures", sandbox.DefaultLoginLimits.AlertFailures, "failed logins against one user that raise an alert")
+	f.IntVar(&cfg.LoginLimits.AlertNetworks, "login-alert-networks", sandbox.DefaultLoginLimits.AlertNetworks, "distinct networks those failures must come from")
+	f.DurationVar(&cfg.LoginLimits.Window, "login-window", sandbox.DefaultLoginLimits.Window, "window over which failed logins are counted")
+
+	root.AddCommand(userCommand(&data), companyCommand(&data))
+	return root
+}
+
+// serve runs the emulator until ctx is done.
+func serve(ctx context.Context, cfg sandbox.Config) error {
+	srv, err := sandbox.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Open(); err != nil {
+		return errors.Join(err, srv.Close())
+	}
+	fmt.Fprintf(cfg.Out, "cfe-sandbox (%s) listening on %s\n", cfg.Environment, srv.URL())
+	<-ctx.Done()
+	return srv.Close()
+}
+
+func userCommand(data *dataFlags) *cobra.Command {
+	user := &cobra.Command{Use: "user", Short: "Manage users"}
+	var u sandbox.SeedUser
+	add := &cobra.Command{
+		Use:   "add",
+		Short: "Add a user (a password is generated and printed when --password is empty)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			generated := u.Password == ""
+			if generated {
+				u.Password = randomPassword()
+			}
+			return withAdmin(data, func(a *sandbox.Admin) error {
+				id, err := a.AddUser(u)
+				if err != nil {
+					return err
+				}
+				out := fmt.Sprintf("user %q added with id %d\n", u.Username, id)
+				if generated {
+					out += fmt.Sprintf("password: %s (shown only now)\n", u.Password)
+				}
+				_, err = fmt.Fprint(cmd.OutOrStdout(), out)
+				return err
+			})
+		},
+	}
+	add.Flags().StringVar(&u.Username, "username", "", "login name (required)")
+	add.Flags().StringVar(&u.Email, "email", "", "e-mail address for password recovery")
+	add.Flags().StringVar(&u.Password, "password", "", "password")
+	add.Flags().StringSliceVar(&u.Empresas, "empresa", nil, "RUC of a company of the user (repeatable)")
+	cobra.CheckErr(add.MarkFlagRequired("username"))
+	user.AddCommand(add)
+	return user
+}
+
+func companyCommand(data *dataFlags) *cobra.Command {
+	company := &cobra.Command{Use: "company", Short: "Manage companies"}
+	var c sandbox.SeedCompany
+	add := &cobra.Command{
+		Use:   "add",
+		Short: "Add a company",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withAdmin(data, func(a *sandbox.Admin) error {
+				id, err := a.AddCompany(c)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "company %s added with id %d\n", c.RUC, id)
+				return err
+			})
+		},
+	}
+	add.Flags().StringVar(&c.RUC, "ruc", "", "RUC (required)")
+	add.Flags().StringVar(&c.RazonSocial, "razon-social", "", "legal name (required)")
+	add.Flags().StringVar(&c.FormatoRepImpresa, "formato", "", "default print template (Estandar when empty)")
+	add.Flags().IntVar(&c.LimitePorMinuto, "limite-por-minuto", 0, "default per-minute limit of the company's API keys")
+	add.Flags().IntVar(&c.LimitePorHora, "limite-por-hora", 0, "default per-hour limit of the company's API keys")
+	cobra.CheckErr(add.MarkFlagRequired("ruc"))
+	cobra.CheckErr(add.MarkFlagRequired("razon-social"))
+	company.AddCommand(add)
+	return company
+}
+
+func withAdmin(data *dataFlags, fn func(*sandbox.Admin) error) error {
+	a, err := sandbox.OpenAdmin(data.dataDir, data.environment)
+	if err != nil {
+		return err
+	}
+	return errors.Join(fn(a), a.Close())
+}
+
+func randomPassword() string { return rand.Text() }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is an output the server goroutine and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// run executes the command line args and returns its output.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out syncBuffer
+	cmd := newRootCommand(context.Background())
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+var listening = regexp.MustCompile(`listening on (http://\S+)`)
+
+func TestCommands(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := run(t, "company", "add", "--data-dir", dir, "--ruc", "211111110015", "--razon-social", "Alfa S.A."); err != nil || !strings.Contains(out, "added") {
+		t.Fatalf("company add: %v\n%s", err, out)
+	}
+	if _, err := run(t, "company", "add", "--data-dir", dir, "--ruc", "211111110016", "--razon-social", "X"); err == nil {
+		t.Error("a RUC with a wrong check digit was accepted")
+	}
+	out, err := run(t, "user", "add", "--data-dir", dir, "--username", "ana", "--empresa", "211111110015")
+	if err != nil {
+		t.Fatalf("user add: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`password: (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no generated password in %q", out)
+	}
+	if _, err := run(t, "user", "add", "--data-dir", dir, "--username", "ANA", "--password", "x"); err == nil {
+		t.Error("a second user with the same normalized name was accepted")
+	}
+	seed := filepath.Join(dir, "seed.json")
+	os.WriteFile(seed, []byte(`{"apiKeys":[{"empresa":"211111110015","nombre":"caja","key":"xx_test_cli-known-key-000000000001"}]}`), 0o600)
+
+	// Serve until the context ends; the server reports its address.
+	ctx, cancel := context.WithCancel(context.Background())
+	var out2 syncBuffer
+	cmd := newRootCommand(ctx)
+	cmd.SetArgs([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--seed", seed, "--demo-password", "demo-1"})
+	cmd.SetOut(&out2)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute() }()
+	var url string
+	for deadline := time.Now().Add(20 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(out2.String()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		cancel()
+		t.Fatalf("the server did not start: %s", out2.String())
+	}
+	for _, login := range [][2]string{{"ana", m[1]}, {"demo", "demo-1"}} {
+		body, _ := json.Marshal(map[string]string{"username": login[0], "secret": login[1]})
+		res, err := http.Post(url+"/api/auth/login", "application/json", bytes.NewReader(body))
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Errorf("login %s: %v %v", login[0], err, res.Status)
+		}
+		res.Body.Close()
+	}
+	req, _ := http.NewRequest("GET", url+"/api/v1/usuario/empresas", nil)
+	req.Header.Set("X-API-Key", "xx_test_cli-known-key-000000000001")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusOK {
+		t.Errorf("seeded key: %v %v", err, res.Status)
+	} else {
+		res.Body.Close()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	if _, err := run(t, "--data-dir", dir, "--environment", "test"); err == nil {
+		t.Error("an unknown environment was accepted")
+	}
+}

@@ -1,0 +1,333 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/gorilla/mux"
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+func (s *Server) registerAuthRoutes(r *mux.Router) {
+	r.HandleFunc("/api/auth/login", s.handleLogin).Methods(http.MethodPost)
+	r.HandleFunc("/api/auth/refresh", s.handleRefresh).Methods(http.MethodPost)
+	r.HandleFunc("/auth/refresh", s.handleRefresh).Methods(http.MethodPost)
+	r.HandleFunc("/api/auth/revoke", s.authenticated(authJWT, s.writeError, s.handleRevoke)).Methods(http.MethodPost)
+	r.HandleFunc("/api/auth/recuperarClave", s.handleRecover).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/usuario/{idUsuario}/apikey", s.authenticated(authJWT, s.writeError, s.handleUserKey)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/usuario/empresas", s.authenticated(authAny, s.writeError, s.handleCompanies)).Methods(http.MethodGet)
+}
+
+// LoginRequest is the body of POST /api/auth/login.
+type LoginRequest struct {
+	Username string `json:"username"`
+	Secret   string `json:"secret"`
+}
+
+// TokenResponse answers login and refresh.
+type TokenResponse struct {
+	Token        string    `json:"token"`
+	RefreshToken string    `json:"refresh_token"`
+	ExpiresAt    time.Time `json:"expires_at"`
+}
+
+// RefreshRequest is the body of POST /api/auth/refresh and /auth/refresh.
+type RefreshRequest struct {
+	RefreshToken string `json:"refresh_token"`
+}
+
+var (
+	errBadLogin   = &cfe.Error{Code: cfe.EUNAUTHORIZED, Message: "usuario o clave incorrectos"}
+	errBadRefresh = &cfe.Error{Code: cfe.EUNAUTHORIZED, Message: "el refresh token no es válido, venció o ya se usó"}
+)
+
+// dummyHash makes a login for an unknown user cost the same bcrypt work as
+// one for a known user.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("cfe-sandbox"), passwordCost)
+
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	var req LoginRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := invalid(required("username", req.Username, "secret", req.Secret)...); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	addr, now := s.clientAddr(r), s.now()
+	if retry, blocked := s.guard.blocked(addr, now); blocked {
+		writeTooMany(w, r, codeLoginRateLimit, "demasiados intentos fallidos; intente más tarde", retry)
+		return
+	}
+	user, err := s.checkSecret(req.Username, req.Secret, now)
+	if err != nil {
+		if cfe.ErrorCode(err) == cfe.EUNAUTHORIZED {
+			s.guard.fail(addr, normalizeIdentifier(req.Username), now)
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	s.issueTokens(w, r, user.ID)
+}
+
+// checkSecret verifies secret for username: the password, an unexpired
+// temporary password (consumed by this login) or a user API key. The bcrypt
+// work runs outside any write transaction.
+func (s *Server) checkSecret(username, secret string, now time.Time) (*User, error) {
+	var u *User
+	err := s.db.view(func(tx *bolt.Tx) error {
+		var err error
+		u, err = userByName(tx, username)
+		return err
+	})
+	if cfe.ErrorCode(err) == cfe.ENOTFOUND {
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(secret)) // only to spend the same time
+		return nil, errBadLogin
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch t := u.Temp; {
+	case strings.HasPrefix(secret, userKeyPrefix):
+		return u, u.checkUserKey(secret)
+	case bcrypt.CompareHashAndPassword(u.PasswordHash, []byte(secret)) == nil:
+		return u, nil
+	case t != nil && now.Before(t.Expires) && bcrypt.CompareHashAndPassword(t.Hash, []byte(secret)) == nil:
+		return u, s.consumeTempPassword(u.ID, t.Hash)
+	}
+	return nil, errBadLogin
+}
+
+// consumeTempPassword removes the temporary password whose hash is hash; a
+// concurrent login that consumed it first wins.
+func (s *Server) consumeTempPassword(userID int64, hash []byte) error {
+	return s.db.update(func(tx *bolt.Tx) error {
+		u, err := getUser(tx, userID)
+		if err != nil {
+			return err
+		}
+		if u.Temp == nil || !bytes.Equal(u.Temp.Hash, hash) {
+			return errBadLogin
+		}
+		u.Temp = nil
+		return putUser(tx, u)
+	})
+}
+
+func (u *User) checkUserKey(secret string) error {
+	h := hashSecret(secret)
+	for _, k := range u.Keys {
+		if sameHash(k.Hash, h) {
+			return nil
+		}
+	}
+	return errBadLogin
+}
+
+func newSessionID() string { return hex.EncodeToString(randomBytes(16)) }
+
+// issueTokens stores a new session for user and answers its first JWT and
+// refresh token.
+func (s *Server) issueTokens(w http.ResponseWriter, r *http.Request, user int64) {
+	now := s.now()
+	sess := &Session{ID: newSessionID(), User: user, Created: now}
+	var refresh string
+	err := s.db.update(func(tx *bolt.Tx) error {
+		refresh = sess.rotate(now)
+		return putSession(tx, sess, "")
+	})
+	s.answerTokens(w, r, sess, refresh, now, err)
+}
+
+// rotate gives the session a new refresh token and returns it.
+func (sess *Session) rotate(now time.Time) string {
+	refresh := newSecret("")
+	sess.RefreshHash = hashSecret(refresh)
+	sess.RefreshExpires = now.Add(refreshTTL)
+	return refresh
+}
+
+// answerTokens answers a new JWT of sess with its refresh token, or err.
+func (s *Server) answerTokens(w http.ResponseWriter, r *http.Request, sess *Session, refresh string, now time.Time, err error) {
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	token, expires, err := s.signJWT(sess, now)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, TokenResponse{Token: token, RefreshToken: refresh, ExpiresAt: expires})
+}
+
+// signJWT returns an HS512 JWT of sess valid for jwtTTL from now.
+func (s *Server) signJWT(sess *Session, now time.Time) (string, time.Time, error) {
+	exp := now.Add(jwtTTL).Truncate(time.Second)
+	claims := sessionClaims{
+		Session:     sess.ID,
+		Environment: s.cfg.Environment,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    jwtIssuer,
+			Subject:   strconv.FormatInt(sess.User, 10),
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(exp),
+			ID:        newSessionID(),
+		},
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS512, claims).SignedString(s.jwtKey)
+	return tok, exp.UTC(), err
+}
+
+// handleRefresh exchanges a refresh token for a new JWT and a new refresh
+// token; the one presented becomes invalid.
+func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
+	var req RefreshRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := invalid(required("refresh_token", req.RefreshToken)...); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// Look up and rotate in one transaction, so a token is exchanged once
+	// even by concurrent requests.
+	now, old := s.now(), hashSecret(req.RefreshToken)
+	var sess *Session
+	var refresh string
+	err := s.db.update(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketRefresh).Get([]byte(old))
+		if raw == nil {
+			return errBadRefresh
+		}
+		var err error
+		if sess, err = getSession(tx, string(raw)); err != nil {
+			return err
+		}
+		if sess.Revoked || !sameHash(sess.RefreshHash, old) || !now.Before(sess.RefreshExpires) {
+			return errBadRefresh
+		}
+		refresh = sess.rotate(now)
+		return putSession(tx, sess, old)
+	})
+	if cfe.ErrorCode(err) == cfe.ENOTFOUND {
+		err = errBadRefresh
+	}
+	s.answerTokens(w, r, sess, refresh, now, err)
+}
+
+// RevokeResponse answers POST /api/auth/revoke.
+type RevokeResponse struct {
+	Revocado bool `json:"revocado"`
+}
+
+// handleRevoke ends the caller's session: its JWTs and its refresh token stop
+// working.
+func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
+	p := principalOf(r)
+	err := s.db.update(func(tx *bolt.Tx) error {
+		sess, err := getSession(tx, p.session)
+		if err != nil {
+			return err
+		}
+		old := sess.RefreshHash
+		sess.Revoked, sess.RefreshHash = true, ""
+		return putSession(tx, sess, old)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, RevokeResponse{Revocado: true})
+}
+
+// UserKeyResponse answers POST /api/v1/usuario/{idUsuario}/apikey. The key is
+// shown only here.
+type UserKeyResponse struct {
+	ID     int64  `json:"id"`
+	ApiKey string `json:"ApiKey"`
+}
+
+// handleUserKey generates an API key for the calling user, usable as the
+// secret of login. A user may generate keys only for themself.
+func (s *Server) handleUserKey(w http.ResponseWriter, r *http.Request) {
+	p := principalOf(r)
+	id, err := strconv.ParseInt(mux.Vars(r)["idUsuario"], 10, 64)
+	if err != nil || id <= 0 {
+		s.writeError(w, r, invalid(cfe.FieldError{Campo: "idUsuario", Mensaje: "debe ser un número mayor que cero"}))
+		return
+	}
+	if id != p.user.ID {
+		s.writeError(w, r, &cfe.Error{Code: cfe.EFORBIDDEN, Message: "solo puede generar API keys para su propio usuario"})
+		return
+	}
+	key := newSecret(userKeyPrefix)
+	var resp UserKeyResponse
+	err = s.db.update(func(tx *bolt.Tx) error {
+		u, err := getUser(tx, id)
+		if err != nil {
+			return err
+		}
+		kid, err := nextID(tx, bucketUserKeys)
+		if err != nil {
+			return err
+		}
+		u.Keys = append(u.Keys, UserKey{ID: kid, Hash: hashSecret(key), Created: s.now()})
+		resp = UserKeyResponse{ID: kid, ApiKey: key}
+		return putUser(tx, u)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, resp)
+}
+
+// CompanyResponse is one company of GET /api/v1/usuario/empresas.
+type CompanyResponse struct {
+	IdEmpresa     int64   `json:"idEmpresa"`
+	RUC           string  `json:"ruc"`
+	RazonSocial   string  `json:"razonSocial"`
+	PuntosEmision []int64 `json:"puntosEmision"` // idPde of each issuing point
+}
+
+// handleCompanies lists the caller's companies: the user's, or the key's one.
+func (s *Server) handleCompanies(w http.ResponseWriter, r *http.Request) {
+	p := principalOf(r)
+	ids := []int64{}
+	if p.key != nil {
+		ids = append(ids, p.key.Company)
+	} else {
+		ids = append(ids, p.user.Companies...)
+	}
+	out := make([]CompanyResponse, 0, len(ids))
+	err := s.db.view(func(tx *bolt.Tx) error {
+		for _, id := range ids {
+			c, err := getCompany(tx, id)
+			if err != nil {
+				return err
+			}
+			points, err := companyPoints(tx, c.ID)
+			if err != nil {
+				return err
+			}
+			out = append(out, CompanyResponse{IdEmpresa: c.ID, RUC: c.RUC, RazonSocial: c.RazonSocial, PuntosEmision: points})
+		}
+		return nil
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

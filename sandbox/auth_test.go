@@ -1,0 +1,279 @@
+package sandbox_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/sandbox"
+)
+
+func TestLogin(t *testing.T) {
+	e := start(t)
+
+	t.Run("password returns an HS512 JWT valid 6 hours and a refresh token", func(t *testing.T) {
+		tok := e.login("ana", anaPassword)
+		if got := jwtPart(t, tok.Token, 0)["alg"]; got != "HS512" {
+			t.Errorf("alg %v, want HS512", got)
+		}
+		if want := t0.Add(6 * time.Hour); !tok.ExpiresAt.Equal(want) {
+			t.Errorf("expires_at %v, want %v", tok.ExpiresAt, want)
+		}
+		if exp := jwtPart(t, tok.Token, 1)["exp"]; exp != float64(t0.Add(6*time.Hour).Unix()) {
+			t.Errorf("exp claim %v, want %d", exp, t0.Add(6*time.Hour).Unix())
+		}
+		if tok.RefreshToken == "" {
+			t.Error("no refresh token")
+		}
+		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(tok.Token)...).expect(t, http.StatusOK)
+	})
+	t.Run("username is matched case-insensitively and trimmed", func(t *testing.T) {
+		e.login("  ANA ", anaPassword)
+	})
+	t.Run("wrong secret or unknown user is 401 with the same message", func(t *testing.T) {
+		a := e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "ana", Secret: "no"}).expect(t, http.StatusUnauthorized).errBody(t)
+		b := e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "nadie", Secret: "no"}).expect(t, http.StatusUnauthorized).errBody(t)
+		if a.Error != b.Error || a.Code != "unauthorized" || b.Code != "unauthorized" {
+			t.Errorf("bodies differ or wrong code: %+v / %+v", a, b)
+		}
+	})
+	t.Run("missing fields are named", func(t *testing.T) {
+		b := e.do("POST", "/api/auth/login", map[string]string{}).expect(t, http.StatusBadRequest).errBody(t)
+		if len(b.Details) != 2 || b.Details[0].Campo != "username" || b.Details[1].Campo != "secret" || b.Code != "invalid" {
+			t.Errorf("details %+v", b)
+		}
+	})
+	t.Run("malformed JSON is 400", func(t *testing.T) {
+		e.do("POST", "/api/auth/login", `{"username":`).expect(t, http.StatusBadRequest)
+	})
+	t.Run("demo user of the first run", func(t *testing.T) {
+		var companies []sandbox.CompanyResponse
+		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(e.login("demo", "demo-password").Token)...).
+			expect(t, http.StatusOK).decode(t, &companies)
+		if len(companies) != 1 || companies[0].RUC != "219999830019" {
+			t.Errorf("demo companies %+v, want the DGI test RUC", companies)
+		}
+	})
+}
+
+func TestJWT_Expiry(t *testing.T) {
+	e := start(t)
+	tok := e.login("ana", anaPassword)
+	e.clock.Advance(6*time.Hour - time.Second)
+	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(tok.Token)...).expect(t, http.StatusOK)
+	e.clock.Advance(time.Second)
+	b := e.do("GET", "/api/v1/usuario/empresas", nil, bearer(tok.Token)...).expect(t, http.StatusUnauthorized).errBody(t)
+	if b.Code != "unauthorized" {
+		t.Errorf("code %q", b.Code)
+	}
+}
+
+func TestJWT_AlgorithmPinned(t *testing.T) {
+	e := start(t)
+	tok := e.login("ana", anaPassword)
+	claims := jwt.MapClaims(jwtPart(t, tok.Token, 1))
+
+	// Read the server's signing key from its file, so the forged tokens
+	// below are rejected for their algorithm alone.
+	e.close()
+	key := readJWTKey(t, e.cfg.DataDir)
+	e.open()
+
+	sign := func(m jwt.SigningMethod, k any) string {
+		s, err := jwt.NewWithClaims(m, claims).SignedString(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// Control: the same claims signed HS512 with the key are accepted.
+	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(sign(jwt.SigningMethodHS512, key))...).expect(t, http.StatusOK)
+	for name, forged := range map[string]string{
+		"none":  sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType),
+		"HS256": sign(jwt.SigningMethodHS256, key),
+		"HS384": sign(jwt.SigningMethodHS384, key),
+	} {
+		t.Run(name, func(t *testing.T) {
+			e.do("GET", "/api/v1/usuario/empresas", nil, bearer(forged)...).expect(t, http.StatusUnauthorized)
+		})
+	}
+	t.Run("a tampered subject", func(t *testing.T) {
+		c := jwt.MapClaims{}
+		for k, v := range claims {
+			c[k] = v
+		}
+		c["sub"] = "3"
+		s, _ := jwt.NewWithClaims(jwt.SigningMethodHS512, c).SignedString([]byte("another key of sixty-four bytes........................."))
+		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(s)...).expect(t, http.StatusUnauthorized)
+	})
+}
+
+// readJWTKey reads the HS512 key from a closed server's data file.
+func readJWTKey(t *testing.T, dir string) []byte {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, "cfe-sandbox-sandbox.db"), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var key []byte
+	db.View(func(tx *bolt.Tx) error {
+		key = append(key, tx.Bucket([]byte("meta")).Get([]byte("jwtkey"))...)
+		return nil
+	})
+	if len(key) != 64 {
+		t.Fatalf("jwt key of %d bytes", len(key))
+	}
+	return key
+}
+
+func TestRefresh(t *testing.T) {
+	e := start(t)
+	first := e.login("ana", anaPassword)
+
+	var second sandbox.TokenResponse
+	e.clock.Advance(time.Hour)
+	e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: first.RefreshToken}).expect(t, http.StatusOK).decode(t, &second)
+	if second.RefreshToken == first.RefreshToken || second.Token == first.Token {
+		t.Fatal("refresh did not rotate the tokens")
+	}
+	if want := t0.Add(7 * time.Hour); !second.ExpiresAt.Equal(want) {
+		t.Errorf("expires_at %v, want %v", second.ExpiresAt, want)
+	}
+	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(second.Token)...).expect(t, http.StatusOK)
+
+	t.Run("the rotated refresh token is invalid", func(t *testing.T) {
+		e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: first.RefreshToken}).expect(t, http.StatusUnauthorized)
+	})
+	t.Run("the path without /api rotates too", func(t *testing.T) {
+		var third sandbox.TokenResponse
+		e.do("POST", "/auth/refresh", sandbox.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusOK).decode(t, &third)
+		e.do("POST", "/auth/refresh", sandbox.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusUnauthorized)
+		second = third
+	})
+	t.Run("a refresh token expires after 30 days", func(t *testing.T) {
+		e.clock.Advance(30 * 24 * time.Hour)
+		e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusUnauthorized)
+	})
+	t.Run("missing refresh_token is named", func(t *testing.T) {
+		b := e.do("POST", "/api/auth/refresh", map[string]string{}).expect(t, http.StatusBadRequest).errBody(t)
+		if len(b.Details) != 1 || b.Details[0].Campo != "refresh_token" {
+			t.Errorf("details %+v", b.Details)
+		}
+	})
+}
+
+func TestRevoke(t *testing.T) {
+	e := start(t)
+	tok := e.login("ana", anaPassword)
+	other := e.login("ana", anaPassword) // another session of the same user
+
+	e.do("POST", "/api/auth/revoke", nil, bearer(tok.Token)...).expect(t, http.StatusOK)
+	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(tok.Token)...).expect(t, http.StatusUnauthorized)
+	e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: tok.RefreshToken}).expect(t, http.StatusUnauthorized)
+	e.do("POST", "/api/auth/revoke", nil, bearer(tok.Token)...).expect(t, http.StatusUnauthorized)
+	// Other sessions are not affected.
+	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(other.Token)...).expect(t, http.StatusOK)
+	// Revoke needs a JWT, not a company key.
+	e.do("POST", "/api/auth/revoke", nil, "X-API-Key", keyBeta).expect(t, http.StatusForbidden)
+}
+
+func TestUserAPIKey(t *testing.T) {
+	e := start(t)
+	tok := e.login("ana", anaPassword)
+	id := jwtPart(t, tok.Token, 1)["sub"].(string)
+
+	var k sandbox.UserKeyResponse
+	e.do("POST", "/api/v1/usuario/"+id+"/apikey", nil, bearer(tok.Token)...).expect(t, http.StatusCreated).decode(t, &k)
+	if k.ApiKey == "" {
+		t.Fatal("no key returned")
+	}
+	t.Run("is a login secret", func(t *testing.T) {
+		e.login("ana", k.ApiKey)
+	})
+	t.Run("of another user does not log in", func(t *testing.T) {
+		e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "beto", Secret: k.ApiKey}).expect(t, http.StatusUnauthorized)
+	})
+	t.Run("is not a company key", func(t *testing.T) {
+		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", k.ApiKey).expect(t, http.StatusUnauthorized)
+	})
+	t.Run("only for oneself", func(t *testing.T) {
+		n, _ := strconv.Atoi(id)
+		e.do("POST", fmt.Sprintf("/api/v1/usuario/%d/apikey", n+1), nil, bearer(tok.Token)...).expect(t, http.StatusForbidden)
+		e.do("POST", "/api/v1/usuario/x/apikey", nil, bearer(tok.Token)...).expect(t, http.StatusBadRequest)
+	})
+	t.Run("needs a JWT", func(t *testing.T) {
+		e.do("POST", "/api/v1/usuario/"+id+"/apikey", nil).expect(t, http.StatusUnauthorized)
+		e.do("POST", "/api/v1/usuario/"+id+"/apikey", nil, "X-API-Key", keyAlfa).expect(t, http.StatusForbidden)
+	})
+}
+
+func TestCompanies(t *testing.T) {
+	e := start(t)
+	var got []sandbox.CompanyResponse
+	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(e.login("beto", betoPassword).Token)...).expect(t, http.StatusOK).decode(t, &got)
+	if len(got) != 2 || got[0].RUC != rucAlfa || got[1].RUC != rucBeta {
+		t.Errorf("beto's companies %+v", got)
+	}
+	e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &got)
+	if len(got) != 1 || got[0].RUC != rucBeta {
+		t.Errorf("the key's companies %+v", got)
+	}
+	e.do("GET", "/api/v1/usuario/empresas", nil).expect(t, http.StatusUnauthorized)
+}
+
+func TestNew_Environment(t *testing.T) {
+	if _, err := sandbox.New(sandbox.Config{Environment: "test", DataDir: t.TempDir()}); err == nil {
+		t.Error("an unknown environment was accepted")
+	}
+	dir := t.TempDir()
+	first, err := sandbox.New(sandbox.Config{Environment: sandbox.EnvSandbox, DataDir: dir, PasswordCost: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	// A second process on the same environment's data is refused plainly.
+	if _, err := sandbox.New(sandbox.Config{Environment: sandbox.EnvSandbox, DataDir: dir, PasswordCost: 4}); err == nil {
+		t.Error("a second instance opened the same data")
+	}
+	// The other environment has its own file in the same directory.
+	prod, err := sandbox.New(sandbox.Config{Environment: sandbox.EnvProduccion, DataDir: dir, PasswordCost: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod.Close()
+	if _, err := os.Stat(filepath.Join(dir, "cfe-sandbox-produccion.db")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRefresh_Concurrent exchanges one refresh token from 8 goroutines at
+// once: exactly one gets new tokens.
+func TestRefresh_Concurrent(t *testing.T) {
+	e := start(t)
+	tok := e.login("ana", anaPassword)
+	statuses := make(chan int, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			statuses <- e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: tok.RefreshToken}).status
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusOK] != 1 || count[http.StatusUnauthorized] != 7 {
+		t.Errorf("statuses %v, want one 200 and seven 401", count)
+	}
+}

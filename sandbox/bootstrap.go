@@ -1,0 +1,70 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// bootstrap loads the JWT signing key (created on first run), creates the
+// demo data on first run (with the demo company's certificate and CAE ranges)
+// and applies the seed.
+func (s *Server) bootstrap() error {
+	demoPassword := s.cfg.DemoPassword
+	generated := false
+	var demoCompany int64
+	err := s.db.update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if k := meta.Get(metaJWTKey); k != nil {
+			s.jwtKey = append([]byte(nil), k...)
+		} else {
+			s.jwtKey = randomBytes(64) // HS512 wants a key of at least 512 bits
+			if err := meta.Put(metaJWTKey, s.jwtKey); err != nil {
+				return err
+			}
+		}
+		sd := seeder{tx: tx, prefix: s.prefix, cost: s.cfg.PasswordCost}
+		if meta.Get(metaInitialized) == nil {
+			if demoPassword == "" {
+				demoPassword, generated = newSecret("")[:20], true
+			}
+			var err error
+			if demoCompany, err = sd.demo(demoPassword); err != nil {
+				return fmt.Errorf("sandbox: create demo data: %w", err)
+			}
+			if err := meta.Put(metaInitialized, []byte("1")); err != nil {
+				return err
+			}
+		}
+		if s.cfg.Seed != nil {
+			if err := sd.apply(s.cfg.Seed, s.now); err != nil {
+				return fmt.Errorf("sandbox: seed: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if demoCompany != 0 {
+		if _, err := s.issuerFor(context.Background(), demoCompany); err != nil {
+			return fmt.Errorf("sandbox: demo certificate and CAE ranges: %w", err)
+		}
+	}
+	if generated {
+		fmt.Fprintf(s.cfg.Out, "cfe-sandbox: created user %q with password %s (shown only now)\n", demoUsername, demoPassword)
+	}
+	return nil
+}
+
+// demo creates the demo company, its issuing point and the demo user, and
+// returns the company's id.
+func (sd seeder) demo(password string) (int64, error) {
+	c, err := sd.company(SeedCompany{RUC: demoRUC, RazonSocial: demoRazonSocial})
+	if err != nil {
+		return 0, err
+	}
+	_, err = sd.user(SeedUser{Username: demoUsername, Email: demoEmail, Password: password, Empresas: []string{c.RUC}})
+	return c.ID, err
+}

@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"fmt"
+	"time"
+)
+
+// Choices the interface leaves open ("not shown"). Each is described in
+// docs/sandbox.md; change them here and only here.
+
+// Environments and their API key prefixes (interface §5.2 rule 2).
+const (
+	EnvSandbox    = "sandbox"
+	EnvProduccion = "produccion"
+
+	prefixTest = "xx_test_"
+	prefixLive = "xx_live_"
+
+	// userKeyPrefix marks a user API key (usable only as a login secret). It
+	// is deliberately not an environment prefix, so it is never taken for a
+	// company key.
+	userKeyPrefix = "xx_usr_"
+)
+
+// Sessions.
+const (
+	jwtTTL           = 6 * time.Hour       // interface §5.1
+	refreshTTL       = 30 * 24 * time.Hour // lifetime of a refresh token
+	jwtIssuer        = "cfe-sandbox"
+	tempPasswordTTL  = 30 * time.Minute // password recovery: a single-use temporary password
+	secretBytes      = 32               // random bytes in keys, refresh tokens and temporary passwords
+	recoveryCooldown = time.Minute      // at most one recovery mail per user in this time
+)
+
+// passwordCost is the bcrypt cost of stored passwords.
+const passwordCost = 10
+
+// Company API key rate limits used when neither the key nor its company sets
+// one (interface §8.2: numeric defaults not shown).
+const (
+	defaultKeyPerMinute = 120
+	defaultKeyPerHour   = 3600
+	maxKeyLimit         = 1_000_000
+)
+
+// LoginLimits are the login-protection thresholds (interface §8.3). A window
+// is a sliding window over failures.
+type LoginLimits struct {
+	Window time.Duration
+	// PerIP and PerPrefix: failures from one address, or from one IPv4 /24 or
+	// IPv6 /64, after which further attempts from it get 429.
+	PerIP     int
+	PerPrefix int
+	// AlertFailures failures against one normalized identifier, coming from at
+	// least AlertNetworks distinct prefixes, raise an alert. They never block.
+	AlertFailures int
+	AlertNetworks int
+}
+
+// check refuses limits that would disable the protection by accident.
+func (l LoginLimits) check() error {
+	if l.Window <= 0 || l.PerIP < 1 || l.PerPrefix < 1 || l.AlertFailures < 1 || l.AlertNetworks < 1 {
+		return fmt.Errorf("sandbox: login limits need a positive window and thresholds of at least 1 (got %+v)", l)
+	}
+	return nil
+}
+
+// DefaultLoginLimits are the thresholds used when Config.LoginLimits is zero.
+var DefaultLoginLimits = LoginLimits{
+	Window:        15 * time.Minute,
+	PerIP:         10,
+	PerPrefix:     30,
+	AlertFailures: 20,
+	AlertNetworks: 3,
+}
+
+// DefaultListen is the address the sandbox listens on when Config.Listen is empty.
+const DefaultListen = "127.0.0.1:18788"
+
+// HTTP, mail and files.
+const (
+	maxBodyBytes    = 1 << 20 // request bodies larger than this are refused
+	headerRequestID = "X-Request-Id"
+	mailFrom        = "no-responder@sandbox.invalid"
+	mailTimeout     = 10 * time.Second
+	shutdownTimeout = 5 * time.Second
+	dbOpenTimeout   = 2 * time.Second
+)
+
+// Demo data created on first run.
+const (
+	demoUsername    = "demo"
+	demoEmail       = "demo@sandbox.invalid"
+	demoRUC         = "219999830019" // DGI's test RUC
+	demoRazonSocial = "Empresa de Prueba S.A."
+)
+
+// What a new company gets when its seed or command does not say: its
+// FormatoRepImpresa (interface §4.3.1), its address as the emitter of its
+// CFEs, its branch code at DGI and the terminal code of its issuing point.
+const (
+	defaultFormato      = "Estandar"
+	defaultDomFiscal    = "Av. 18 de Julio 1000"
+	defaultCiudad       = "Montevideo"
+	defaultDepartamento = "Montevideo"
+	defaultSucursal     = 1
+	defaultTerminal     = "T001"
+)
+
+// hostedSerie is the serie of the CAE ranges the sandbox signs with. It is
+// not "A", the serie of the ranges local agents generate for testing, so the
+// numbers of the CFEs they deliver never collide with the sandbox's own.
+const hostedSerie = "H"

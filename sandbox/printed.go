@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gorilla/mux"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/pdf"
+)
+
+// PDFRequest is the body of POST /api/v1/cfeemitido/pdf (interface §4.3.1).
+// IdEmpresa names the company for a JWT user of several companies.
+type PDFRequest struct {
+	UUID           string          `json:"uuid"`
+	TipoCfe        int             `json:"tipo_cfe"`
+	Serie          string          `json:"serie"`
+	Numero         int64           `json:"numero"`
+	Variant        string          `json:"variant"`
+	IdEmpresa      int64           `json:"idEmpresa,omitempty"`
+	CodComercio    json.RawMessage `json:"cod_comercio,omitempty"`    // accepted and ignored
+	CodTerminal    json.RawMessage `json:"cod_terminal,omitempty"`    // accepted and ignored
+	Impresora      json.RawMessage `json:"impresora,omitempty"`       // accepted and ignored
+	FallbackCopies json.RawMessage `json:"fallback_copies,omitempty"` // accepted and ignored
+}
+
+// TemplateConfig is a company's custom print template (pdf.TemplateConfig
+// without a logo), named by variant or FormatoRepImpresa.
+type TemplateConfig struct {
+	Nombre       string   `json:"nombre"`
+	Base         string   `json:"base"` // Estandar, Rollo or Rollo58
+	Leyendas     []string `json:"leyendas,omitempty"`
+	TamanoFuente float64  `json:"tamanoFuente,omitempty"`
+	WebURL       string   `json:"webURL,omitempty"`
+}
+
+// catalog returns the print templates of a company: the built-in ones and
+// its own. EINVALID names a bad template.
+func catalog(templates []TemplateConfig) (*pdf.Catalog, error) {
+	cfgs := make([]pdf.TemplateConfig, 0, len(templates))
+	for _, t := range templates {
+		cfgs = append(cfgs, pdf.TemplateConfig{Name: t.Nombre, Base: t.Base, Legends: t.Leyendas, FontSize: t.TamanoFuente, WebURL: t.WebURL})
+	}
+	return pdf.NewCatalog(cfgs)
+}
+
+func (s *Server) registerPDFRoutes(r *mux.Router) {
+	r.HandleFunc("/api/v1/cfeemitido/pdf", s.authenticated(authAnyPDFKey, s.writePDFError, s.handlePDF)).Methods(http.MethodPost)
+}
+
+var (
+	errPDFIdentity = &cfe.Error{Code: cfe.EINVALID, Message: "identifique el CFE con uuid, o con tipo_cfe, serie y numero"}
+	errPDFNotFound = &cfe.Error{Code: cfe.ENOTFOUND, Message: "CFE no encontrado"}
+	errPDFRender   = &cfe.Error{Code: cfe.EINTERNAL, Message: "no se pudo generar el PDF"}
+)
+
+// handlePDF renders the printed representation of an issued CFE of the
+// caller's company, with the watermark outside production. Errors answer
+// {ok:false, error}: 400 identification missing or idEmpresa unresolved or
+// unknown variant, 403 idEmpresa not the caller's, 404 CFE not found, 500
+// rendering failed.
+func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
+	var req PDFRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.writePDFError(w, r, err)
+		return
+	}
+	if req.UUID == "" && (req.TipoCfe == 0 || req.Serie == "" || req.Numero == 0) {
+		s.writePDFError(w, r, errPDFIdentity)
+		return
+	}
+	companyID, err := principalOf(r).company(idString(req.IdEmpresa))
+	if err != nil {
+		s.writePDFError(w, r, err)
+		return
+	}
+	var rec *CFERecord
+	var company *Company
+	err = s.db.view(func(tx *bolt.Tx) error {
+		var err error
+		if company, err = getCompany(tx, companyID); err != nil {
+			return err
+		}
+		if req.UUID != "" {
+			rec, err = cfeByUUID(tx, companyID, req.UUID)
+		} else {
+			rec, err = cfeByFolio(tx, companyID, cfe.Type(req.TipoCfe), req.Serie, req.Numero)
+		}
+		if err == nil && rec == nil {
+			err = errPDFNotFound
+		}
+		return err
+	})
+	if err != nil {
+		s.writePDFError(w, r, err)
+		return
+	}
+	body, err := s.render(rec, company, req.Variant)
+	if err != nil {
+		s.writePDFError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body) // a failure means the client went away
+}
+
+// render makes the PDF of rec with the variant asked for, else the
+// company's FormatoRepImpresa.
+func (s *Server) render(rec *CFERecord, company *Company, variant string) ([]byte, error) {
+	cat, err := catalog(company.Templates)
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Message: errPDFRender.Message, Err: err}
+	}
+	if variant == "" {
+		variant = company.FormatoRepImpresa
+	}
+	tmpl, err := cat.Template(variant)
+	if err != nil {
+		return nil, invalid(cfe.FieldError{Campo: "variant", Mensaje: cfe.ErrorMessage(err)})
+	}
+	out, err := pdf.Render(rec.XML, pdf.Options{Template: tmpl, Production: s.cfg.Environment == EnvProduccion, Adenda: rec.Adenda})
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Message: errPDFRender.Message, Err: err}
+	}
+	return out, nil
+}

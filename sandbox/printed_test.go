@@ -1,0 +1,184 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/sandbox"
+)
+
+const watermark = "Representacion impresa de prueba sin valor fiscal"
+
+// pdfTool runs pdftotext or pdfinfo on a PDF and returns its output.
+func pdfTool(t *testing.T, tool string, doc []byte) string {
+	t.Helper()
+	bin := testtool.Require(t, tool)
+	f := filepath.Join(t.TempDir(), "doc.pdf")
+	if err := os.WriteFile(f, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{f}
+	if tool == "pdftotext" {
+		args = append(args, "-")
+	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", tool, err, out)
+	}
+	return string(out)
+}
+
+// pdfError is the PDF endpoint's error shape.
+type pdfError struct {
+	OK    *bool  `json:"ok"`
+	Error string `json:"error"`
+}
+
+// pdfErr expects status want with the {ok:false, error} body.
+func (r *resp) pdfErr(t *testing.T, want int) string {
+	t.Helper()
+	r.expect(t, want)
+	var b pdfError
+	r.decode(t, &b)
+	if b.OK == nil || *b.OK || b.Error == "" {
+		t.Errorf("body %s, want {ok:false, error}", r.body)
+	}
+	return b.Error
+}
+
+func TestPDF(t *testing.T) {
+	e := start(t, func(c *sandbox.Config) {
+		c.Seed.Companies[0].Plantillas = []sandbox.TemplateConfig{{Nombre: "Caja", Base: "Rollo", Leyendas: []string{"Gracias por su visita"}}}
+	})
+	issued := e.emit(ticketRequest("pdf-1"))
+
+	var doc []byte
+	t.Run("by uuid with a key: the test watermark", func(t *testing.T) {
+		r := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyAlfa, "Accept", "application/pdf").expect(t, http.StatusOK)
+		if r.header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(r.body, []byte("%PDF-")) {
+			t.Fatalf("content type %q, body %.20q", r.header.Get("Content-Type"), r.body)
+		}
+		doc = r.body
+		text := pdfTool(t, "pdftotext", r.body)
+		for _, want := range []string{watermark, "Alfa S.A.", rucAlfa, issued.CodSeguridad} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the PDF does not show %q:\n%s", want, text)
+			}
+		}
+	})
+	t.Run("by folio with each header form and a JWT", func(t *testing.T) {
+		folio := sandbox.PDFRequest{TipoCfe: 101, Serie: "H", Numero: issued.Nro, CodComercio: json.RawMessage(`"C1"`), Impresora: json.RawMessage(`"x"`), FallbackCopies: json.RawMessage(`2`)}
+		for _, h := range [][]string{{"Authorization", "ApiKey " + keyAlfa}, bearer(keyAlfa), bearer(e.login("ana", anaPassword).Token)} {
+			r := e.do("POST", "/api/v1/cfeemitido/pdf", folio, h...).expect(t, http.StatusOK)
+			if !bytes.HasPrefix(r.body, []byte("%PDF-")) {
+				t.Errorf("%s: not a PDF", h[1][:10])
+			}
+		}
+	})
+	t.Run("the variant picks the template", func(t *testing.T) {
+		a4 := pdfTool(t, "pdfinfo", doc)
+		r := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", Variant: "caja"}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
+		roll := pdfTool(t, "pdfinfo", r.body)
+		if !strings.Contains(a4, "595") || strings.Contains(roll, "595") {
+			t.Errorf("page sizes: default %q, Caja %q; want A4 (595 pt wide) then an 80 mm roll", pageSize(a4), pageSize(roll))
+		}
+		if text := pdfTool(t, "pdftotext", r.body); !strings.Contains(text, "Gracias por su visita") {
+			t.Errorf("the custom template's legend is missing:\n%s", text)
+		}
+		msg := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", Variant: "Ticketera"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusBadRequest)
+		if !strings.Contains(msg, "variant") {
+			t.Errorf("error %q should name variant", msg)
+		}
+	})
+	t.Run("400 without uuid or the whole folio", func(t *testing.T) {
+		for _, body := range []sandbox.PDFRequest{{}, {TipoCfe: 101, Serie: "H"}, {Serie: "H", Numero: 1}, {TipoCfe: 101, Numero: 1}} {
+			e.do("POST", "/api/v1/cfeemitido/pdf", body, "X-API-Key", keyAlfa).pdfErr(t, http.StatusBadRequest)
+		}
+	})
+	t.Run("400 when a JWT user's company is ambiguous", func(t *testing.T) {
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, bearer(e.login("beto", betoPassword).Token)...).pdfErr(t, http.StatusBadRequest)
+	})
+	t.Run("403 when idEmpresa is not the caller's", func(t *testing.T) {
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", IdEmpresa: 999}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusForbidden)
+		var beta []sandbox.CompanyResponse
+		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &beta)
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", IdEmpresa: beta[0].IdEmpresa}, bearer(e.login("ana", anaPassword).Token)...).pdfErr(t, http.StatusForbidden)
+	})
+	t.Run("404 for an unknown CFE or another company's", func(t *testing.T) {
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "nope"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{TipoCfe: 101, Serie: "H", Numero: 99}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyBeta).pdfErr(t, http.StatusNotFound)
+	})
+	t.Run("401 in the PDF shape", func(t *testing.T) {
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}).pdfErr(t, http.StatusUnauthorized)
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "Authorization", "ApiKey xx_test_unknown-key-0000000000000").pdfErr(t, http.StatusUnauthorized)
+	})
+	t.Run("500 when the stored CFE cannot be rendered", func(t *testing.T) {
+		e.close()
+		corruptCFE(t, e.cfg.DataDir, issued.ID)
+		e.open()
+		msg := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusInternalServerError)
+		if msg != "no se pudo generar el PDF" {
+			t.Errorf("error %q", msg)
+		}
+	})
+}
+
+func pageSize(info string) string {
+	for _, l := range strings.Split(info, "\n") {
+		if strings.HasPrefix(l, "Page size:") {
+			return l
+		}
+	}
+	return "?"
+}
+
+// corruptCFE replaces the signed XML of record id in a closed server's file
+// with a document that is not a CFE.
+func corruptCFE(t *testing.T, dir string, id int64) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, "cfe-sandbox-sandbox.db"), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("cfes"))
+		key := binary.BigEndian.AppendUint64(nil, uint64(id)) // the record's id key
+		var rec map[string]any
+		if err := json.Unmarshal(b.Get(key), &rec); err != nil {
+			return err
+		}
+		rec["xml"] = []byte("<roto/>")
+		raw, _ := json.Marshal(rec)
+		return b.Put(key, raw)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPDF_Production(t *testing.T) {
+	e := start(t, func(c *sandbox.Config) {
+		c.Environment = sandbox.EnvProduccion
+		c.Seed.APIKeys = nil
+	})
+	tok := bearer(e.login("ana", anaPassword).Token)
+	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("prod-1"), tok...).expect(t, http.StatusOK)
+	r := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "prod-1"}, tok...).expect(t, http.StatusOK)
+	text := pdfTool(t, "pdftotext", r.body)
+	if strings.Contains(text, watermark) || !strings.Contains(text, "Alfa S.A.") {
+		t.Errorf("a production PDF shows the watermark or lacks the emitter:\n%s", text)
+	}
+}

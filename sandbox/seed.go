@@ -1,0 +1,171 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// Seed is known data loaded at start (--seed FILE), mainly for tests: the
+// values of keys and passwords are chosen by the file. Entries whose
+// username, RUC or key already exist are left as they are, so a server can
+// restart with the same file.
+type Seed struct {
+	Companies []SeedCompany `json:"companies"`
+	Users     []SeedUser    `json:"users"`
+	APIKeys   []SeedKey     `json:"apiKeys"`
+}
+
+// SeedCompany is a company; limits, when positive, are its keys' defaults.
+type SeedCompany struct {
+	RUC               string           `json:"ruc"`
+	RazonSocial       string           `json:"razonSocial"`
+	FormatoRepImpresa string           `json:"formatoRepImpresa,omitempty"`
+	DomicilioFiscal   string           `json:"domicilioFiscal,omitempty"`
+	Ciudad            string           `json:"ciudad,omitempty"`
+	Departamento      string           `json:"departamento,omitempty"`
+	Plantillas        []TemplateConfig `json:"plantillas,omitempty"` // custom print templates
+	LimitePorMinuto   int              `json:"limitePorMinuto,omitempty"`
+	LimitePorHora     int              `json:"limitePorHora,omitempty"`
+}
+
+// SeedUser is a user of the companies named by RUC.
+type SeedUser struct {
+	Username string   `json:"username"`
+	Email    string   `json:"email"`
+	Password string   `json:"password"`
+	Empresas []string `json:"empresas"` // RUCs
+}
+
+// SeedKey is a company API key with a known value (it must start with the
+// environment's prefix).
+type SeedKey struct {
+	Empresa         string `json:"empresa"` // RUC
+	Nombre          string `json:"nombre"`
+	Descripcion     string `json:"descripcion,omitempty"`
+	Key             string `json:"key"`
+	LimitePorMinuto int    `json:"limitePorMinuto,omitempty"`
+	LimitePorHora   int    `json:"limitePorHora,omitempty"`
+}
+
+// LoadSeed reads a seed file.
+func LoadSeed(path string) (*Seed, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Seed
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("seed %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// seeder writes seed entries in one transaction.
+type seeder struct {
+	tx     *bolt.Tx
+	prefix string
+	cost   int
+}
+
+// company adds c with one issuing point. ECONFLICT when its RUC exists.
+func (sd seeder) company(c SeedCompany) (*Company, error) {
+	if !cfe.ValidRUC(c.RUC) || strings.TrimSpace(c.RazonSocial) == "" {
+		return nil, fmt.Errorf("company %q: a valid RUC (12 digits, DGI check digit) and a razonSocial are required", c.RUC)
+	}
+	rec := &Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: orDefault(c.FormatoRepImpresa, defaultFormato),
+		DomFiscal: orDefault(c.DomicilioFiscal, defaultDomFiscal), Ciudad: orDefault(c.Ciudad, defaultCiudad),
+		Departamento: orDefault(c.Departamento, defaultDepartamento), Templates: c.Plantillas,
+		PerMinute: c.LimitePorMinuto, PerHour: c.LimitePorHora}
+	cat, err := catalog(rec.Templates)
+	if err != nil {
+		return nil, fmt.Errorf("company %s: %w", c.RUC, err)
+	}
+	if _, err := cat.Template(rec.FormatoRepImpresa); err != nil {
+		return nil, fmt.Errorf("company %s: formatoRepImpresa: %w", c.RUC, err)
+	}
+	if err := putCompany(sd.tx, rec); err != nil {
+		return nil, err
+	}
+	return rec, putPoint(sd.tx, newIssuingPoint(rec.ID, defaultTerminal))
+}
+
+// user adds u. ECONFLICT when the username exists.
+func (sd seeder) user(u SeedUser) (*User, error) {
+	if u.Username == "" || u.Password == "" {
+		return nil, fmt.Errorf("user: username and password are required")
+	}
+	if _, err := userByName(sd.tx, u.Username); err == nil {
+		return nil, &cfe.Error{Code: cfe.ECONFLICT, Message: fmt.Sprintf("user %q exists", u.Username)}
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), sd.cost)
+	if err != nil {
+		return nil, err
+	}
+	rec := &User{Username: strings.TrimSpace(u.Username), Email: u.Email, PasswordHash: hash, Companies: []int64{}}
+	for _, ruc := range u.Empresas {
+		id, ok := lookup(sd.tx, bucketRUCs, ruc)
+		if !ok {
+			return nil, fmt.Errorf("user %q: no company with RUC %s", u.Username, ruc)
+		}
+		rec.Companies = append(rec.Companies, id)
+	}
+	return rec, putUser(sd.tx, rec)
+}
+
+// key adds k. ECONFLICT when the same key exists.
+func (sd seeder) key(k SeedKey, now func() time.Time) error {
+	if !strings.HasPrefix(k.Key, sd.prefix) || len(k.Key) < len(sd.prefix)+16 {
+		return fmt.Errorf("api key %q: must start with %s and have at least 16 more characters", k.Nombre, sd.prefix)
+	}
+	company, ok := lookup(sd.tx, bucketRUCs, k.Empresa)
+	if !ok {
+		return fmt.Errorf("api key %q: no company with RUC %s", k.Nombre, k.Empresa)
+	}
+	return putKey(sd.tx, &APIKey{Company: company, Nombre: k.Nombre, Descripcion: k.Descripcion,
+		Hint: keyHint(k.Key, sd.prefix), Hash: hashSecret(k.Key), Created: now().UTC(),
+		PerMinute: k.LimitePorMinuto, PerHour: k.LimitePorHora})
+}
+
+// apply adds every entry of s, skipping those that already exist.
+func (sd seeder) apply(s *Seed, now func() time.Time) error {
+	for _, c := range s.Companies {
+		if _, err := sd.company(c); skipConflict(err) != nil {
+			return err
+		}
+	}
+	for _, u := range s.Users {
+		if _, err := sd.user(u); skipConflict(err) != nil {
+			return err
+		}
+	}
+	for _, k := range s.APIKeys {
+		if err := sd.key(k, now); skipConflict(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func skipConflict(err error) error {
+	if cfe.ErrorCode(err) == cfe.ECONFLICT {
+		return nil
+	}
+	return err
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
