@@ -39,6 +39,16 @@ type State struct {
 	Outbox Outbox
 	// Receipts summarizes recent signing.
 	Receipts Receipts
+	// Hosted is the last check of the hosted service, nil when the profile
+	// names none (the agent then works offline only).
+	Hosted *Hosted
+}
+
+// Hosted is the outcome of the last reachability check of the hosted service.
+type Hosted struct {
+	BaseURL   string
+	CheckedAt time.Time // zero until the first check ends
+	Reachable bool
 }
 
 // Certificate describes the signing certificate.
@@ -119,6 +129,17 @@ type StateReport struct {
 	CAE         []CAETypeReport    `json:"cae"`
 	Outbox      OutboxReport       `json:"outbox"`
 	Receipts    ReceiptsReport     `json:"receipts"`
+	// Hosted is the hosted service as last checked; null when the profile
+	// names none.
+	Hosted *HostedReport `json:"hosted"`
+}
+
+// HostedReport is the hosted service as last checked.
+type HostedReport struct {
+	BaseURL string `json:"base_url"`
+	// Reachable is null until the first check ends.
+	Reachable *bool      `json:"reachable"`
+	CheckedAt *time.Time `json:"checked_at"`
 }
 
 // CertificateReport describes the signing certificate.
@@ -252,6 +273,7 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		rep.addCAE(st.CAE)
 		rep.addOutbox(st.Outbox, now)
 		rep.addReceipts(st.Receipts)
+		rep.addHosted(st.Hosted)
 	}
 	rep.OK = rep.Status != HealthError
 	return rep
@@ -355,6 +377,23 @@ func (rep *StateReport) addOutbox(o Outbox, now time.Time) {
 	if age > outboxWarnAfter {
 		rep.flag(HealthDegraded, fmt.Sprintf("comprobantes sin enviar al servicio: %d; el más antiguo espera desde hace %d h %02d min",
 			o.Pending, int(age.Hours()), int(age.Minutes())%60))
+	}
+}
+
+// addHosted reports the hosted service. The agent signs without it, so an
+// unreachable service only degrades the status: receipts wait in the outbox.
+func (rep *StateReport) addHosted(h *Hosted) {
+	if h == nil {
+		return
+	}
+	rep.Hosted = &HostedReport{BaseURL: h.BaseURL}
+	if h.CheckedAt.IsZero() {
+		return
+	}
+	at, ok := h.CheckedAt.In(cfe.Montevideo), h.Reachable
+	rep.Hosted.CheckedAt, rep.Hosted.Reachable = &at, &ok
+	if !ok {
+		rep.flag(HealthDegraded, fmt.Sprintf("el servicio en la nube (%s) no responde: los comprobantes firmados esperan en la cola", h.BaseURL))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -293,5 +294,45 @@ func TestServer_StateRecentReceipts(t *testing.T) {
 	ts = startServer(t, nil) // nothing signed: an empty list, not null
 	if _, body := ts.send(t, request{path: "/state"}); !strings.Contains(string(body), `"recent":[]`) {
 		t.Fatalf("empty recent list not written as []: %s", body)
+	}
+}
+
+func TestServer_StateHosted(t *testing.T) {
+	checked := time.Date(2026, 5, 14, 18, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		hosted     *localapi.Hosted
+		wantJSON   string
+		wantStatus string
+	}{
+		{"not configured", nil, `"hosted":null`, localapi.HealthOK},
+		{"not checked yet", &localapi.Hosted{BaseURL: "https://h.example"},
+			`"hosted":{"base_url":"https://h.example","reachable":null,"checked_at":null}`, localapi.HealthOK},
+		{"reachable", &localapi.Hosted{BaseURL: "https://h.example", CheckedAt: checked, Reachable: true},
+			`"hosted":{"base_url":"https://h.example","reachable":true,"checked_at":"2026-05-14T15:00:00-03:00"}`, localapi.HealthOK},
+		{"unreachable", &localapi.Hosted{BaseURL: "https://h.example", CheckedAt: checked},
+			`"hosted":{"base_url":"https://h.example","reachable":false,"checked_at":"2026-05-14T15:00:00-03:00"}`, localapi.HealthDegraded},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := healthyState()
+			st.Hosted = tc.hosted
+			ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
+			_, body := ts.send(t, request{path: "/state"})
+			if !strings.Contains(string(body), tc.wantJSON) {
+				t.Fatalf("/state lacks %s:\n%s", tc.wantJSON, body)
+			}
+			rep, err := ts.client.State(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Status != tc.wantStatus || !rep.OK {
+				t.Fatalf("status %s (ok %v), want %s and ok: the agent signs without the hosted service", rep.Status, rep.OK, tc.wantStatus)
+			}
+			want := "el servicio en la nube (https://h.example) no responde: los comprobantes firmados esperan en la cola"
+			if got := slices.Contains(rep.Warnings, want); got != (tc.wantStatus == localapi.HealthDegraded) {
+				t.Fatalf("warnings %q", rep.Warnings)
+			}
+		})
 	}
 }

@@ -20,7 +20,8 @@ type Assessment struct {
 // and the tooltip's reason. The module's own status decides: "error" (cannot
 // sign: time zone wrong, certificate expired, no CAE numbers) is red,
 // "degraded" (certificate or CAE ranges expiring or running out, outbox
-// backlog) is amber; a module that does not answer is red.
+// backlog, hosted service unreachable) is amber; a module that does not
+// answer is red.
 func Assess(rep *localapi.StateReport, err error) Assessment {
 	if err != nil || rep == nil {
 		return Assessment{State: assets.IconError, Reason: "el agente no responde"}

@@ -117,11 +117,14 @@ type runner struct {
 	cur  *session // nil only when reopening failed twice
 }
 
-// session is one profile's agent and the local module serving it.
+// session is one profile's agent, the local module serving it, and the
+// background work it runs until stop.
 type session struct {
 	a      *agent
 	srv    *localapi.Server
 	client *localapi.Client
+	stop   context.CancelFunc
+	done   sync.WaitGroup
 }
 
 // open opens a session on r.opts; the caller holds r.mu or is the only user.
@@ -135,6 +138,9 @@ func (r *runner) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if a.profile.Hosted.BaseURL != "" {
+		a.hosted = newHostedProbe(a.profile.Hosted.BaseURL)
+	}
 	srv := newServer(a, a.profile.Listen, r.log)
 	if err := srv.Open(); err != nil {
 		a.Close()
@@ -146,7 +152,13 @@ func (r *runner) open(ctx context.Context) error {
 		a.Close()
 		return err
 	}
-	r.cur = &session{a: a, srv: srv, client: client}
+	s := &session{a: a, srv: srv, client: client}
+	if a.hosted != nil {
+		var bg context.Context
+		bg, s.stop = context.WithCancel(context.Background())
+		s.done.Go(func() { a.hosted.run(bg, hostedProbeInterval) })
+	}
+	r.cur = s
 	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
 	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now()}); err != nil {
 		r.log.Warn("could not write the run file", "file", runFilePath(a.dataDir, a.name), "err", err)
@@ -164,6 +176,10 @@ func (r *runner) close() {
 	os.Remove(runFilePath(r.cur.a.dataDir, r.cur.a.name))
 	if err := r.cur.srv.Close(); err != nil {
 		r.log.Error("closing the local module", "err", err)
+	}
+	if r.cur.stop != nil {
+		r.cur.stop()
+		r.cur.done.Wait()
 	}
 	r.cur.a.Close()
 	r.cur = nil
@@ -366,6 +382,7 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 	if len(st.Receipts.Recent) > 0 {
 		st.Receipts.LastSignedAt = st.Receipts.Recent[0].TmstFirma
 	}
+	st.Hosted = s.a.hosted.status()
 	return st, nil
 }
 

@@ -3,6 +3,9 @@ package main_test
 import (
 	"bufio"
 	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +19,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/localapi"
 )
 
 // startBus runs a private dbus-daemon session bus for the test, from a
@@ -543,5 +547,78 @@ func writeTwoProfiles(t *testing.T, dataDir string) {
 	cfg += strings.Replace(cfg[i:], "  sandbox:\n", "  segundo:\n", 1)
 	if err := os.WriteFile(filepath.Join(dataDir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAgent_hostedService checks the reachability of the hosted service as
+// /state and the tray report it: an answering service leaves the agent ok; a
+// dead one degrades it (it still signs) and turns the icon amber with the
+// reason in the tooltip.
+func TestAgent_hostedService(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNotFound) // any answer means reachable
+	}))
+	defer up.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there any more
+
+	t.Run("reachable", func(t *testing.T) {
+		p := startProc(t, procEnv(t, t.TempDir(), "CFE_AGENT_HOSTED_URL="+up.URL), "serve", "--listen", "127.0.0.1:0")
+		st := waitHostedCheck(t, p)
+		if !*st.Hosted.Reachable || st.Status != "ok" || st.Hosted.BaseURL != up.URL {
+			t.Fatalf("status %s, hosted %+v", st.Status, st.Hosted)
+		}
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		addr := startBus(t)
+		w := startWatcher(t, addr)
+		p := startProc(t, procEnv(t, t.TempDir(), "CFE_AGENT_HOSTED_URL="+down, "DBUS_SESSION_BUS_ADDRESS="+addr),
+			"--listen", "127.0.0.1:0")
+		st := waitHostedCheck(t, p)
+		want := "el servicio en la nube (" + down + ") no responde: los comprobantes firmados esperan en la cola"
+		if *st.Hosted.Reachable || st.Status != "degraded" || !st.OK || !slices.Contains(st.Warnings, want) {
+			t.Fatalf("status %s (ok %v), hosted %+v, warnings %q", st.Status, st.OK, st.Hosted, st.Warnings)
+		}
+		item := <-w.reg
+		conn := busConn(t, addr)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			tip := itemProperty(t, conn, item, "ToolTip").Value().([]any)[2].(string)
+			r, g, b := iconPixel(t, conn, item, 5, 16)
+			if strings.Contains(tip, want) && r > g && g > 0x80 && b < 0x40 { // amber: much red, much green, little blue (red has little green)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tray never turned amber with the reason: tooltip %q, pixel %d,%d,%d", tip, r, g, b)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if code := p.stop(syscall.SIGTERM); code != 0 {
+			t.Fatalf("exit status %d", code)
+		}
+	})
+}
+
+// waitHostedCheck waits until /state reports a finished check of the hosted
+// service.
+func waitHostedCheck(t *testing.T, p *agentProc) *localapi.StateReport {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := p.client().State(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Hosted != nil && st.Hosted.Reachable != nil {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hosted service was never checked: %+v", st.Hosted)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
