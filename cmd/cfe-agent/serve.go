@@ -152,10 +152,9 @@ func (r *runner) open(ctx context.Context) error {
 		a.Close()
 		return err
 	}
-	s := &session{a: a, srv: srv, client: client}
+	bg, stop := context.WithCancel(context.Background())
+	s := &session{a: a, srv: srv, client: client, stop: stop}
 	if a.hosted != nil {
-		var bg context.Context
-		bg, s.stop = context.WithCancel(context.Background())
 		s.done.Go(func() { a.hosted.run(bg, hostedProbeInterval) })
 	}
 	r.cur = s
@@ -177,10 +176,8 @@ func (r *runner) close() {
 	if err := r.cur.srv.Close(); err != nil {
 		r.log.Error("closing the local module", "err", err)
 	}
-	if r.cur.stop != nil {
-		r.cur.stop()
-		r.cur.done.Wait()
-	}
+	r.cur.stop()
+	r.cur.done.Wait()
 	r.cur.a.Close()
 	r.cur = nil
 }
