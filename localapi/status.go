@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/issuer"
@@ -38,6 +39,16 @@ type State struct {
 	Outbox Outbox
 	// Receipts summarizes recent signing.
 	Receipts Receipts
+	// Hosted is the last check of the hosted service, nil when the profile
+	// names none (the agent then works offline only).
+	Hosted *Hosted
+}
+
+// Hosted is the outcome of the last reachability check of the hosted service.
+type Hosted struct {
+	BaseURL   string
+	CheckedAt time.Time // zero until the first check ends
+	Reachable bool
 }
 
 // Certificate describes the signing certificate.
@@ -68,6 +79,9 @@ type Outbox struct {
 type Receipts struct {
 	SignedToday  int       // signed since midnight in Montevideo
 	LastSignedAt time.Time // zero when none was ever signed
+	// Recent are the last CFEs signed, newest first (a handful, for the tray
+	// and the status page).
+	Recent []*cfe.Issued
 }
 
 // Report statuses.
@@ -115,6 +129,17 @@ type StateReport struct {
 	CAE         []CAETypeReport    `json:"cae"`
 	Outbox      OutboxReport       `json:"outbox"`
 	Receipts    ReceiptsReport     `json:"receipts"`
+	// Hosted is the hosted service as last checked; null when the profile
+	// names none.
+	Hosted *HostedReport `json:"hosted"`
+}
+
+// HostedReport is the hosted service as last checked.
+type HostedReport struct {
+	BaseURL string `json:"base_url"`
+	// Reachable is null until the first check ends.
+	Reachable *bool      `json:"reachable"`
+	CheckedAt *time.Time `json:"checked_at"`
 }
 
 // CertificateReport describes the signing certificate.
@@ -159,6 +184,22 @@ type OutboxReport struct {
 type ReceiptsReport struct {
 	SignedToday  int        `json:"signed_today"`
 	LastSignedAt *time.Time `json:"last_signed_at"`
+	// Recent are the last CFEs signed, newest first.
+	Recent []RecentReceipt `json:"recent"`
+}
+
+// RecentReceipt is one recently signed CFE.
+type RecentReceipt struct {
+	UUID     string          `json:"uuid"`
+	TipoCFE  cfe.Type        `json:"tipo_cfe"`
+	Nombre   string          `json:"nombre"`
+	Serie    string          `json:"serie"`
+	Numero   int64           `json:"numero"`
+	Total    decimal.Decimal `json:"total"`
+	FirmadoA time.Time       `json:"firmado_a"`
+	// Entrega is the delivery state toward the hosted service: pendiente,
+	// aceptado or rechazado (cfe.Delivery* values).
+	Entrega string `json:"entrega"`
 }
 
 func (s *Server) registerStatusRoutes(r *mux.Router) {
@@ -232,6 +273,7 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		rep.addCAE(st.CAE)
 		rep.addOutbox(st.Outbox, now)
 		rep.addReceipts(st.Receipts)
+		rep.addHosted(st.Hosted)
 	}
 	rep.OK = rep.Status != HealthError
 	return rep
@@ -338,8 +380,30 @@ func (rep *StateReport) addOutbox(o Outbox, now time.Time) {
 	}
 }
 
+// addHosted reports the hosted service. The agent signs without it, so an
+// unreachable service only degrades the status: receipts wait in the outbox.
+func (rep *StateReport) addHosted(h *Hosted) {
+	if h == nil {
+		return
+	}
+	rep.Hosted = &HostedReport{BaseURL: h.BaseURL}
+	if h.CheckedAt.IsZero() {
+		return
+	}
+	at, ok := h.CheckedAt.In(cfe.Montevideo), h.Reachable
+	rep.Hosted.CheckedAt, rep.Hosted.Reachable = &at, &ok
+	if !ok {
+		rep.flag(HealthDegraded, fmt.Sprintf("el servicio en la nube (%s) no responde: los comprobantes firmados esperan en la cola", h.BaseURL))
+	}
+}
+
 func (rep *StateReport) addReceipts(r Receipts) {
-	rep.Receipts = ReceiptsReport{SignedToday: r.SignedToday}
+	rep.Receipts = ReceiptsReport{SignedToday: r.SignedToday, Recent: make([]RecentReceipt, 0, len(r.Recent))}
+	for _, is := range r.Recent {
+		rep.Receipts.Recent = append(rep.Receipts.Recent, RecentReceipt{UUID: is.UUID, TipoCFE: is.Type,
+			Nombre: is.Type.Name(), Serie: is.Serie, Numero: is.Nro, Total: is.Total,
+			FirmadoA: is.TmstFirma.In(cfe.Montevideo), Entrega: is.Delivery.State})
+	}
 	if !r.LastSignedAt.IsZero() {
 		t := r.LastSignedAt.In(cfe.Montevideo)
 		rep.Receipts.LastSignedAt = &t

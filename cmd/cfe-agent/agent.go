@@ -37,6 +37,7 @@ type agent struct {
 	signer  *signer.Signer // nil when the certificate could not be loaded
 	certErr error          // why signer is nil
 	issuer  *issuer.Issuer
+	hosted  *hostedProbe // nil unless a running agent checks its hosted service
 }
 
 // loadConfig reads (on first run: writes, then reads) the configuration and
