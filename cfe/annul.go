@@ -3,7 +3,6 @@ package cfe
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -13,25 +12,12 @@ import (
 // counter-receipt that references it (Res. DGI 798/2012 num. 12). This file
 // holds the rules that derive that counter-receipt from the original.
 
-// Billing indicators (IndFact, V24 B-C4) that the annulment rules read or write.
-const (
-	indFactFreeDelivery   = 5 // entrega gratuita; in an e-Remito de Exportación, a line of unit price 0
-	indFactNonBillable    = 6 // no facturable
-	indFactNonBillableNeg = 7 // no facturable negativo
-	indFactRemitoDeduct   = 8 // e-Remito and e-Remito de Exportación: item deducted from a remito issued
-	indFactResguardoAnnul = 9 // e-Resguardo: item annulled
-)
-
 // Reasons written in RazonRef of the counter-receipt's reference.
 const (
 	razonAnulacion          = "Anulación"
 	razonAnulacionCobranza  = "Anulación de cobranza"
 	razonReversionAnulacion = "Reversión de anulación de cobranza"
 )
-
-// creditoFiscalCodePrefix marks the retention codes that are fiscal credits
-// (form 2181; V24 A-C125.1).
-const creditoFiscalCodePrefix = "2181"
 
 // CounterReceipt derives, from an issued CFE, the unsigned counter-receipt that
 // cancels it. Numbering (Serie, Nro), CAEData and TmstFirma are left zero for
@@ -180,7 +166,7 @@ func planCollection(orig *CFE, base TypeInfo) (annulment, []FieldError) {
 	}
 	razon := razonReversionAnulacion
 	for _, it := range orig.Items {
-		if it.IndFact != indFactNonBillableNeg {
+		if it.IndFact != indNoFactNeg {
 			razon = razonAnulacionCobranza
 			break
 		}
@@ -244,23 +230,23 @@ func (f *flip) lines(items []Item) []FieldError {
 var (
 	collectionFlip = flip{
 		doc: "una cobranza propia", allowed: "6 o 7",
-		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, indFactNonBillable, indFactNonBillableNeg) },
+		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, indNoFact, indNoFactNeg) },
 		totals: collectionTotals,
 	}
 	remitoFlip = flip{
 		doc: "un e-Remito", allowed: "8 o ninguno",
-		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, 0, indFactRemitoDeduct) },
+		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, 0, indRebajaRemito) },
 		totals: func(*CFE) {}, // an e-Remito's totals are only CantLinDet
 	}
 	remitoExpFlip = flip{
 		doc: "un e-Remito de Exportación", allowed: "5, 8 o ninguno",
 		line: func(it Item) (int, bool) {
 			switch it.IndFact {
-			case 0, indFactFreeDelivery:
-				return indFactRemitoDeduct, true
-			case indFactRemitoDeduct:
+			case 0, indGratuito:
+				return indRebajaRemito, true
+			case indRebajaRemito:
 				if it.PrecioUnitario.IsZero() {
-					return indFactFreeDelivery, true
+					return indGratuito, true
 				}
 				return 0, true
 			}
@@ -270,7 +256,7 @@ var (
 	}
 	resguardoFlip = flip{
 		doc: "un e-Resguardo", allowed: "9 o ninguno",
-		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, 0, indFactResguardoAnnul) },
+		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, 0, indAnulaResg) },
 		totals: resguardoTotals,
 	}
 )
@@ -297,9 +283,9 @@ func collectionTotals(c *CFE) {
 	var nf decimal.Decimal
 	for _, it := range c.Items {
 		switch it.IndFact {
-		case indFactNonBillable:
+		case indNoFact:
 			nf = nf.Add(it.MontoItem)
-		case indFactNonBillableNeg:
+		case indNoFactNeg:
 			nf = nf.Sub(it.MontoItem)
 		}
 	}
@@ -312,7 +298,7 @@ func collectionTotals(c *CFE) {
 func remitoExpTotals(c *CFE) {
 	var total decimal.Decimal
 	for _, it := range c.Items {
-		if it.IndFact == indFactRemitoDeduct {
+		if it.IndFact == indRebajaRemito {
 			total = total.Sub(it.MontoItem)
 		} else {
 			total = total.Add(it.MontoItem)
@@ -332,7 +318,7 @@ func resguardoTotals(c *CFE) {
 	for _, it := range c.Items {
 		for _, r := range it.RetencPercep {
 			v := r.ValRetPerc
-			if it.IndFact == indFactResguardoAnnul {
+			if it.IndFact == indAnulaResg {
 				v = v.Neg()
 			}
 			if _, seen := sums[r.CodRet]; !seen {
@@ -347,7 +333,7 @@ func resguardoTotals(c *CFE) {
 	for _, code := range codes {
 		v := sums[code]
 		c.Totales.RetencPercep = append(c.Totales.RetencPercep, RetPerc{CodRet: code, ValRetPerc: v})
-		if strings.HasPrefix(code, creditoFiscalCodePrefix) {
+		if isCreditCode(code) {
 			credFisc, hasCredFisc = credFisc.Add(v), true
 		} else {
 			retenido = retenido.Add(v)
