@@ -1,7 +1,23 @@
 package cfe
 
-// Check digits of the identifiers a CFE carries: RUC (tax number), Uruguayan
-// cédula de identidad (C.I.) and GS1 item codes (GTIN).
+// The identifiers a CFE carries and their rules: the series (DGI's SerieType)
+// and the check digits of the RUC (tax number), the Uruguayan cédula de
+// identidad (C.I.) and GS1 item codes (GTIN).
+
+// ValidSerie reports whether s is a series DGI admits (SerieType, DGITypes.xsd):
+// one letter, two letters, or a digit 1-9 followed by a letter, letters being
+// the capitals A to Z (no Ñ).
+func ValidSerie(s string) bool {
+	switch len(s) {
+	case 1:
+		return isCapital(s[0])
+	case 2:
+		return (isCapital(s[0]) || '1' <= s[0] && s[0] <= '9') && isCapital(s[1])
+	}
+	return false
+}
+
+func isCapital(b byte) bool { return 'A' <= b && b <= 'Z' }
 
 // ValidRUC reports whether s is a well-formed Uruguayan RUC: 12 digits, the
 // first two between 01 and 22, digits 3 to 8 not all zero, digits 9 to 11 equal

@@ -2,6 +2,28 @@ package cfe
 
 import "testing"
 
+// DGITypes.xsd SerieType: length 1 or 2 and one of the patterns [A-Z],
+// [A-Z][A-Z], [1-9][A-Z] (XSD patterns match the whole value).
+func TestValidSerie(t *testing.T) {
+	tests := []struct {
+		serie string
+		want  bool
+	}{
+		{"A", true}, {"Z", true}, {"AB", true}, {"ZZ", true}, {"1A", true}, {"9Z", true},
+		{"", false},
+		{"a", false}, {"Ab", false}, {"aB", false}, // capitals only
+		{"Ñ", false}, {"AÑ", false}, // Ñ is not in A-Z (and is two bytes)
+		{"0A", false},                              // the digit is 1-9
+		{"A1", false}, {"1", false}, {"11", false}, // a letter always ends it
+		{"ABC", false}, {"1AB", false}, {" A", false}, {"A ", false},
+	}
+	for _, tt := range tests {
+		if got := ValidSerie(tt.serie); got != tt.want {
+			t.Errorf("ValidSerie(%q) = %v, want %v", tt.serie, got, tt.want)
+		}
+	}
+}
+
 func TestValidRUC(t *testing.T) {
 	tests := []struct {
 		ruc  string

@@ -217,16 +217,12 @@ func (v *validator) remitoOrResguardo() bool {
 	return v.fam == ElemRemito || v.fam == ElemRemitoExp || v.fam == ElemResguardo
 }
 
-var serieRE = regexp.MustCompile(`^([A-Z]{1,2}|[1-9][A-Z])$`)
-
-func validSerie(s string) bool { return serieRE.MatchString(s) }
-
 const serieRule = "serie inválida: una o dos letras mayúsculas A-Z (sin Ñ) o un dígito 1-9 seguido de una letra, por ejemplo A, AB o 1A"
 
 func (v *validator) idDoc() {
 	d := &v.c.IdDoc
 	const p = "cfe.idDoc."
-	if d.Serie != "" && !validSerie(d.Serie) {
+	if d.Serie != "" && !ValidSerie(d.Serie) {
 		v.add(p+"serie", serieRule)
 	}
 	if d.Nro < 0 || d.Nro > 9999999 {

@@ -373,7 +373,7 @@ func (v *validator) references() {
 			if !r.TpoDocRef.Valid() {
 				v.add(at("tipoCfe"), "obligatorio: el tipo de CFE referenciado (o indicadorGlobal 1 con la razón si no se puede identificar)")
 			}
-			if !validSerie(r.Serie) {
+			if !ValidSerie(r.Serie) {
 				v.add(at("serie"), "obligatoria: %s", serieRule)
 			}
 			if r.NroCFERef < 1 || r.NroCFERef > 9999999 {
