@@ -1,8 +1,12 @@
 package cfe
 
-// The identifiers a CFE carries and their rules: the series (DGI's SerieType)
-// and the check digits of the RUC (tax number), the Uruguayan cédula de
+// The identifiers a CFE carries and their rules: the series and number (DGI's
+// SerieType and NroCFEType) and the check digits of the RUC (tax number), the Uruguayan cédula de
 // identidad (C.I.) and GS1 item codes (GTIN).
+
+// MaxNro is the largest CFE number (NroCFEType: an integer of at most 7
+// digits, from 1). A CAE range, and so every number, lies within 1..MaxNro.
+const MaxNro = 9_999_999
 
 // ValidSerie reports whether s is a series DGI admits (SerieType, DGITypes.xsd):
 // one letter, two letters, or a digit 1-9 followed by a letter, letters being

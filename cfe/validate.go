@@ -225,8 +225,8 @@ func (v *validator) idDoc() {
 	if d.Serie != "" && !ValidSerie(d.Serie) {
 		v.add(p+"serie", serieRule)
 	}
-	if d.Nro < 0 || d.Nro > 9999999 {
-		v.add(p+"numero", "debe estar entre 1 y 9999999")
+	if d.Nro < 0 || d.Nro > MaxNro {
+		v.add(p+"numero", "debe estar entre 1 y %d", MaxNro)
 	}
 	switch {
 	case d.FchEmis.IsZero():

@@ -15,9 +15,6 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
-// maxNro is the highest CFE number DGI allows (NroCFEType: 7 digits).
-const maxNro = 9_999_999
-
 var caeIDPattern = regexp.MustCompile(`^[0-9]{1,11}$`) // NA: integer, 11 digits
 
 // PutRange stores a CAE range. An empty ID is filled in as cfe.RangeID; any
@@ -76,11 +73,11 @@ func checkRange(r *cfe.CAERange) []cfe.FieldError {
 	if !cfe.ValidSerie(r.Serie) {
 		fs = append(fs, field("Serie", "%q no es una serie válida: una o dos letras mayúsculas, o un dígito de 1 a 9 y una letra", r.Serie))
 	}
-	if r.DNro < 1 || r.DNro > maxNro {
-		fs = append(fs, field("DNro", "debe estar entre 1 y %d", maxNro))
+	if r.DNro < 1 || r.DNro > cfe.MaxNro {
+		fs = append(fs, field("DNro", "debe estar entre 1 y %d", cfe.MaxNro))
 	}
-	if r.HNro < 1 || r.HNro > maxNro {
-		fs = append(fs, field("HNro", "debe estar entre 1 y %d", maxNro))
+	if r.HNro < 1 || r.HNro > cfe.MaxNro {
+		fs = append(fs, field("HNro", "debe estar entre 1 y %d", cfe.MaxNro))
 	}
 	if r.HNro < r.DNro {
 		fs = append(fs, field("HNro", "no puede ser menor que DNro (%d)", r.DNro))
