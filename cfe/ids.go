@@ -23,19 +23,15 @@ func ValidSerie(s string) bool {
 
 func isCapital(b byte) bool { return 'A' <= b && b <= 'Z' }
 
-// ValidRUC reports whether s is a well-formed Uruguayan RUC: 12 digits, the
-// first two between 01 and 22, digits 3 to 8 not all zero, digits 9 to 11 equal
-// to "001", and a correct check digit. The check digit is (−Σ dᵢ·wᵢ) mod 11 over
-// the first 11 digits with weights 4,3,2,9,8,7,6,5,4,3,2; a result of 10 makes
-// the number invalid (dgi-cfe-format.md §10).
+// ValidRUC reports whether s is a Uruguayan RUC as DGI checks it: 12 digits
+// (NUM 12) with a correct check digit (V24 A-C40 and A-C62: "dígito verificador").
+// The check digit is (−Σ dᵢ·wᵢ) mod 11 over the first 11 digits with weights
+// 4,3,2,9,8,7,6,5,4,3,2; a result of 10 makes the number invalid
+// (dgi-cfe-format.md §10). The further structure some libraries require
+// (digits 1-2 in 01..22, digits 9-11 "001") is not in DGI's texts, and a RUC
+// DGI accepts must not be refused here, so it is not checked.
 func ValidRUC(s string) bool {
 	if len(s) != 12 || !allDigits(s) {
-		return false
-	}
-	if prefix := digitsValue(s[:2]); prefix < 1 || prefix > 22 {
-		return false
-	}
-	if s[2:8] == "000000" || s[8:11] != "001" {
 		return false
 	}
 	weights := [11]int{4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2}
