@@ -32,7 +32,6 @@ const (
 	minTimeout   = time.Second
 	maxTimeout   = 5 * time.Minute
 	maxTelefonos = 2
-	rucLen       = 12
 )
 
 // nameRule is the shape of profile, printer and template names: they become
@@ -125,8 +124,8 @@ func (v *validator) profile(at string, p Profile) {
 
 // company checks the emitter fields against DGI's format (zone A C40-C51).
 func (v *validator) company(at string, c Company) {
-	if msg := rucProblem(c.RUC); msg != "" {
-		v.fail(at+".ruc", "%s", msg)
+	if !cfe.ValidRUC(c.RUC) {
+		v.fail(at+".ruc", "el RUC debe tener 12 dígitos con el dígito verificador correcto")
 	}
 	v.text(at+".razon_social", c.RazonSocial, true, 150)
 	v.text(at+".nombre_comercial", c.NombreComercial, false, 30)
@@ -162,25 +161,6 @@ func (v *validator) text(field, s string, required bool, max int) {
 	case utf8.RuneCountInString(s) > max:
 		v.fail(field, "admite a lo sumo %d caracteres", max)
 	}
-}
-
-// rucProblem returns why s is not a RUC, or "". A RUC is 12 digits whose last
-// is the check digit: with weights 4,3,2,9,8,7,6,5,4,3,2 on the first 11
-// digits, it is (−Σ) mod 11; a result of 10 means no RUC has those digits.
-func rucProblem(s string) string {
-	if len(s) != rucLen || strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
-		return "el RUC debe tener 12 dígitos"
-	}
-	weights := [11]int{4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2}
-	sum := 0
-	for i, w := range weights {
-		sum += int(s[i]-'0') * w
-	}
-	check := (11 - sum%11) % 11
-	if check == 10 || int(s[11]-'0') != check {
-		return "el dígito verificador del RUC no es correcto"
-	}
-	return ""
 }
 
 func (v *validator) issuingPoint(at string, ip IssuingPoint) {

@@ -157,39 +157,3 @@ func TestConfig_Validate_collectsEveryError(t *testing.T) {
 		t.Errorf("Message = %q", e.Message)
 	}
 }
-
-// TestRUCProblem checks DGI's check digit on RUCs worked out by hand, with
-// weights 4,3,2,9,8,7,6,5,4,3,2 and check = (11 − Σ mod 11) mod 11:
-//   - 219999830019 (DGI's test RUC): Σ = 8+3+18+81+72+63+48+15+0+0+2 = 310,
-//     310 mod 11 = 2, check 9.
-//   - 214844360018 (DGI's RUC): Σ = 8+3+8+72+32+28+18+30+0+0+2 = 201,
-//     201 mod 11 = 3, check 8.
-//   - 21000000001x: Σ = 8+3+2 = 13, 13 mod 11 = 2, check 9.
-//   - 50000000000x: Σ = 20, 20 mod 11 = 9, check 2.
-//   - 30000000000x: Σ = 12, 12 mod 11 = 1, check 10: no last digit is valid.
-func TestRUCProblem(t *testing.T) {
-	tests := []struct {
-		ruc string
-		ok  bool
-	}{
-		{"219999830019", true},
-		{"214844360018", true},
-		{"210000000019", true},
-		{"500000000002", true},
-		{"219999830010", false},
-		{"214844360019", false},
-		{"210000000011", false},
-		{"500000000003", false},
-		{"300000000000", false},
-		{"300000000001", false},
-		{"21999983001", false},
-		{"2199998300190", false},
-		{"21999983001a", false},
-		{"", false},
-	}
-	for _, tt := range tests {
-		if got := rucProblem(tt.ruc) == ""; got != tt.ok {
-			t.Errorf("rucProblem(%q) ok = %v, want %v", tt.ruc, got, tt.ok)
-		}
-	}
-}

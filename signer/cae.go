@@ -44,8 +44,8 @@ const (
 // RUC or is expired; Fields name the DA elements.
 func ParseCAEFile(b []byte, opts CAEOptions) (cfe.CAERange, error) {
 	const op = "signer.ParseCAEFile"
-	if !isRUC(opts.RUC) {
-		return cfe.CAERange{}, invalid(op, "falta el RUC de la empresa (12 dígitos) para importar la constancia CAE", nil)
+	if !cfe.ValidRUC(opts.RUC) {
+		return cfe.CAERange{}, invalid(op, "falta el RUC de la empresa (12 dígitos con dígito verificador correcto) para importar la constancia CAE", nil)
 	}
 	doc, err := parseXML(b)
 	if err != nil {
@@ -156,8 +156,8 @@ func (f *fieldReader) date(name string) cfe.Date {
 func (f *fieldReader) check(r cfe.CAERange, ta string, opts CAEOptions) {
 	switch {
 	case f.failed("RucE"):
-	case !isRUC(r.RUC):
-		f.fail("RucE", "%q no es un RUC de 12 dígitos", r.RUC)
+	case !cfe.ValidRUC(r.RUC):
+		f.fail("RucE", "%q no es un RUC válido (12 dígitos con dígito verificador correcto)", r.RUC)
 	case r.RUC != opts.RUC:
 		f.fail("RucE", "la constancia es del RUC %s y esta empresa es el RUC %s", r.RUC, opts.RUC)
 	}
