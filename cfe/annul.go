@@ -139,10 +139,7 @@ type annulment struct {
 // planAnnulment chooses the rule that cancels orig.
 func planAnnulment(orig *CFE, info TypeInfo) (annulment, []FieldError) {
 	// The counter-receipt is electronic even when the original is a contingency receipt.
-	base := info
-	if info.Contingency {
-		base, _ = (info.Code - contingencyOffset).Info()
-	}
+	base, _ := electronicCode(info.Code).Info()
 	if orig.IdDoc.IndCobPropia != 0 {
 		return planCollection(orig, base)
 	}
@@ -177,7 +174,7 @@ func planCollection(orig *CFE, base TypeInfo) (annulment, []FieldError) {
 		errs = append(errs, FieldError{Campo: "IndCobPropia",
 			Mensaje: fmt.Sprintf("valor %d inválido: solo se admite 1 (cobranza)", orig.IdDoc.IndCobPropia)})
 	}
-	if base.Kind != KindDocument || (base.Element != ElemTicket && base.Element != ElemFactura) {
+	if !collectsOwn(base.Code) {
 		errs = append(errs, FieldError{Campo: "IndCobPropia",
 			Mensaje: "solo un e-Ticket o una e-Factura (101, 111, 131, 141) documentan una cobranza propia"})
 	}

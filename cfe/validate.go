@@ -200,6 +200,17 @@ func electronicCode(t Type) Type {
 
 func (v *validator) code() Type { return electronicCode(v.c.Type()) }
 
+// collectsOwn reports whether t may document an own collection (IndCobPropia
+// 1, V24 A-C20): an e-Ticket or e-Factura, own or on behalf of others, or its
+// contingency form; never a note.
+func collectsOwn(t Type) bool {
+	switch electronicCode(t) {
+	case ETicket, ETicketCtaAjena, EFactura, EFacturaCtaAjena:
+		return true
+	}
+	return false
+}
+
 // cuentaAjena reports a sale on behalf of others (131-133, 141-143).
 func (v *validator) cuentaAjena() bool {
 	b := electronicCode(v.info.Base)
@@ -334,10 +345,9 @@ func (v *validator) indicators() {
 		v.oneOf(p+"indicadorPagoCuentaTerceros", d.IndPagCta3ros, 1)
 	}
 	if d.IndCobPropia != 0 {
-		switch v.code() {
-		case ETicket, ETicketCtaAjena, EFactura, EFacturaCtaAjena:
+		if collectsOwn(v.c.Type()) {
 			v.oneOf(p+"indicadorCobranzaPropia", d.IndCobPropia, 1)
-		default:
+		} else {
 			v.add(p+"indicadorCobranzaPropia", "la cobranza propia solo corresponde a e-Ticket y e-Factura (y por cuenta ajena), no a sus notas ni a otros tipos")
 		}
 	}
