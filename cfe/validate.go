@@ -44,7 +44,7 @@ func Validate(c *CFE, tax TaxConfig) error {
 		v.add("adenda", invalidChars)
 	}
 	v.idDoc()
-	v.emisor()
+	v.emisor(&v.c.Emisor, "cfe.emisor.")
 	v.receptor()
 	v.items()
 	v.globals()
@@ -448,14 +448,25 @@ var countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
 
 func lastSegment(path string) string { return path[strings.LastIndex(path, ".")+1:] }
 
-func (v *validator) emisor() {
-	e := &v.c.Emisor
-	const p = "cfe.emisor."
+// CheckEmisor returns the rules of DGI's zone A (C40-C51) that e breaks, each
+// field named as a request names it under cfe.emisor (ruc, razonSocial,
+// telefonos[0], ...). Validate applies it to every CFE; profiles apply it to
+// the company before any CFE is issued.
+func CheckEmisor(e Emisor) []FieldError {
+	var v validator
+	v.emisor(&e, "")
+	return v.probs
+}
+
+// emisor checks e, naming its fields after prefix p.
+func (v *validator) emisor(e *Emisor, p string) {
 	if !ValidRUC(e.RUCEmisor) {
 		v.add(p+"ruc", "RUC inválido: 12 dígitos con dígito verificador correcto")
 	}
 	v.text(p+"razonSocial", e.RznSoc, 150, true)
 	v.text(p+"nombreComercial", e.NomComercial, 30, false)
+	// 60 characters is the limit of the schema DGI's production still runs
+	// (1.43.5); 1.44.1 raised it to 100.
 	v.text(p+"giro", e.GiroEmis, 60, false)
 	if len(e.Telefono) > 2 {
 		v.add(p+"telefonos", "como máximo 2 teléfonos")

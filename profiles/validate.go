@@ -23,15 +23,14 @@ import (
 var apiKeyPrefixes = map[Environment]string{Produccion: "xx_live_", Sandbox: "xx_test_"}
 
 const (
-	minTokenLen  = 16
-	maxCopies    = 10
-	maxLeyenda   = 300
-	minFontSize  = 6
-	maxFontSize  = 14
-	maxWarnDays  = 365
-	minTimeout   = time.Second
-	maxTimeout   = 5 * time.Minute
-	maxTelefonos = 2
+	minTokenLen = 16
+	maxCopies   = 10
+	maxLeyenda  = 300
+	minFontSize = 6
+	maxFontSize = 14
+	maxWarnDays = 365
+	minTimeout  = time.Second
+	maxTimeout  = 5 * time.Minute
 )
 
 // nameRule is the shape of profile, printer and template names: they become
@@ -107,7 +106,7 @@ func (v *validator) profile(at string, p Profile) {
 	if p.Environment != Produccion && p.Environment != Sandbox {
 		v.fail(at+".environment", "se espera %q o %q", Produccion, Sandbox)
 	}
-	v.company(at+".company", p.Company)
+	v.company(at+".company", p)
 	v.issuingPoint(at+".issuing_point", p.IssuingPoint)
 	v.listen(at, p)
 	v.lan(at+".lan", p.LAN)
@@ -122,45 +121,45 @@ func (v *validator) profile(at string, p Profile) {
 	v.hosted(at+".hosted", p.Environment, p.Hosted)
 }
 
-// company checks the emitter fields against DGI's format (zone A C40-C51).
-func (v *validator) company(at string, c Company) {
-	if !cfe.ValidRUC(c.RUC) {
-		v.fail(at+".ruc", "el RUC debe tener 12 dígitos con el dígito verificador correcto")
+// company checks the emitter fields with DGI's rules (cfe.CheckEmisor, zone A
+// C40-C51), and that every phone listed and the e-mail address are real ones.
+func (v *validator) company(at string, p Profile) {
+	for _, f := range cfe.CheckEmisor(p.Emisor()) {
+		v.fail(at+"."+companyKey(f.Campo), "%s", f.Mensaje)
 	}
-	v.text(at+".razon_social", c.RazonSocial, true, 150)
-	v.text(at+".nombre_comercial", c.NombreComercial, false, 30)
-	// 60 characters is the limit of the schema DGI's production still runs
-	// (1.43.5); 1.44.1 raised it to 100.
-	v.text(at+".giro", c.Giro, false, 60)
-	if len(c.Telefonos) > maxTelefonos {
-		v.fail(at+".telefonos", "se admiten a lo sumo %d teléfonos", maxTelefonos)
-	}
+	c := p.Company
 	for i, t := range c.Telefonos {
-		v.text(fmt.Sprintf("%s.telefonos[%d]", at, i), t, true, 20)
+		if strings.TrimSpace(t) == "" {
+			v.fail(fmt.Sprintf("%s.telefonos[%d]", at, i), "es obligatorio")
+		}
 	}
-	v.text(at+".correo", c.Correo, false, 80)
 	if c.Correo != "" {
 		if a, err := mail.ParseAddress(c.Correo); err != nil || a.Address != c.Correo {
 			v.fail(at+".correo", "se espera una dirección de correo como ventas@empresa.com.uy")
 		}
 	}
-	v.text(at+".sucursal", c.Sucursal, false, 20)
-	if c.CdgDGISucur < 1 || c.CdgDGISucur > 9999 {
-		v.fail(at+".cdg_dgi_sucur", "se espera el código de sucursal registrado en DGI (de 1 a 9999)")
-	}
-	v.text(at+".domicilio_fiscal", c.DomicilioFiscal, true, 70)
-	v.text(at+".ciudad", c.Ciudad, true, 30)
-	v.text(at+".departamento", c.Departamento, true, 30)
 }
 
-// text checks a free text: required or not, and at most max characters.
-func (v *validator) text(field, s string, required bool, max int) {
-	switch {
-	case required && strings.TrimSpace(s) == "":
-		v.fail(field, "es obligatorio")
-	case utf8.RuneCountInString(s) > max:
-		v.fail(field, "admite a lo sumo %d caracteres", max)
+// companyKeys maps the emitter's field names in a request (cfe.CheckEmisor)
+// to the company's keys in config.yaml.
+var companyKeys = map[string]string{
+	"ruc": "ruc", "razonSocial": "razon_social", "nombreComercial": "nombre_comercial", "giro": "giro",
+	"telefonos": "telefonos", "correo": "correo", "sucursal": "sucursal", "codigoSucursal": "cdg_dgi_sucur",
+	"domicilioFiscal": "domicilio_fiscal", "ciudad": "ciudad", "departamento": "departamento",
+}
+
+// companyKey returns the config.yaml key of a request field name, keeping an
+// index ("telefonos[1]"); a name without a key is returned as it is.
+func companyKey(campo string) string {
+	name, index, _ := strings.Cut(campo, "[")
+	key, ok := companyKeys[name]
+	if !ok {
+		return campo
 	}
+	if index != "" {
+		key += "[" + index
+	}
+	return key
 }
 
 func (v *validator) issuingPoint(at string, ip IssuingPoint) {

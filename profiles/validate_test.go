@@ -44,6 +44,8 @@ func TestConfig_Validate_invalid(t *testing.T) {
 		{"RUC of 11 digits", caja1(func(p *Profile) { p.Company.RUC = "21484436001" }), c1 + "company.ruc"},
 		{"RUC with a letter", caja1(func(p *Profile) { p.Company.RUC = "21484436001X" }), c1 + "company.ruc"},
 		{"razon social missing", caja1(func(p *Profile) { p.Company.RazonSocial = "  " }), c1 + "company.razon_social"},
+		{"razon social with a control character", caja1(func(p *Profile) { p.Company.RazonSocial = "La Esquina\x00" }), c1 + "company.razon_social"},
+		{"phone over 20", caja1(func(p *Profile) { p.Company.Telefonos[0] = strings.Repeat("9", 21) }), c1 + "company.telefonos[0]"},
 		{"nombre comercial over 30", caja1(func(p *Profile) { p.Company.NombreComercial = strings.Repeat("ñ", 31) }), c1 + "company.nombre_comercial"},
 		{"giro over 60", caja1(func(p *Profile) { p.Company.Giro = strings.Repeat("g", 61) }), c1 + "company.giro"},
 		{"three phones", caja1(func(p *Profile) { p.Company.Telefonos = []string{"1", "2", "3"} }), c1 + "company.telefonos"},
