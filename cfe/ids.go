@@ -1,8 +1,8 @@
 package cfe
 
 // The identifiers a CFE carries and their rules: the series and number (DGI's
-// SerieType and NroCFEType) and the check digits of the RUC (tax number), the Uruguayan cédula de
-// identidad (C.I.) and GS1 item codes (GTIN).
+// SerieType and NroCFEType) and the check digits of the RUC (tax number), the
+// Uruguayan cédula de identidad (C.I.) and GS1 item codes (GTIN).
 
 // MaxNro is the largest CFE number (NroCFEType: an integer of at most 7
 // digits, from 1). A CAE range, and so every number, lies within 1..MaxNro.
