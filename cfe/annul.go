@@ -3,24 +3,12 @@ package cfe
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/shopspring/decimal"
 )
 
 // A CFE accepted by DGI stays valid for ever: it is cancelled by issuing a
 // counter-receipt that references it (Res. DGI 798/2012 num. 12). This file
 // holds the rules that derive that counter-receipt from the original.
-
-// Billing indicators (IndFact, V24 B-C4) that the annulment rules read or write.
-const (
-	indFactFreeDelivery   = 5 // entrega gratuita; in an e-Remito de Exportación, a line of unit price 0
-	indFactNonBillable    = 6 // no facturable
-	indFactNonBillableNeg = 7 // no facturable negativo
-	indFactRemitoDeduct   = 8 // e-Remito and e-Remito de Exportación: item deducted from a remito issued
-	indFactResguardoAnnul = 9 // e-Resguardo: item annulled
-)
 
 // Reasons written in RazonRef of the counter-receipt's reference.
 const (
@@ -28,10 +16,6 @@ const (
 	razonAnulacionCobranza  = "Anulación de cobranza"
 	razonReversionAnulacion = "Reversión de anulación de cobranza"
 )
-
-// creditoFiscalCodePrefix marks the retention codes that are fiscal credits
-// (form 2181; V24 A-C125.1).
-const creditoFiscalCodePrefix = "2181"
 
 // CounterReceipt derives, from an issued CFE, the unsigned counter-receipt that
 // cancels it. Numbering (Serie, Nro), CAEData and TmstFirma are left zero for
@@ -53,7 +37,7 @@ const creditoFiscalCodePrefix = "2181"
 //     (item deducted; remitos) or 9 (item annulled; resguardo). A line that
 //     already deducts or annuls turns back into an ordinary line (no IndFact,
 //     or 5 for a line of unit price 0 in an e-Remito de Exportación), so that
-//     a correction can itself be cancelled. The signed totals are recomputed.
+//     a correction can itself be cancelled.
 //  4. An own collection (IndCobPropia = 1: e-Ticket, e-Factura and their cuenta
 //     ajena forms) is cancelled by a document of the same type that keeps
 //     IndCobPropia = 1 and reports each line with IndFact 7 (non-billable
@@ -61,6 +45,10 @@ const creditoFiscalCodePrefix = "2181"
 //  5. When the original is itself the cancellation of a collection (all its
 //     lines IndFact 7), its lines come back with IndFact 6 and MontoNF is
 //     positive. In general an own-collection line 6 becomes 7 and 7 becomes 6.
+//
+// Under rules 3 to 5 the totals are recomputed from the flipped lines with
+// ComputeTotals (signed: MontoNF, MntTotal, retentions), at the IVA rates the
+// original declares; under rules 1 and 2 they are the original's.
 //
 // Every counter-receipt carries a single reference, to the original (its type,
 // series, number and FchEmis as FechaCFEref); the original's own references
@@ -100,9 +88,6 @@ func CounterReceipt(orig *CFE, fecha Date) (*CFE, error) {
 	if len(errs) > 0 {
 		return nil, Invalid(op, errs...)
 	}
-	if a.flip != nil {
-		a.flip.totals(c)
-	}
 
 	c.TmstFirma = time.Time{}
 	c.CAEData = CAEData{}
@@ -119,7 +104,29 @@ func CounterReceipt(orig *CFE, fecha Date) (*CFE, error) {
 		RazonRef:    a.razon,
 		FechaCFEref: &fch,
 	}}
+	if a.flip != nil {
+		t, err := ComputeTotals(c, taxOf(orig.Totales))
+		if err != nil {
+			return nil, err
+		}
+		c.Totales = t
+	}
 	return c, nil
+}
+
+// taxOf returns the tax configuration whose IVA rates are the ones t declares,
+// DGI's rates in force standing in for those it does not. The lines of a
+// recomputed counter-receipt (non-billable, remito or resguardo lines) take no
+// IVA today; the original's rates keep its totals right should that change.
+func taxOf(t Totales) TaxConfig {
+	tax := DefaultTaxConfig()
+	if t.IVATasaBasica != nil && t.IVATasaBasica.IsPositive() {
+		tax.IVATasaBasica = *t.IVATasaBasica
+	}
+	if t.IVATasaMin != nil && t.IVATasaMin.IsPositive() {
+		tax.IVATasaMin = *t.IVATasaMin
+	}
+	return tax
 }
 
 // annulment is how one CFE is cancelled.
@@ -132,10 +139,7 @@ type annulment struct {
 // planAnnulment chooses the rule that cancels orig.
 func planAnnulment(orig *CFE, info TypeInfo) (annulment, []FieldError) {
 	// The counter-receipt is electronic even when the original is a contingency receipt.
-	base := info
-	if info.Contingency {
-		base, _ = (info.Code - contingencyOffset).Info()
-	}
+	base, _ := electronicCode(info.Code).Info()
 	if orig.IdDoc.IndCobPropia != 0 {
 		return planCollection(orig, base)
 	}
@@ -170,7 +174,7 @@ func planCollection(orig *CFE, base TypeInfo) (annulment, []FieldError) {
 		errs = append(errs, FieldError{Campo: "IndCobPropia",
 			Mensaje: fmt.Sprintf("valor %d inválido: solo se admite 1 (cobranza)", orig.IdDoc.IndCobPropia)})
 	}
-	if base.Kind != KindDocument || (base.Element != ElemTicket && base.Element != ElemFactura) {
+	if !collectsOwn(base.Code) {
 		errs = append(errs, FieldError{Campo: "IndCobPropia",
 			Mensaje: "solo un e-Ticket o una e-Factura (101, 111, 131, 141) documentan una cobranza propia"})
 	}
@@ -180,7 +184,7 @@ func planCollection(orig *CFE, base TypeInfo) (annulment, []FieldError) {
 	}
 	razon := razonReversionAnulacion
 	for _, it := range orig.Items {
-		if it.IndFact != indFactNonBillableNeg {
+		if it.IndFact != indNoFactNeg {
 			razon = razonAnulacionCobranza
 			break
 		}
@@ -213,12 +217,11 @@ func checkAnnullable(orig *CFE, fecha Date) []FieldError {
 }
 
 // flip turns the lines of a document into the lines of the same-type
-// correction that cancels it, and recomputes the totals that depend on them.
+// correction that cancels it; CounterReceipt then recomputes the totals.
 type flip struct {
 	doc     string                 // the document, as error messages name it
 	allowed string                 // the IndFact values it admits, as error messages list them
 	line    func(Item) (int, bool) // the opposite IndFact; false when the line's own is not admitted
-	totals  func(*CFE)             // recomputes the totals from the flipped lines
 }
 
 // lines flips every line in place and reports each line whose indicator the
@@ -244,34 +247,30 @@ func (f *flip) lines(items []Item) []FieldError {
 var (
 	collectionFlip = flip{
 		doc: "una cobranza propia", allowed: "6 o 7",
-		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, indFactNonBillable, indFactNonBillableNeg) },
-		totals: collectionTotals,
+		line: func(it Item) (int, bool) { return swapIndFact(it.IndFact, indNoFact, indNoFactNeg) },
 	}
 	remitoFlip = flip{
 		doc: "un e-Remito", allowed: "8 o ninguno",
-		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, 0, indFactRemitoDeduct) },
-		totals: func(*CFE) {}, // an e-Remito's totals are only CantLinDet
+		line: func(it Item) (int, bool) { return swapIndFact(it.IndFact, 0, indRebajaRemito) },
 	}
 	remitoExpFlip = flip{
 		doc: "un e-Remito de Exportación", allowed: "5, 8 o ninguno",
 		line: func(it Item) (int, bool) {
 			switch it.IndFact {
-			case 0, indFactFreeDelivery:
-				return indFactRemitoDeduct, true
-			case indFactRemitoDeduct:
+			case 0, indGratuito:
+				return indRebajaRemito, true
+			case indRebajaRemito:
 				if it.PrecioUnitario.IsZero() {
-					return indFactFreeDelivery, true
+					return indGratuito, true
 				}
 				return 0, true
 			}
 			return 0, false
 		},
-		totals: remitoExpTotals,
 	}
 	resguardoFlip = flip{
 		doc: "un e-Resguardo", allowed: "9 o ninguno",
-		line:   func(it Item) (int, bool) { return swapIndFact(it.IndFact, 0, indFactResguardoAnnul) },
-		totals: resguardoTotals,
+		line: func(it Item) (int, bool) { return swapIndFact(it.IndFact, 0, indAnulaResg) },
 	}
 )
 
@@ -284,85 +283,4 @@ func swapIndFact(ind, a, b int) (int, bool) {
 		return a, true
 	}
 	return 0, false
-}
-
-// The totals below are the few that flipping changes, computed with DGI's
-// formulas (V24 zone A). They should give way to the general totals
-// computation once it exists.
-
-// collectionTotals sets MontoNF = Σ MontoItem (IndFact 6) − Σ MontoItem
-// (IndFact 7) (A-C129; a collection has no global adjustments) and MntPagar =
-// MntTotal + MntTotRetenido + MontoNF (A-C130, written even when negative).
-func collectionTotals(c *CFE) {
-	var nf decimal.Decimal
-	for _, it := range c.Items {
-		switch it.IndFact {
-		case indFactNonBillable:
-			nf = nf.Add(it.MontoItem)
-		case indFactNonBillableNeg:
-			nf = nf.Sub(it.MontoItem)
-		}
-	}
-	pagar := valueOr0(c.Totales.MntTotal).Add(valueOr0(c.Totales.MntTotRetenido)).Add(nf)
-	c.Totales.MontoNF, c.Totales.MntPagar = &nf, &pagar
-}
-
-// remitoExpTotals sets MntExpoyAsim = MntTotal = Σ MontoItem of the lines
-// minus Σ MontoItem of the lines deducted (IndFact 8) (A-C113, A-C124 for 124).
-func remitoExpTotals(c *CFE) {
-	var total decimal.Decimal
-	for _, it := range c.Items {
-		if it.IndFact == indFactRemitoDeduct {
-			total = total.Sub(it.MontoItem)
-		} else {
-			total = total.Add(it.MontoItem)
-		}
-	}
-	expo := total
-	c.Totales.MntExpoyAsim, c.Totales.MntTotal = &expo, &total
-}
-
-// resguardoTotals sets, per retention code, the values of the lines minus those
-// of the lines annulled (IndFact 9) (A-C127/C128, codes in order of first use),
-// MntTotRetenido as the sum over codes that are not fiscal credits (A-C125), and
-// MntTotCredFisc over those that are (A-C125.1).
-func resguardoTotals(c *CFE) {
-	var codes []string
-	sums := make(map[string]decimal.Decimal)
-	for _, it := range c.Items {
-		for _, r := range it.RetencPercep {
-			v := r.ValRetPerc
-			if it.IndFact == indFactResguardoAnnul {
-				v = v.Neg()
-			}
-			if _, seen := sums[r.CodRet]; !seen {
-				codes = append(codes, r.CodRet)
-			}
-			sums[r.CodRet] = sums[r.CodRet].Add(v)
-		}
-	}
-	var retenido, credFisc decimal.Decimal
-	hasCredFisc := c.Totales.MntTotCredFisc != nil
-	c.Totales.RetencPercep = make([]RetPerc, 0, len(codes))
-	for _, code := range codes {
-		v := sums[code]
-		c.Totales.RetencPercep = append(c.Totales.RetencPercep, RetPerc{CodRet: code, ValRetPerc: v})
-		if strings.HasPrefix(code, creditoFiscalCodePrefix) {
-			credFisc, hasCredFisc = credFisc.Add(v), true
-		} else {
-			retenido = retenido.Add(v)
-		}
-	}
-	c.Totales.MntTotRetenido = &retenido
-	if hasCredFisc {
-		c.Totales.MntTotCredFisc = &credFisc
-	}
-}
-
-// valueOr0 returns *p, and 0 for an absent amount.
-func valueOr0(p *decimal.Decimal) decimal.Decimal {
-	if p == nil {
-		return decimal.Zero
-	}
-	return *p
 }

@@ -66,8 +66,11 @@ func (d *Date) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Montevideo is Uruguay's zone, UTC-03:00 all year since March 2015. DGI times
-// (TmstFirma) are written in it.
-var Montevideo = time.FixedZone("America/Montevideo", -3*60*60)
+// MontevideoOffset is Uruguay's offset from UTC in seconds: -03:00 all year
+// since March 2015.
+const MontevideoOffset = -3 * 60 * 60
+
+// Montevideo is Uruguay's zone. DGI times (TmstFirma) are written in it.
+var Montevideo = time.FixedZone("America/Montevideo", MontevideoOffset)
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

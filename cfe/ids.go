@@ -1,21 +1,37 @@
 package cfe
 
-// Check digits of the identifiers a CFE carries: RUC (tax number), Uruguayan
-// cédula de identidad (C.I.) and GS1 item codes (GTIN).
+// The identifiers a CFE carries and their rules: the series and number (DGI's
+// SerieType and NroCFEType) and the check digits of the RUC (tax number), the
+// Uruguayan cédula de identidad (C.I.) and GS1 item codes (GTIN).
 
-// ValidRUC reports whether s is a well-formed Uruguayan RUC: 12 digits, the
-// first two between 01 and 22, digits 3 to 8 not all zero, digits 9 to 11 equal
-// to "001", and a correct check digit. The check digit is (−Σ dᵢ·wᵢ) mod 11 over
-// the first 11 digits with weights 4,3,2,9,8,7,6,5,4,3,2; a result of 10 makes
-// the number invalid (dgi-cfe-format.md §10).
+// MaxNro is the largest CFE number (NroCFEType: an integer of at most 7
+// digits, from 1). A CAE range, and so every number, lies within 1..MaxNro.
+const MaxNro = 9_999_999
+
+// ValidSerie reports whether s is a series DGI admits (SerieType, DGITypes.xsd):
+// one letter, two letters, or a digit 1-9 followed by a letter, letters being
+// the capitals A to Z (no Ñ).
+func ValidSerie(s string) bool {
+	switch len(s) {
+	case 1:
+		return isCapital(s[0])
+	case 2:
+		return (isCapital(s[0]) || '1' <= s[0] && s[0] <= '9') && isCapital(s[1])
+	}
+	return false
+}
+
+func isCapital(b byte) bool { return 'A' <= b && b <= 'Z' }
+
+// ValidRUC reports whether s is a Uruguayan RUC as DGI checks it: 12 digits
+// (NUM 12) with a correct check digit (V24 A-C40 and A-C62: "dígito verificador").
+// The check digit is (−Σ dᵢ·wᵢ) mod 11 over the first 11 digits with weights
+// 4,3,2,9,8,7,6,5,4,3,2; a result of 10 makes the number invalid
+// (dgi-cfe-format.md §10). The further structure some libraries require
+// (digits 1-2 in 01..22, digits 9-11 "001") is not in DGI's texts, and a RUC
+// DGI accepts must not be refused here, so it is not checked.
 func ValidRUC(s string) bool {
 	if len(s) != 12 || !allDigits(s) {
-		return false
-	}
-	if prefix := digitsValue(s[:2]); prefix < 1 || prefix > 22 {
-		return false
-	}
-	if s[2:8] == "000000" || s[8:11] != "001" {
 		return false
 	}
 	weights := [11]int{4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2}

@@ -2,6 +2,41 @@ package cfe
 
 import "testing"
 
+// DGITypes.xsd SerieType: length 1 or 2 and one of the patterns [A-Z],
+// [A-Z][A-Z], [1-9][A-Z] (XSD patterns match the whole value).
+func TestValidSerie(t *testing.T) {
+	tests := []struct {
+		serie string
+		want  bool
+	}{
+		{"A", true}, {"Z", true}, {"AB", true}, {"ZZ", true}, {"1A", true}, {"9Z", true},
+		{"", false},
+		{"a", false}, {"Ab", false}, {"aB", false}, // capitals only
+		{"Ñ", false}, {"AÑ", false}, // Ñ is not in A-Z (and is two bytes)
+		{"0A", false},                              // the digit is 1-9
+		{"A1", false}, {"1", false}, {"11", false}, // a letter always ends it
+		{"ABC", false}, {"1AB", false}, {" A", false}, {"A ", false},
+	}
+	for _, tt := range tests {
+		if got := ValidSerie(tt.serie); got != tt.want {
+			t.Errorf("ValidSerie(%q) = %v, want %v", tt.serie, got, tt.want)
+		}
+	}
+}
+
+// Check digits worked out by hand with weights 4,3,2,9,8,7,6,5,4,3,2 and
+// check = (11 − Σ mod 11) mod 11:
+//   - 219999830019 (DGI's test RUC): Σ = 8+3+18+81+72+63+48+15+0+0+2 = 310,
+//     310 mod 11 = 2, check 9.
+//   - 214844360018 (DGI's RUC): Σ = 8+3+8+72+32+28+18+30+0+0+2 = 201,
+//     201 mod 11 = 3, check 8.
+//   - 21999983002x: Σ = 312, 312 mod 11 = 4, check 7.
+//   - 23999983001x: Σ = 316, 316 mod 11 = 8, check 3.
+//   - 00123456001x: Σ = 0+0+2+18+24+28+30+30+0+0+2 = 134, 134 mod 11 = 2, check 9.
+//   - 21000000001x: Σ = 8+3+2 = 13, 13 mod 11 = 2, check 9.
+//   - 50000000000x: Σ = 20, 20 mod 11 = 9, check 2.
+//   - 21100006001x: Σ = 8+3+2+30+2 = 45, 45 mod 11 = 1, check 10: no last digit is valid.
+//   - 30000000000x: Σ = 12, 12 mod 11 = 1, check 10: no last digit is valid.
 func TestValidRUC(t *testing.T) {
 	tests := []struct {
 		ruc  string
@@ -13,12 +48,19 @@ func TestValidRUC(t *testing.T) {
 		{"219999830010", false},
 		{"214844360019", false},
 		{"219999831019", false}, // a number digit altered
-		{"219999830029", false}, // digits 9-11 must be 001
-		{"239999830019", false}, // first two digits above 22
-		{"001234560019", false}, // first two digits 00
-		{"210000000010", false}, // digits 3-8 all zero
-		// Σ = 10 mod 11 for 21100006001: no digit can be the check (result 10).
+		{"219999830029", false}, // digits 9-11 altered: the check would be 7
+		{"239999830019", false}, // digits 1-2 altered: the check would be 3
+		// DGI checks the digits and the check digit only: no structure
+		// beyond them (digits 1-2, 3-8, 9-11) is required.
+		{"001234560019", true},
+		{"210000000019", true},
+		{"500000000002", true},
+		{"210000000011", false},
+		{"500000000003", false},
+		// Σ mod 11 = 1 for 21100006001 (Σ = 45) and 30000000000 (Σ = 12):
+		// the check would be 10, so no last digit is valid.
 		{"211000060010", false}, {"211000060011", false}, {"211000060019", false},
+		{"300000000000", false}, {"300000000001", false},
 		{"21999983001", false},   // 11 digits
 		{"2199998300190", false}, // 13 digits
 		{"21999983001A", false},

@@ -310,7 +310,8 @@ func (r *Request) ToCFE(p IssueParams) (*CFE, error) {
 	return c, nil
 }
 
-// mapper collects the problems found while mapping a request.
+// mapper collects the problems found while mapping a request. Pointers are
+// copied (clonePtr): the model never shares memory with the request.
 type mapper struct{ probs problems }
 
 func (m *mapper) add(campo, format string, args ...any) { m.probs.add(campo, format, args...) }
@@ -319,12 +320,12 @@ func (d RequestIdDoc) toModel(signedAt time.Time) IdDoc {
 	id := IdDoc{
 		TipoCFE:            d.TipoCfe,
 		NroInterno:         d.NumeroInterno,
-		FchValor:           clone(d.FechaValor),
-		PeriodoDesde:       clone(d.PeriodoDesde),
-		PeriodoHasta:       clone(d.PeriodoHasta),
+		FchValor:           clonePtr(d.FechaValor),
+		PeriodoDesde:       clonePtr(d.PeriodoDesde),
+		PeriodoHasta:       clonePtr(d.PeriodoHasta),
 		MntBruto:           d.MontoBruto,
 		FmaPago:            d.FormaPago,
-		FchVenc:            clone(d.FechaVencimiento),
+		FchVenc:            clonePtr(d.FechaVencimiento),
 		ClauVenta:          d.ClausulaVenta,
 		ModVenta:           d.ModalidadVenta,
 		ViaTransp:          d.ViaTransporte,
@@ -424,15 +425,15 @@ func (m *mapper) items(ds []RequestDetalle, fam Element) []Item {
 			NCM:           d.NCM,
 			DscItem:       d.Descripcion,
 			UniMed:        d.UnidadMedida,
-			DescuentoPct:  clone(d.DescuentoPorcentaje),
-			RecargoPct:    clone(d.RecargoPorcentaje),
+			DescuentoPct:  clonePtr(d.DescuentoPorcentaje),
+			RecargoPct:    clonePtr(d.RecargoPorcentaje),
 		}
 		for _, ci := range d.CodigosItem {
 			it.CodItem = append(it.CodItem, CodItem{TpoCod: ci.Tipo, Cod: ci.Codigo})
 		}
 		for _, r := range d.RetencionesPercepciones {
-			it.RetencPercep = append(it.RetencPercep, ItemRetPerc{CodRet: r.Codigo, Tasa: clone(r.Tasa),
-				MntSujetoaRet: clone(r.MontoSujeto), InfoAdicionalRet: r.InformacionAdicional, ValRetPerc: r.Valor})
+			it.RetencPercep = append(it.RetencPercep, ItemRetPerc{CodRet: r.Codigo, Tasa: clonePtr(r.Tasa),
+				MntSujetoaRet: clonePtr(r.MontoSujeto), InfoAdicionalRet: r.InformacionAdicional, ValRetPerc: r.Valor})
 		}
 		m.quantities(&it, d, i, fam)
 		items[i] = it
@@ -487,7 +488,7 @@ func (m *mapper) quantities(it *Item, d *RequestDetalle, i int, fam Element) {
 func optionalAmount(sent, pct *decimal.Decimal, derived decimal.Decimal) *decimal.Decimal {
 	switch {
 	case sent != nil:
-		return clone(sent)
+		return clonePtr(sent)
 	case pct != nil:
 		return ptr(derived)
 	}
@@ -533,7 +534,7 @@ func (m *mapper) references(rs []RequestReferencia) []Referencia {
 	for i, r := range rs {
 		m.lineNumber(referencePath(i, "numeroLinea"), r.NumeroLinea, i)
 		out[i] = Referencia{NroLinRef: i + 1, IndGlobal: r.IndicadorGlobal, TpoDocRef: r.TipoCfe, Serie: r.Serie,
-			NroCFERef: r.Numero, RazonRef: r.Razon, FechaCFEref: clone(r.Fecha)}
+			NroCFERef: r.Numero, RazonRef: r.Razon, FechaCFEref: clonePtr(r.Fecha)}
 	}
 	return out
 }
@@ -556,37 +557,28 @@ func (t *RequestTotales) toModel() Totales {
 	}
 	out := Totales{
 		TpoMoneda:            t.TipoMoneda,
-		TpoCambio:            clone(t.TipoCambio),
-		MntNoGrv:             clone(t.MontoNoGravado),
-		MntExpoyAsim:         clone(t.MontoExportacion),
-		MntImpuestoPerc:      clone(t.MontoImpuestoPercibido),
-		MntIVaenSusp:         clone(t.MontoIvaSuspenso),
-		MntNetoIvaTasaMin:    clone(t.MontoNetoIvaTasaMinima),
-		MntNetoIVATasaBasica: clone(t.MontoNetoIvaTasaBasica),
-		MntNetoIVAOtra:       clone(t.MontoNetoIvaOtraTasa),
-		IVATasaMin:           clone(t.TasaIvaMinima),
-		IVATasaBasica:        clone(t.TasaIvaBasica),
-		MntIVATasaMin:        clone(t.MontoIvaTasaMinima),
-		MntIVATasaBasica:     clone(t.MontoIvaTasaBasica),
-		MntIVAOtra:           clone(t.MontoIvaOtraTasa),
-		MntTotal:             clone(t.MontoTotal),
-		MntTotRetenido:       clone(t.MontoRetenido),
-		MntTotCredFisc:       clone(t.MontoCreditoFiscal),
+		TpoCambio:            clonePtr(t.TipoCambio),
+		MntNoGrv:             clonePtr(t.MontoNoGravado),
+		MntExpoyAsim:         clonePtr(t.MontoExportacion),
+		MntImpuestoPerc:      clonePtr(t.MontoImpuestoPercibido),
+		MntIVaenSusp:         clonePtr(t.MontoIvaSuspenso),
+		MntNetoIvaTasaMin:    clonePtr(t.MontoNetoIvaTasaMinima),
+		MntNetoIVATasaBasica: clonePtr(t.MontoNetoIvaTasaBasica),
+		MntNetoIVAOtra:       clonePtr(t.MontoNetoIvaOtraTasa),
+		IVATasaMin:           clonePtr(t.TasaIvaMinima),
+		IVATasaBasica:        clonePtr(t.TasaIvaBasica),
+		MntIVATasaMin:        clonePtr(t.MontoIvaTasaMinima),
+		MntIVATasaBasica:     clonePtr(t.MontoIvaTasaBasica),
+		MntIVAOtra:           clonePtr(t.MontoIvaOtraTasa),
+		MntTotal:             clonePtr(t.MontoTotal),
+		MntTotRetenido:       clonePtr(t.MontoRetenido),
+		MntTotCredFisc:       clonePtr(t.MontoCreditoFiscal),
 		CantLinDet:           t.CantidadLineasDetalle,
-		MontoNF:              clone(t.MontoNoFacturable),
-		MntPagar:             clone(t.MontoPagar),
+		MontoNF:              clonePtr(t.MontoNoFacturable),
+		MntPagar:             clonePtr(t.MontoPagar),
 	}
 	for _, r := range t.RetencionesPercepciones {
 		out.RetencPercep = append(out.RetencPercep, RetPerc{CodRet: r.Codigo, ValRetPerc: r.Valor})
 	}
 	return out
-}
-
-// clone returns a copy of *p, or nil: the model never shares memory with the request.
-func clone[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }

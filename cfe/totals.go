@@ -57,11 +57,11 @@ const (
 	indTasaMin         = 2
 	indTasaBasica      = 3
 	indOtraTasa        = 4
-	indGratuito        = 5
-	indNoFact          = 6
-	indNoFactNeg       = 7
-	indRebajaRemito    = 8
-	indAnulaResg       = 9
+	indGratuito        = 5 // free delivery; in an e-Remito de Exportación, a line of unit price 0
+	indNoFact          = 6 // non-billable
+	indNoFactNeg       = 7 // non-billable negative
+	indRebajaRemito    = 8 // e-Remito and e-Remito de Exportación: item deducted from a remito issued
+	indAnulaResg       = 9 // e-Resguardo: item annulled
 	indExport          = 10
 	indPercibido       = 11
 	indSuspenso        = 12

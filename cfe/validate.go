@@ -44,7 +44,7 @@ func Validate(c *CFE, tax TaxConfig) error {
 		v.add("adenda", invalidChars)
 	}
 	v.idDoc()
-	v.emisor()
+	v.emisor(&v.c.Emisor, "cfe.emisor.")
 	v.receptor()
 	v.items()
 	v.globals()
@@ -200,6 +200,17 @@ func electronicCode(t Type) Type {
 
 func (v *validator) code() Type { return electronicCode(v.c.Type()) }
 
+// collectsOwn reports whether t may document an own collection (IndCobPropia
+// 1, V24 A-C20): an e-Ticket or e-Factura, own or on behalf of others, or its
+// contingency form; never a note.
+func collectsOwn(t Type) bool {
+	switch electronicCode(t) {
+	case ETicket, ETicketCtaAjena, EFactura, EFacturaCtaAjena:
+		return true
+	}
+	return false
+}
+
 // cuentaAjena reports a sale on behalf of others (131-133, 141-143).
 func (v *validator) cuentaAjena() bool {
 	b := electronicCode(v.info.Base)
@@ -217,20 +228,16 @@ func (v *validator) remitoOrResguardo() bool {
 	return v.fam == ElemRemito || v.fam == ElemRemitoExp || v.fam == ElemResguardo
 }
 
-var serieRE = regexp.MustCompile(`^([A-Z]{1,2}|[1-9][A-Z])$`)
-
-func validSerie(s string) bool { return serieRE.MatchString(s) }
-
 const serieRule = "serie inválida: una o dos letras mayúsculas A-Z (sin Ñ) o un dígito 1-9 seguido de una letra, por ejemplo A, AB o 1A"
 
 func (v *validator) idDoc() {
 	d := &v.c.IdDoc
 	const p = "cfe.idDoc."
-	if d.Serie != "" && !validSerie(d.Serie) {
+	if d.Serie != "" && !ValidSerie(d.Serie) {
 		v.add(p+"serie", serieRule)
 	}
-	if d.Nro < 0 || d.Nro > 9999999 {
-		v.add(p+"numero", "debe estar entre 1 y 9999999")
+	if d.Nro < 0 || d.Nro > MaxNro {
+		v.add(p+"numero", "debe estar entre 1 y %d", MaxNro)
 	}
 	switch {
 	case d.FchEmis.IsZero():
@@ -338,10 +345,9 @@ func (v *validator) indicators() {
 		v.oneOf(p+"indicadorPagoCuentaTerceros", d.IndPagCta3ros, 1)
 	}
 	if d.IndCobPropia != 0 {
-		switch v.code() {
-		case ETicket, ETicketCtaAjena, EFactura, EFacturaCtaAjena:
+		if collectsOwn(v.c.Type()) {
 			v.oneOf(p+"indicadorCobranzaPropia", d.IndCobPropia, 1)
-		default:
+		} else {
 			v.add(p+"indicadorCobranzaPropia", "la cobranza propia solo corresponde a e-Ticket y e-Factura (y por cuenta ajena), no a sus notas ni a otros tipos")
 		}
 	}
@@ -442,14 +448,25 @@ var countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
 
 func lastSegment(path string) string { return path[strings.LastIndex(path, ".")+1:] }
 
-func (v *validator) emisor() {
-	e := &v.c.Emisor
-	const p = "cfe.emisor."
+// CheckEmisor returns the rules of DGI's zone A (C40-C51) that e breaks, each
+// field named as a request names it under cfe.emisor (ruc, razonSocial,
+// telefonos[0], ...). Validate applies it to every CFE; profiles apply it to
+// the company before any CFE is issued.
+func CheckEmisor(e Emisor) []FieldError {
+	var v validator
+	v.emisor(&e, "")
+	return v.probs
+}
+
+// emisor checks e, naming its fields after prefix p.
+func (v *validator) emisor(e *Emisor, p string) {
 	if !ValidRUC(e.RUCEmisor) {
 		v.add(p+"ruc", "RUC inválido: 12 dígitos con dígito verificador correcto")
 	}
 	v.text(p+"razonSocial", e.RznSoc, 150, true)
 	v.text(p+"nombreComercial", e.NomComercial, 30, false)
+	// 60 characters is the limit of the schema DGI's production still runs
+	// (1.43.5); 1.44.1 raised it to 100.
 	v.text(p+"giro", e.GiroEmis, 60, false)
 	if len(e.Telefono) > 2 {
 		v.add(p+"telefonos", "como máximo 2 teléfonos")

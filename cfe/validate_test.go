@@ -1,6 +1,7 @@
 package cfe
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -332,5 +333,26 @@ func TestValidate_badTaxConfigIsInternal(t *testing.T) {
 	}
 	if err := Validate(c, TaxConfig{IVATasaBasica: dec("22"), IVATasaMin: dec("10")}); ErrorCode(err) != EINTERNAL {
 		t.Fatalf("Validate with no UI threshold: %v, want EINTERNAL", err)
+	}
+}
+
+// CheckEmisor names the fields without the request's prefix, so that the
+// profiles can report them under their own keys.
+func TestCheckEmisor(t *testing.T) {
+	if fs := CheckEmisor(testEmisor); len(fs) != 0 {
+		t.Fatalf("CheckEmisor(testEmisor) = %v, want no problems", fs)
+	}
+	e := testEmisor
+	e.RUCEmisor = "219999830018" // check digit 9, not 8
+	e.RznSoc = "Almacén\x07"     // a control character
+	e.Telefono = []string{"2900 1234", strings.Repeat("9", 21)}
+	e.CdgDGISucur = 0
+	var got []string
+	for _, f := range CheckEmisor(e) {
+		got = append(got, f.Campo)
+	}
+	want := []string{"ruc", "razonSocial", "telefonos[1]", "codigoSucursal"}
+	if !slices.Equal(got, want) {
+		t.Errorf("CheckEmisor fields = %v, want %v", got, want)
 	}
 }

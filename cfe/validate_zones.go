@@ -373,11 +373,11 @@ func (v *validator) references() {
 			if !r.TpoDocRef.Valid() {
 				v.add(at("tipoCfe"), "obligatorio: el tipo de CFE referenciado (o indicadorGlobal 1 con la razón si no se puede identificar)")
 			}
-			if !validSerie(r.Serie) {
+			if !ValidSerie(r.Serie) {
 				v.add(at("serie"), "obligatoria: %s", serieRule)
 			}
-			if r.NroCFERef < 1 || r.NroCFERef > 9999999 {
-				v.add(at("numero"), "obligatorio: de 1 a 9999999")
+			if r.NroCFERef < 1 || r.NroCFERef > MaxNro {
+				v.add(at("numero"), "obligatorio: de 1 a %d", MaxNro)
 			}
 			v.text(at("razon"), r.RazonRef, 90, false)
 		}

@@ -82,6 +82,7 @@ type Client struct {
 	mu        sync.Mutex
 	reachable bool
 	contact   time.Time // last answer of any kind
+	checked   time.Time // last request or probe that ended, answered or not
 	lastErr   string
 	rate      *RateLimit
 }

@@ -17,7 +17,7 @@ const (
 	DefaultPoll  = 2 * time.Second
 )
 
-// probeEvery is how long an idle deliverer lets pass without hearing from
+// probeEvery is how long an idle deliverer lets pass without a request to
 // the service before it probes it (Client.Ping: no credentials, no quota).
 const probeEvery = 30 * time.Second
 
@@ -103,12 +103,16 @@ func (d *Deliverer) Status() DeliveryStatus {
 // poll (or a Kick) while the outbox is empty, and a growing backoff, never
 // shorter than the service's Retry-After, while the service fails. While
 // idle it probes the service every probeEvery, so its reachability stays
-// known.
+// known. A client without credentials delivers nothing: Run only probes.
 func (d *Deliverer) Run(ctx context.Context) {
 	c := d.cfg.Client
 	failures := 0
 	for ctx.Err() == nil {
-		n, err := d.Pass(ctx)
+		var n int
+		var err error
+		if c.Auth() != AuthNone { // without credentials nothing can be delivered: only probe
+			n, err = d.Pass(ctx)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -127,7 +131,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 			failures = 0 // more may be pending beyond the batch
 		default:
 			failures = 0
-			if c.now().Sub(c.Status().Contact) >= probeEvery {
+			if c.now().Sub(c.Status().CheckedAt) >= probeEvery {
 				_ = c.Ping(ctx) // keeps /state's reachability fresh while there is nothing to send
 			}
 			t := time.NewTimer(d.cfg.Poll)

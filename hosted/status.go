@@ -13,6 +13,7 @@ type Status struct {
 	Auth      string    // AuthAPIKey, AuthJWT or AuthNone
 	Reachable bool      // the last request got an answer (of any status)
 	Contact   time.Time // when the service last answered; zero if never
+	CheckedAt time.Time // when the last request or probe ended; zero if none did
 	LastError string    // Spanish; "" after a success
 	RateLimit *RateLimit
 	// WaitUntil is when the next request may be sent, after a 429 or with
@@ -24,7 +25,8 @@ type Status struct {
 func (c *Client) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := Status{URL: c.base.String(), Auth: c.Auth(), Reachable: c.reachable, Contact: c.contact, LastError: c.lastErr}
+	st := Status{URL: c.base.String(), Auth: c.Auth(), Reachable: c.reachable, Contact: c.contact, CheckedAt: c.checked,
+		LastError: c.lastErr}
 	if c.rate != nil {
 		r := *c.rate
 		st.RateLimit = &r
@@ -88,7 +90,8 @@ func (c *Client) observe(status int, h http.Header, withKey bool) {
 func (c *Client) noteSuccess() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reachable, c.contact, c.lastErr = true, c.now(), ""
+	now := c.now()
+	c.reachable, c.contact, c.checked, c.lastErr = true, now, now, ""
 }
 
 // noteAnswer records an answer of the service. Only answers that say the
@@ -109,9 +112,10 @@ func (c *Client) noteAnswer(status int, msg string) {
 func (c *Client) noteError(answered bool, msg string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reachable, c.lastErr = answered, msg
+	now := c.now()
+	c.reachable, c.lastErr, c.checked = answered, msg, now
 	if answered {
-		c.contact = c.now()
+		c.contact = now
 	}
 }
 
@@ -122,13 +126,20 @@ func (c *Client) noteError(answered bool, msg string) {
 func (c *Client) Ping(ctx context.Context) error {
 	const op = "hosted.Ping"
 	_, _, _, err := c.send(ctx, &request{op: op, method: http.MethodGet, path: "/api/v1/usuario/empresas"}, http.Header{})
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		return unavailable(op, ctx.Err()) // stopped, not unreachable
+	case err != nil:
 		c.noteError(false, msgUnreachable)
 		return unavailable(op, err)
 	}
 	c.mu.Lock()
-	c.reachable, c.contact = true, c.now()
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	now := c.now()
+	c.reachable, c.contact, c.checked = true, now, now
+	if c.lastErr == msgUnreachable {
+		c.lastErr = "" // a credential's or a limit's error stays until a request succeeds
+	}
 	return nil
 }
 

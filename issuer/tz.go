@@ -6,13 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
 // RequiredZone is the only zone in which the agent signs: Uruguay's.
 const RequiredZone = "America/Montevideo"
-
-// requiredOffset is America/Montevideo's offset since March 2015 (UTC-03:00).
-const requiredOffset = -3 * 60 * 60
 
 // ZoneStatus is what the machine's time zone looks like now.
 type ZoneStatus struct {
@@ -24,7 +23,7 @@ type ZoneStatus struct {
 // OK reports whether the machine may sign: the zone is America/Montevideo
 // (Windows: "Montevideo Standard Time") and its current offset is -03:00.
 func (z ZoneStatus) OK() bool {
-	return isMontevideo(z.Name) && z.Offset == requiredOffset
+	return isMontevideo(z.Name) && z.Offset == cfe.MontevideoOffset
 }
 
 // Message explains, in Spanish, what was found and what is required. It is the

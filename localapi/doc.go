@@ -4,9 +4,9 @@
 // for it.
 //
 // It owns the routes and their JSON shapes (GET /health, GET /state, GET /,
-// POST /sign-cfe), the proxy that forwards every other /api/v1/... and
-// /api/auth/... request to the hosted service (proxy.go: streaming, status and
-// headers kept, the profile's credentials added to /api/v1/ requests that
+// POST /sign-cfe, POST /pdf), the proxy that forwards every other /api/v1/...
+// and /api/auth/... request to the hosted service (proxy.go: streaming, status
+// and headers kept, the profile's credentials added to /api/v1/ requests that
 // carry none, LAN tokens and local headers never forwarded, 502/504 when the
 // service does not answer), the one table from cfe error codes to HTTP statuses, and the
 // security rules every request passes before it reaches a route, in this
@@ -37,6 +37,6 @@
 // bodies never reach the log. GET routes have no side effects.
 //
 // The package depends on cfe and issuer only. What it needs from the rest of
-// the agent comes through the interfaces it declares (Issuer, StateSource),
-// which cmd/cfe-agent wires.
+// the agent comes through the interfaces it declares (Issuer, StateSource,
+// Printing), which cmd/cfe-agent wires.
 package localapi

@@ -30,7 +30,8 @@ var codeStatus = map[string]int{
 
 // statusOf returns the HTTP status of an error answered as a protocol
 // error: the table above, refined for the invalid requests that HTTP names
-// with a status of their own (405, 413, 415). Functional outcomes of /sign-cfe do not come here: they are
+// with a status of their own (405, 413, 415) and for a printer that failed
+// a job of POST /pdf (502). Functional outcomes of /sign-cfe do not come here: they are
 // answered with 200 and their codigo_respuesta.
 func statusOf(err error) int {
 	var tooBig *http.MaxBytesError
@@ -41,6 +42,8 @@ func statusOf(err error) int {
 		return http.StatusUnsupportedMediaType
 	case errors.Is(err, errMethod):
 		return http.StatusMethodNotAllowed
+	case errors.Is(err, errPrinter):
+		return http.StatusBadGateway
 	}
 	if st, ok := codeStatus[cfe.ErrorCode(err)]; ok {
 		return st

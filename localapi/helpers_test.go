@@ -85,7 +85,7 @@ type testServer struct {
 // nothing (it answers "no CAE range"), the test clock, the real
 // time-zone reader on TZ=America/Montevideo (read on each request, so a test
 // may change TZ afterwards), a healthy state, and the test's edits.
-func startServer(t *testing.T, edit func(*localapi.ServerConfig)) *testServer {
+func startServer(t testing.TB, edit func(*localapi.ServerConfig)) *testServer {
 	t.Helper()
 	t.Setenv("TZ", "America/Montevideo")
 	logs := &syncBuffer{}
@@ -136,7 +136,7 @@ type response struct {
 }
 
 // send performs r against ts and returns the answer and its body.
-func (ts *testServer) send(t *testing.T, r request) (response, []byte) {
+func (ts *testServer) send(t testing.TB, r request) (response, []byte) {
 	t.Helper()
 	if r.method == "" {
 		r.method = http.MethodGet

@@ -29,8 +29,8 @@ const (
 const (
 	corsAllowMethods  = "GET, POST"
 	corsAllowHeaders  = "Content-Type, Authorization, X-API-Key, " + headerToken + ", " + headerRequestID
-	corsExposeHeaders = headerRequestID + ", Retry-After, X-RateLimit-Limit-Minute, X-RateLimit-Remaining-Minute, " +
-		"X-RateLimit-Limit-Hour, X-RateLimit-Remaining-Hour"
+	corsExposeHeaders = headerRequestID + ", " + headerPrinter + ", " + headerCopies + ", " + headerJob + ", " + headerJobSt +
+		", Retry-After, X-RateLimit-Limit-Minute, X-RateLimit-Remaining-Minute, X-RateLimit-Limit-Hour, X-RateLimit-Remaining-Hour"
 	corsMaxAge = "600"
 )
 

@@ -16,9 +16,9 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
-// Hosted is the hosted service as the proxy needs it; *hosted.Client
+// HostedService is the hosted service as the proxy needs it; *hosted.Client
 // implements it.
-type Hosted interface {
+type HostedService interface {
 	// BaseURL is the service's address.
 	BaseURL() *url.URL
 	// Authorize sets the profile's credentials on h (X-API-Key, or a JWT it

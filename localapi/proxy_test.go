@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,33 +372,58 @@ func TestProxy_Refusals(t *testing.T) {
 	})
 }
 
-// TestState_Hosted: /state reports the hosted service and the rejected CFEs.
+// TestState_Hosted: /state reports the hosted service's headroom and errors
+// and the rejected CFEs, and degrades the status when CFEs cannot leave.
 func TestState_Hosted(t *testing.T) {
-	st := healthyState()
-	st.Outbox = localapi.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute), Rejected: 2}
-	st.Hosted = &localapi.HostedState{URL: "https://servicio.ejemplo.com", Auth: "api_key", Reachable: false,
-		LastError: "no se pudo contactar el servicio alojado", Contact: now.Add(-time.Minute),
-		RateLimit: &localapi.RateLimit{LimitMinute: 30, RemainingMinute: 0, LimitHour: 1000, RemainingHour: 900, ObservedAt: now.Add(-time.Minute)},
-		WaitUntil: now.Add(20 * time.Second)}
-	ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
-	rep, err := ts.client.State(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	limit := &localapi.RateLimit{LimitMinute: 30, RemainingMinute: 0, LimitHour: 1000, RemainingHour: 900, ObservedAt: now.Add(-time.Minute)}
+	tests := []struct {
+		name     string
+		outbox   localapi.Outbox
+		hosted   localapi.Hosted
+		warnings []string
+	}{
+		{"working, key used up for 20 s", localapi.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute)},
+			localapi.Hosted{Reachable: true, RateLimit: limit, WaitUntil: now.Add(20 * time.Second)}, nil},
+		{"unreachable, two refused", localapi.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute), Rejected: 2},
+			localapi.Hosted{LastError: "no se pudo contactar el servicio alojado"}, []string{
+				"el servicio en la nube rechazó 2 comprobantes firmados: revíselos (no se reenvían solos)",
+				"el servicio en la nube (https://servicio.ejemplo.com) no responde: los comprobantes firmados esperan en la cola"}},
+		{"credential refused", localapi.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute)},
+			localapi.Hosted{Reachable: true, LastError: "API key revocada"}, []string{
+				"el servicio en la nube (https://servicio.ejemplo.com): API key revocada; los comprobantes firmados esperan en la cola"}},
 	}
-	h := rep.Hosted
-	switch {
-	case h == nil:
-		t.Fatal("no hosted object")
-	case h.URL != "https://servicio.ejemplo.com" || h.Auth != "api_key" || h.Reachable || h.WaitS != 20:
-		t.Errorf("hosted %+v", h)
-	case h.RateLimit == nil || h.RateLimit.RemainingMinute != 0 || h.RateLimit.RemainingHour != 900:
-		t.Errorf("rate limit %+v", h.RateLimit)
-	}
-	if rep.Outbox.Pending != 3 || rep.Outbox.OldestPendingAgeS != 600 || rep.Outbox.Rejected != 2 {
-		t.Errorf("outbox %+v", rep.Outbox)
-	}
-	if rep.Status != localapi.HealthDegraded || len(rep.Warnings) != 2 {
-		t.Errorf("status %s, warnings %q: want degraded for the rejected CFEs and the failing service", rep.Status, rep.Warnings)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := healthyState()
+			st.Outbox = tt.outbox
+			h := tt.hosted
+			h.BaseURL, h.Auth, h.CheckedAt = "https://servicio.ejemplo.com", "api_key", now.Add(-5*time.Second)
+			st.Hosted = &h
+			ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
+			rep, err := ts.client.State(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			hr := rep.Hosted
+			switch {
+			case hr == nil || hr.Reachable == nil || hr.CheckedAt == nil:
+				t.Fatalf("hosted %+v", hr)
+			case hr.BaseURL != h.BaseURL || hr.Auth != "api_key" || *hr.Reachable != h.Reachable || hr.LastError != h.LastError:
+				t.Errorf("hosted %+v", hr)
+			case h.RateLimit != nil && (hr.RateLimit == nil || hr.RateLimit.RemainingMinute != 0 || hr.RateLimit.RemainingHour != 900 || hr.WaitS != 20):
+				t.Errorf("rate limit %+v, wait %d s", hr.RateLimit, hr.WaitS)
+			}
+			if rep.Outbox.Pending != tt.outbox.Pending || rep.Outbox.Rejected != tt.outbox.Rejected {
+				t.Errorf("outbox %+v", rep.Outbox)
+			}
+			wantStatus := localapi.HealthOK
+			if len(tt.warnings) > 0 {
+				wantStatus = localapi.HealthDegraded
+			}
+			if rep.Status != wantStatus || !slices.Equal(rep.Warnings, append([]string{}, tt.warnings...)) {
+				t.Errorf("status %s, warnings %q; want %s, %q", rep.Status, rep.Warnings, wantStatus, tt.warnings)
+			}
+		})
 	}
 }
 

@@ -55,6 +55,16 @@ type agent struct {
 // certificate's two years of validity start.
 func startAgent(t *testing.T, certFrom time.Time) *agent {
 	t.Helper()
+	db, iss := signingParts(t, certFrom)
+	ts := startServer(t, func(c *localapi.ServerConfig) { c.Issuer = iss })
+	return &agent{testServer: ts, db: db}
+}
+
+// signingParts opens a bbolt store in t.TempDir() holding one e-Ticket
+// range (101-A-1..1000), and the issuer over it and a signer whose
+// generated certificate is valid for two years from certFrom.
+func signingParts(t testing.TB, certFrom time.Time) (*store.DB, *issuer.Issuer) {
+	t.Helper()
 	clock := func() time.Time { return now }
 	db, err := store.Open(t.TempDir()+"/agent.db", store.Options{Now: clock})
 	if err != nil {
@@ -76,8 +86,7 @@ func startAgent(t *testing.T, certFrom time.Time) *agent {
 	}
 	iss := issuer.New(issuer.Config{Store: db, Signer: dgiSigner{sg},
 		Emisor: func() cfe.Emisor { return testEmisor }, Tax: cfe.DefaultTaxConfig(), Now: clock})
-	ts := startServer(t, func(c *localapi.ServerConfig) { c.Issuer = iss })
-	return &agent{testServer: ts, db: db}
+	return db, iss
 }
 
 // ticket is an e-Ticket of two items at 150 pesos, IVA included (montoBruto 1)
@@ -88,14 +97,14 @@ func ticket(uuid string) string {
 		"detalles":[{"indicadorFacturacion":3,"nombreItem":"Yerba mate 1 kg","cantidad":2,"precioUnitario":150}]}}`
 }
 
-func (a *agent) sign(t *testing.T, body string) (int, []byte) {
+func (a *agent) sign(t testing.TB, body string) (int, []byte) {
 	t.Helper()
 	resp, b := a.send(t, request{method: http.MethodPost, path: "/sign-cfe",
 		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(body)})
 	return resp.StatusCode, b
 }
 
-func signResponse(t *testing.T, b []byte) localapi.SignResponse {
+func signResponse(t testing.TB, b []byte) localapi.SignResponse {
 	t.Helper()
 	var r localapi.SignResponse
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -36,7 +36,8 @@ type Issuer interface {
 	Issue(ctx context.Context, req *cfe.Request) (*issuer.Result, error)
 }
 
-// ServerConfig configures a Server. Only Issuer and State are required.
+// ServerConfig configures a Server. Only Issuer and State are required;
+// without Printing, POST /pdf answers 503.
 type ServerConfig struct {
 	// Listen is "IP:port": 127.0.0.1:18787 (DefaultListen, when empty), a
 	// machine IP, or 0.0.0.0 (or [::]) to listen on every interface. Port 0
@@ -61,8 +62,9 @@ type ServerConfig struct {
 	// Logger receives the access log and internal errors; discarded when nil.
 	Logger *slog.Logger
 
-	Issuer Issuer
-	State  StateSource
+	Issuer   Issuer
+	State    StateSource
+	Printing Printing
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -75,7 +77,7 @@ type ServerConfig struct {
 
 	// Hosted is the hosted service that /api/v1/... and /api/auth/...
 	// requests are forwarded to (proxy.go); when nil they get 503.
-	Hosted Hosted
+	Hosted HostedService
 	// HostedTransport sends the forwarded requests; a transport with a 30 s
 	// response-header timeout when nil.
 	HostedTransport http.RoundTripper
@@ -157,6 +159,7 @@ func NewServer(cfg ServerConfig) *Server {
 	r.MethodNotAllowedHandler = http.HandlerFunc(s.handleMethodNotAllowed)
 	s.registerStatusRoutes(r)
 	s.registerSignRoutes(r)
+	s.registerPDFRoutes(r)
 	s.registerProxyRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later.

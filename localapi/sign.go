@@ -73,13 +73,9 @@ func (s *Server) handleSignCFE(w http.ResponseWriter, r *http.Request) {
 // decodes it. Every failure is an EINVALID *cfe.Error: a body over the limit
 // keeps its *http.MaxBytesError cause (413); anything else is 400.
 func decodeSignRequest(body io.Reader) (*cfe.Request, error) {
-	b, err := io.ReadAll(body)
+	b, err := readBody(body)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, tooLarge(tooBig.Limit, err)
-		}
-		return nil, &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "no se pudo leer el cuerpo de la solicitud"}
+		return nil, err
 	}
 	req, err := cfe.DecodeRequest(bytes.NewReader(b))
 	if err == nil {
@@ -92,6 +88,21 @@ func decodeSignRequest(body io.Reader) (*cfe.Request, error) {
 	return nil, &cfe.Error{Code: cfe.EINVALID, Err: err,
 		Message: "el cuerpo no es una solicitud de firma válida",
 		Fields:  []cfe.FieldError{{Campo: "cuerpo", Mensaje: "se espera un objeto JSON {uuid, adenda, cfe}"}}}
+}
+
+// readBody reads a whole request body, bounded by the body limit. A body
+// over the limit is EINVALID with its *http.MaxBytesError cause (413); any
+// other read failure is EINVALID (400).
+func readBody(body io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, tooLarge(tooBig.Limit, err)
+		}
+		return nil, &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "no se pudo leer el cuerpo de la solicitud"}
+	}
+	return b, nil
 }
 
 // signed is the answer for a signed CFE. It depends only on what was stored,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/issuer"
@@ -38,8 +39,9 @@ type State struct {
 	Outbox Outbox
 	// Receipts summarizes recent signing.
 	Receipts Receipts
-	// Hosted is the hosted service's state; nil when none is configured.
-	Hosted *HostedState
+	// Hosted is the last check of the hosted service, nil when the profile
+	// names none (the agent then works offline only).
+	Hosted *Hosted
 }
 
 // Certificate describes the signing certificate.
@@ -71,6 +73,9 @@ type Outbox struct {
 type Receipts struct {
 	SignedToday  int       // signed since midnight in Montevideo
 	LastSignedAt time.Time // zero when none was ever signed
+	// Recent are the last CFEs signed, newest first (a handful, for the tray
+	// and the status page).
+	Recent []*cfe.Issued
 }
 
 // Report statuses.
@@ -118,7 +123,9 @@ type StateReport struct {
 	CAE         []CAETypeReport    `json:"cae"`
 	Outbox      OutboxReport       `json:"outbox"`
 	Receipts    ReceiptsReport     `json:"receipts"`
-	Hosted      *HostedReport      `json:"hosted"`
+	// Hosted is the hosted service as last checked; null when the profile
+	// names none.
+	Hosted *HostedReport `json:"hosted"`
 }
 
 // CertificateReport describes the signing certificate.
@@ -164,6 +171,22 @@ type OutboxReport struct {
 type ReceiptsReport struct {
 	SignedToday  int        `json:"signed_today"`
 	LastSignedAt *time.Time `json:"last_signed_at"`
+	// Recent are the last CFEs signed, newest first.
+	Recent []RecentReceipt `json:"recent"`
+}
+
+// RecentReceipt is one recently signed CFE.
+type RecentReceipt struct {
+	UUID     string          `json:"uuid"`
+	TipoCFE  cfe.Type        `json:"tipo_cfe"`
+	Nombre   string          `json:"nombre"`
+	Serie    string          `json:"serie"`
+	Numero   int64           `json:"numero"`
+	Total    decimal.Decimal `json:"total"`
+	FirmadoA time.Time       `json:"firmado_a"`
+	// Entrega is the delivery state toward the hosted service: pendiente,
+	// aceptado or rechazado (cfe.Delivery* values).
+	Entrega string `json:"entrega"`
 }
 
 func (s *Server) registerStatusRoutes(r *mux.Router) {
@@ -345,7 +368,12 @@ func (rep *StateReport) addOutbox(o Outbox, now time.Time) {
 }
 
 func (rep *StateReport) addReceipts(r Receipts) {
-	rep.Receipts = ReceiptsReport{SignedToday: r.SignedToday}
+	rep.Receipts = ReceiptsReport{SignedToday: r.SignedToday, Recent: make([]RecentReceipt, 0, len(r.Recent))}
+	for _, is := range r.Recent {
+		rep.Receipts.Recent = append(rep.Receipts.Recent, RecentReceipt{UUID: is.UUID, TipoCFE: is.Type,
+			Nombre: is.Type.Name(), Serie: is.Serie, Numero: is.Nro, Total: is.Total,
+			FirmadoA: is.TmstFirma.In(cfe.Montevideo), Entrega: is.Delivery.State})
+	}
 	if !r.LastSignedAt.IsZero() {
 		t := r.LastSignedAt.In(cfe.Montevideo)
 		rep.Receipts.LastSignedAt = &t

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi"
@@ -264,5 +267,72 @@ func TestServer_Root(t *testing.T) {
 		"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}})
 	if !strings.HasPrefix(string(html), "<!doctype html>") || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("GET / for a browser = %s (headers %v), want the status page behind the common headers", html, resp.Header)
+	}
+}
+
+func TestServer_StateRecentReceipts(t *testing.T) {
+	signedAt := time.Date(2026, 5, 14, 17, 30, 0, 0, time.UTC) // 14:30 in Montevideo
+	st := healthyState()
+	st.Receipts.Recent = []*cfe.Issued{
+		{UUID: "b2", Type: cfe.EFactura, Serie: "A", Nro: 7, Total: decimal.RequireFromString("1220.50"),
+			TmstFirma: signedAt, Delivery: cfe.Delivery{State: cfe.DeliveryAccepted}},
+		{UUID: "a1", Type: cfe.ETicket, Serie: "B", Nro: 31, Total: decimal.RequireFromString("100"),
+			TmstFirma: signedAt.Add(-time.Minute), Delivery: cfe.Delivery{State: cfe.DeliveryPending}},
+	}
+	ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
+
+	_, body := ts.send(t, request{path: "/state"})
+	// Newest first, amounts as decimal strings, times at -03:00, names from
+	// the CFE type table.
+	want := `"recent":[` +
+		`{"uuid":"b2","tipo_cfe":111,"nombre":"e-Factura","serie":"A","numero":7,"total":"1220.5","firmado_a":"2026-05-14T14:30:00-03:00","entrega":"aceptado"},` +
+		`{"uuid":"a1","tipo_cfe":101,"nombre":"e-Ticket","serie":"B","numero":31,"total":"100","firmado_a":"2026-05-14T14:29:00-03:00","entrega":"pendiente"}]`
+	if !strings.Contains(string(body), want) {
+		t.Fatalf("/state lacks %s:\n%s", want, body)
+	}
+
+	ts = startServer(t, nil) // nothing signed: an empty list, not null
+	if _, body := ts.send(t, request{path: "/state"}); !strings.Contains(string(body), `"recent":[]`) {
+		t.Fatalf("empty recent list not written as []: %s", body)
+	}
+}
+
+func TestServer_StateHosted(t *testing.T) {
+	checked := time.Date(2026, 5, 14, 18, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		hosted     *localapi.Hosted
+		wantJSON   string
+		wantStatus string
+	}{
+		{"not configured", nil, `"hosted":null`, localapi.HealthOK},
+		{"not checked yet", &localapi.Hosted{BaseURL: "https://h.example"},
+			`"hosted":{"base_url":"https://h.example","reachable":null,"checked_at":null}`, localapi.HealthOK},
+		{"reachable", &localapi.Hosted{BaseURL: "https://h.example", CheckedAt: checked, Reachable: true},
+			`"hosted":{"base_url":"https://h.example","reachable":true,"checked_at":"2026-05-14T15:00:00-03:00"}`, localapi.HealthOK},
+		{"unreachable", &localapi.Hosted{BaseURL: "https://h.example", CheckedAt: checked},
+			`"hosted":{"base_url":"https://h.example","reachable":false,"checked_at":"2026-05-14T15:00:00-03:00"}`, localapi.HealthDegraded},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := healthyState()
+			st.Hosted = tc.hosted
+			ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
+			_, body := ts.send(t, request{path: "/state"})
+			if !strings.Contains(string(body), tc.wantJSON) {
+				t.Fatalf("/state lacks %s:\n%s", tc.wantJSON, body)
+			}
+			rep, err := ts.client.State(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Status != tc.wantStatus || !rep.OK {
+				t.Fatalf("status %s (ok %v), want %s and ok: the agent signs without the hosted service", rep.Status, rep.OK, tc.wantStatus)
+			}
+			want := "el servicio en la nube (https://h.example) no responde: los comprobantes firmados esperan en la cola"
+			if got := slices.Contains(rep.Warnings, want); got != (tc.wantStatus == localapi.HealthDegraded) {
+				t.Fatalf("warnings %q", rep.Warnings)
+			}
+		})
 	}
 }

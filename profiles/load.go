@@ -48,7 +48,9 @@ var envOverrides = []struct{ name, key string }{
 }
 
 // profileDefaults are the values a profile gets for the keys config.yaml
-// leaves out. Defaults are viper's, so an explicit 0 in the file stays 0.
+// leaves out. Defaults are viper's, so an explicit 0 in the file stays 0. The
+// tax rates and threshold are DGI's, as cfe states them; the UI value changes
+// every year and has no default.
 var profileDefaults = []struct {
 	key   string
 	value any
@@ -57,9 +59,9 @@ var profileDefaults = []struct {
 	{"certificate.algorithm", string(RSASHA1)},
 	{"cae.warn_remaining_pct", 10},
 	{"cae.warn_days_before_expiry", 30},
-	{"tax.iva_tasa_basica", "22"},
-	{"tax.iva_tasa_min", "10"},
-	{"tax.tope_ui", "5000"},
+	{"tax.iva_tasa_basica", cfe.DefaultTaxConfig().IVATasaBasica.String()},
+	{"tax.iva_tasa_min", cfe.DefaultTaxConfig().IVATasaMin.String()},
+	{"tax.tope_ui", cfe.DefaultTaxConfig().TopeUI.String()},
 	{"print.formato_rep_impresa", string(FormatEstandar)},
 	{"hosted.timeout", "30s"},
 }

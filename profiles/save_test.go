@@ -86,6 +86,12 @@ func TestEnsureDefault(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
+	// The first-run tax settings are the ones the domain states, UI value included.
+	tax, want := p.Tax, cfe.DefaultTaxConfig()
+	if !tax.IVATasaBasica.Equal(want.IVATasaBasica) || !tax.IVATasaMin.Equal(want.IVATasaMin) ||
+		!tax.TopeUI.Equal(want.TopeUI) || !tax.ValorUI.Equal(want.ValorUI) {
+		t.Errorf("tax = %+v, want cfe.DefaultTaxConfig() %+v", tax, want)
+	}
 
 	// A second call keeps the file, even after the user changed it.
 	edited := append(bytes.Clone(text), "# editado a mano\n"...)

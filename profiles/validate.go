@@ -23,16 +23,14 @@ import (
 var apiKeyPrefixes = map[Environment]string{Produccion: "xx_live_", Sandbox: "xx_test_"}
 
 const (
-	minTokenLen  = 16
-	maxCopies    = 10
-	maxLeyenda   = 300
-	minFontSize  = 6
-	maxFontSize  = 14
-	maxWarnDays  = 365
-	minTimeout   = time.Second
-	maxTimeout   = 5 * time.Minute
-	maxTelefonos = 2
-	rucLen       = 12
+	minTokenLen = 16
+	maxCopies   = 10
+	maxLeyenda  = 300
+	minFontSize = 6
+	maxFontSize = 14
+	maxWarnDays = 365
+	minTimeout  = time.Second
+	maxTimeout  = 5 * time.Minute
 )
 
 // nameRule is the shape of profile, printer and template names: they become
@@ -108,7 +106,7 @@ func (v *validator) profile(at string, p Profile) {
 	if p.Environment != Produccion && p.Environment != Sandbox {
 		v.fail(at+".environment", "se espera %q o %q", Produccion, Sandbox)
 	}
-	v.company(at+".company", p.Company)
+	v.company(at+".company", p)
 	v.issuingPoint(at+".issuing_point", p.IssuingPoint)
 	v.listen(at, p)
 	v.lan(at+".lan", p.LAN)
@@ -123,64 +121,45 @@ func (v *validator) profile(at string, p Profile) {
 	v.hosted(at+".hosted", p.Environment, p.Hosted)
 }
 
-// company checks the emitter fields against DGI's format (zone A C40-C51).
-func (v *validator) company(at string, c Company) {
-	if msg := rucProblem(c.RUC); msg != "" {
-		v.fail(at+".ruc", "%s", msg)
+// company checks the emitter fields with DGI's rules (cfe.CheckEmisor, zone A
+// C40-C51), and that every phone listed and the e-mail address are real ones.
+func (v *validator) company(at string, p Profile) {
+	for _, f := range cfe.CheckEmisor(p.Emisor()) {
+		v.fail(at+"."+companyKey(f.Campo), "%s", f.Mensaje)
 	}
-	v.text(at+".razon_social", c.RazonSocial, true, 150)
-	v.text(at+".nombre_comercial", c.NombreComercial, false, 30)
-	// 60 characters is the limit of the schema DGI's production still runs
-	// (1.43.5); 1.44.1 raised it to 100.
-	v.text(at+".giro", c.Giro, false, 60)
-	if len(c.Telefonos) > maxTelefonos {
-		v.fail(at+".telefonos", "se admiten a lo sumo %d teléfonos", maxTelefonos)
-	}
+	c := p.Company
 	for i, t := range c.Telefonos {
-		v.text(fmt.Sprintf("%s.telefonos[%d]", at, i), t, true, 20)
+		if strings.TrimSpace(t) == "" {
+			v.fail(fmt.Sprintf("%s.telefonos[%d]", at, i), "es obligatorio")
+		}
 	}
-	v.text(at+".correo", c.Correo, false, 80)
 	if c.Correo != "" {
 		if a, err := mail.ParseAddress(c.Correo); err != nil || a.Address != c.Correo {
 			v.fail(at+".correo", "se espera una dirección de correo como ventas@empresa.com.uy")
 		}
 	}
-	v.text(at+".sucursal", c.Sucursal, false, 20)
-	if c.CdgDGISucur < 1 || c.CdgDGISucur > 9999 {
-		v.fail(at+".cdg_dgi_sucur", "se espera el código de sucursal registrado en DGI (de 1 a 9999)")
-	}
-	v.text(at+".domicilio_fiscal", c.DomicilioFiscal, true, 70)
-	v.text(at+".ciudad", c.Ciudad, true, 30)
-	v.text(at+".departamento", c.Departamento, true, 30)
 }
 
-// text checks a free text: required or not, and at most max characters.
-func (v *validator) text(field, s string, required bool, max int) {
-	switch {
-	case required && strings.TrimSpace(s) == "":
-		v.fail(field, "es obligatorio")
-	case utf8.RuneCountInString(s) > max:
-		v.fail(field, "admite a lo sumo %d caracteres", max)
-	}
+// companyKeys maps the emitter's field names in a request (cfe.CheckEmisor)
+// to the company's keys in config.yaml.
+var companyKeys = map[string]string{
+	"ruc": "ruc", "razonSocial": "razon_social", "nombreComercial": "nombre_comercial", "giro": "giro",
+	"telefonos": "telefonos", "correo": "correo", "sucursal": "sucursal", "codigoSucursal": "cdg_dgi_sucur",
+	"domicilioFiscal": "domicilio_fiscal", "ciudad": "ciudad", "departamento": "departamento",
 }
 
-// rucProblem returns why s is not a RUC, or "". A RUC is 12 digits whose last
-// is the check digit: with weights 4,3,2,9,8,7,6,5,4,3,2 on the first 11
-// digits, it is (−Σ) mod 11; a result of 10 means no RUC has those digits.
-func rucProblem(s string) string {
-	if len(s) != rucLen || strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
-		return "el RUC debe tener 12 dígitos"
+// companyKey returns the config.yaml key of a request field name, keeping an
+// index ("telefonos[1]"); a name without a key is returned as it is.
+func companyKey(campo string) string {
+	name, index, _ := strings.Cut(campo, "[")
+	key, ok := companyKeys[name]
+	if !ok {
+		return campo
 	}
-	weights := [11]int{4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2}
-	sum := 0
-	for i, w := range weights {
-		sum += int(s[i]-'0') * w
+	if index != "" {
+		key += "[" + index
 	}
-	check := (11 - sum%11) % 11
-	if check == 10 || int(s[11]-'0') != check {
-		return "el dígito verificador del RUC no es correcto"
-	}
-	return ""
+	return key
 }
 
 func (v *validator) issuingPoint(at string, ip IssuingPoint) {

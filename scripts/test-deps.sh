@@ -20,6 +20,7 @@ declare -A need=(
   [ipptool]=cups-ipp-utils
   [avahi-daemon]=avahi-daemon
   [dbus-daemon]=dbus
+  [chromium]=chromium
 )
 missing=()
 for cmd in "${!need[@]}"; do

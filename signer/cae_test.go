@@ -89,6 +89,11 @@ func TestParseCAEFile_NeedsCompanyRUC(t *testing.T) {
 	if cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(cfe.ErrorMessage(err), "falta el RUC de la empresa") {
 		t.Fatalf("ParseCAEFile without the company's RUC = %v", err)
 	}
+	// The file's RUC with its check digit altered (215071660012's is 2).
+	_, err = ParseCAEFile(b, CAEOptions{RUC: "215071660013"})
+	if cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(cfe.ErrorMessage(err), "falta el RUC de la empresa") {
+		t.Fatalf("ParseCAEFile with a company RUC of wrong check digit = %v", err)
+	}
 }
 
 func TestParseCAEFile_Tampered(t *testing.T) {

@@ -168,13 +168,13 @@ const testCertValidityYears = 2
 // serialNumber attribute as in DGI certificates ("RUC" + 12 digits), a serial
 // number of at most 19 digits (xmllint rejects X509SerialNumber values over 24
 // digits) and a validity of two years from now. Nothing signed with it has
-// fiscal value. Errors: EINVALID for a RUC that is not 12 digits or an empty
+// fiscal value. Errors: EINVALID for an invalid RUC (cfe.ValidRUC) or an empty
 // razón social.
 func GenerateTestCertificate(ruc, razonSocial string, now time.Time) (*Credentials, error) {
 	const op = "signer.GenerateTestCertificate"
 	var fields []cfe.FieldError
-	if !isRUC(ruc) {
-		fields = append(fields, cfe.FieldError{Campo: "ruc", Mensaje: "debe tener 12 dígitos"})
+	if !cfe.ValidRUC(ruc) {
+		fields = append(fields, cfe.FieldError{Campo: "ruc", Mensaje: "debe tener 12 dígitos con el dígito verificador correcto"})
 	}
 	razonSocial = strings.TrimSpace(razonSocial)
 	if razonSocial == "" {
@@ -232,18 +232,6 @@ func truncateRunes(s string, n int) string {
 	return string([]rune(s)[:n])
 }
 
-func isRUC(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // CertSummary describes a certificate for the status page and the tray.
 type CertSummary struct {
 	Subject      string // RFC 2253 form
@@ -285,7 +273,7 @@ func CertInfo(cert *x509.Certificate, now time.Time) CertSummary {
 // attribute ("RUC214844360018").
 func rucOf(n pkix.Name) string {
 	s := strings.TrimPrefix(strings.ToUpper(n.SerialNumber), "RUC")
-	if isRUC(s) {
+	if cfe.ValidRUC(s) {
 		return s
 	}
 	return ""

@@ -229,6 +229,11 @@ func TestGenerateTestCertificate_Invalid(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != cfe.EINVALID || len(e.Fields) != 2 || e.Fields[0].Campo != "ruc" || e.Fields[1].Campo != "razon_social" {
 		t.Fatalf("GenerateTestCertificate = %#v, want EINVALID naming ruc and razon_social", err)
 	}
+	// 12 digits are not enough: the check digit of 21999983001 is 9, not 8.
+	_, err = GenerateTestCertificate("219999830018", "Panadería La Estrella S.A.", testNow)
+	if !errors.As(err, &e) || e.Code != cfe.EINVALID || len(e.Fields) != 1 || e.Fields[0].Campo != "ruc" {
+		t.Fatalf("GenerateTestCertificate with a wrong check digit = %#v, want EINVALID naming ruc", err)
+	}
 }
 
 // TestCredentials_EncodePKCS12 checks that OpenSSL reads the file the agent

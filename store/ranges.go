@@ -15,13 +15,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
-// maxNro is the highest CFE number DGI allows (NroCFEType: 7 digits).
-const maxNro = 9_999_999
-
-var (
-	seriePattern = regexp.MustCompile(`^([A-Z]{1,2}|[1-9][A-Z])$`) // SerieType
-	caeIDPattern = regexp.MustCompile(`^[0-9]{1,11}$`)             // NA: integer, 11 digits
-)
+var caeIDPattern = regexp.MustCompile(`^[0-9]{1,11}$`) // NA: integer, 11 digits
 
 // PutRange stores a CAE range. An empty ID is filled in as cfe.RangeID; any
 // other ID must equal it. Fields are named as in DGI's CAE file.
@@ -76,14 +70,14 @@ func checkRange(r *cfe.CAERange) []cfe.FieldError {
 	if !r.Type.Valid() {
 		fs = append(fs, field("TCFE", "%d no es un tipo de CFE de DGI", int(r.Type)))
 	}
-	if !seriePattern.MatchString(r.Serie) {
+	if !cfe.ValidSerie(r.Serie) {
 		fs = append(fs, field("Serie", "%q no es una serie válida: una o dos letras mayúsculas, o un dígito de 1 a 9 y una letra", r.Serie))
 	}
-	if r.DNro < 1 || r.DNro > maxNro {
-		fs = append(fs, field("DNro", "debe estar entre 1 y %d", maxNro))
+	if r.DNro < 1 || r.DNro > cfe.MaxNro {
+		fs = append(fs, field("DNro", "debe estar entre 1 y %d", cfe.MaxNro))
 	}
-	if r.HNro < 1 || r.HNro > maxNro {
-		fs = append(fs, field("HNro", "debe estar entre 1 y %d", maxNro))
+	if r.HNro < 1 || r.HNro > cfe.MaxNro {
+		fs = append(fs, field("HNro", "debe estar entre 1 y %d", cfe.MaxNro))
 	}
 	if r.HNro < r.DNro {
 		fs = append(fs, field("HNro", "no puede ser menor que DNro (%d)", r.DNro))

@@ -39,7 +39,7 @@ type agent struct {
 	certErr error          // why signer is nil
 	issuer  *issuer.Issuer
 	// hosted is the hosted service's client, nil when the profile names none;
-	// deliverer runs only while the agent serves.
+	// deliverer exists only while the agent serves (newDeliverer).
 	hosted    *hosted.Client
 	deliverer *hosted.Deliverer
 }

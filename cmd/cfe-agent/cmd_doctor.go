@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
@@ -74,7 +77,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.listen(p, report, running)
 	d.outbox(report)
 	d.hosted(ctx, p)
-	d.printers(p)
+	d.printers(ctx, p)
 }
 
 func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name string, p profiles.Profile) (*localapi.StateReport, bool, error) {
@@ -222,21 +225,90 @@ func (d *doctor) hosted(ctx context.Context, p profiles.Profile) {
 	d.line("OK", check, "%s responde; autenticación: %s%s", h.BaseURL, auth, headroom)
 }
 
-func (d *doctor) printers(p profiles.Profile) {
+// printers checks each printer of the profile the way printing will use
+// it: a directory printer's folder must be writable; a CUPS or lp queue must
+// exist on the CUPS server and accept jobs.
+func (d *doctor) printers(ctx context.Context, p profiles.Profile) {
+	if _, err := templateCatalog(p); err != nil {
+		d.line("FAIL", "plantillas", "%s", describe(err))
+	}
 	if len(p.Printers) == 0 {
 		d.line("WARN", "impresoras", "no hay impresoras configuradas")
 		return
 	}
-	for name, pr := range p.Printers {
+	m, err := printerManager(p)
+	if err != nil {
+		d.line("FAIL", "impresoras", "%s", describe(err))
+		return
+	}
+	// CUPS is asked once, and only when a printer goes through it.
+	var (
+		queues  map[string]printer.Queue
+		cupsErr error
+	)
+	if slices.ContainsFunc(slices.Collect(maps.Values(p.Printers)), func(pr profiles.Printer) bool {
+		return pr.Backend == profiles.BackendCUPS || pr.Backend == profiles.BackendLP
+	}) {
+		queues, cupsErr = cupsQueues(ctx, m)
+	}
+	for _, alias := range slices.Sorted(maps.Keys(p.Printers)) {
+		pr, check := p.Printers[alias], "impresora "+alias
 		switch pr.Backend {
 		case profiles.BackendDir:
-			if err := os.MkdirAll(pr.Dir, 0o700); err != nil {
-				d.line("FAIL", "impresora "+name, "no se puede usar la carpeta %s: %v", pr.Dir, errors.Unwrap(err))
+			if err := writableDir(pr.Dir); err != nil {
+				d.line("FAIL", check, "no se puede escribir en la carpeta %s: %v", pr.Dir, err)
 				continue
 			}
-			d.line("OK", "impresora "+name, "guarda los PDF en %s", pr.Dir)
+			d.line("OK", check, "guarda los PDF en %s", pr.Dir)
+		case profiles.BackendCUPS, profiles.BackendLP:
+			q, found := queues[pr.Queue]
+			switch {
+			case cupsErr != nil:
+				d.line("FAIL", check, "cola %q: %s", pr.Queue, describe(cupsErr))
+			case !found:
+				d.line("FAIL", check, "CUPS no tiene la cola %q (vea cfe-agent printers)", pr.Queue)
+			case !q.Accepting:
+				d.line("FAIL", check, "la cola %q no acepta trabajos%s", pr.Queue, reasonSuffix(q.Reason))
+			case q.State == "stopped":
+				d.line("WARN", check, "la cola %q está detenida%s", pr.Queue, reasonSuffix(q.Reason))
+			default:
+				d.line("OK", check, "%s, cola %q acepta trabajos", pr.Backend, pr.Queue)
+			}
 		default:
-			d.line("OK", "impresora "+name, "%s, cola %q", pr.Backend, pr.Queue)
+			d.line("OK", check, "%s, impresora %q", pr.Backend, pr.Queue)
 		}
 	}
+}
+
+// cupsQueues lists the CUPS server's queues by name.
+func cupsQueues(ctx context.Context, m *printer.Manager) (map[string]printer.Queue, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	list, err := m.Discover(ctx)
+	byName := make(map[string]printer.Queue, len(list))
+	for _, q := range list {
+		byName[q.Name] = q
+	}
+	return byName, err
+}
+
+// writableDir makes dir when missing and checks that a file can be created
+// in it.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return errors.Unwrap(err)
+	}
+	f, err := os.CreateTemp(dir, ".cfe-agent-doctor-*")
+	if err != nil {
+		return errors.Unwrap(err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+func reasonSuffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
 }

@@ -37,27 +37,22 @@ func hostedParts(a *agent, cfg *localapi.ServerConfig) {
 	cfg.HostedTransport = hosted.NewTransport(a.profile.Hosted.Timeout)
 }
 
-// startDelivery runs the outbox deliverer until ctx ends; the returned
-// function waits for it to stop. Without a hosted service there is nothing
-// to run and signed CFEs stay in the outbox.
-func startDelivery(ctx context.Context, a *agent) (wait func()) {
-	switch {
-	case a.hosted == nil:
+// newDeliverer returns the outbox deliverer of a serving agent, nil without
+// a hosted service. Without credentials it sends nothing and only keeps the
+// service's reachability known; signed CFEs stay in the outbox.
+func newDeliverer(a *agent) *hosted.Deliverer {
+	if a.hosted == nil {
 		a.log.Warn("no hosted service in the profile: signed CFEs stay in the local outbox")
-		return func() {}
-	case a.hosted.Auth() == hosted.AuthNone:
+		return nil
+	}
+	if a.hosted.Auth() == hosted.AuthNone {
 		a.log.Warn("no hosted credentials in the profile (api_key, or username and secret): signed CFEs stay in the local outbox")
-		return func() {}
+	} else {
+		a.log.Info("delivering signed CFEs to the hosted service", "url", a.hosted.BaseURL().String(), "auth", a.hosted.Auth())
 	}
 	a.deliverer = hosted.NewDeliverer(hosted.DelivererConfig{Outbox: a.db, Client: a.hosted,
 		Logger: a.log.With("component", "outbox")})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.deliverer.Run(ctx)
-	}()
-	a.log.Info("delivering signed CFEs to the hosted service", "url", a.hosted.BaseURL().String(), "auth", a.hosted.Auth())
-	return func() { <-done }
+	return a.deliverer
 }
 
 // kickingIssuer wakes the deliverer after each new signature, so a CFE leaves
@@ -73,21 +68,21 @@ func (k kickingIssuer) Issue(ctx context.Context, req *cfe.Request) (*issuer.Res
 }
 
 // hostedState is the hosted part of the agent's state for /state: what the
-// client learnt from its last answers, and the deliverer's last error when
-// the client has none.
-func hostedState(a *agent) *localapi.HostedState {
+// client learnt from its last requests and probes, and the deliverer's last
+// error when the client has none.
+func hostedState(a *agent) *localapi.Hosted {
 	if a.hosted == nil {
 		return nil
 	}
 	st := a.hosted.Status()
-	hs := &localapi.HostedState{URL: st.URL, Auth: st.Auth, Reachable: st.Reachable, Contact: st.Contact,
+	h := &localapi.Hosted{BaseURL: st.URL, CheckedAt: st.CheckedAt, Reachable: st.Reachable, Auth: st.Auth,
 		LastError: st.LastError, WaitUntil: st.WaitUntil}
-	if a.deliverer != nil && hs.LastError == "" {
-		hs.LastError = a.deliverer.Status().LastError
+	if d := a.deliverer; d != nil && h.LastError == "" {
+		h.LastError = d.Status().LastError
 	}
 	if r := st.RateLimit; r != nil {
-		hs.RateLimit = &localapi.RateLimit{LimitMinute: r.LimitMinute, RemainingMinute: r.RemainingMinute,
+		h.RateLimit = &localapi.RateLimit{LimitMinute: r.LimitMinute, RemainingMinute: r.RemainingMinute,
 			LimitHour: r.LimitHour, RemainingHour: r.RemainingHour, ObservedAt: r.ObservedAt}
 	}
-	return hs
+	return h
 }

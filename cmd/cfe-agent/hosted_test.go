@@ -68,7 +68,7 @@ func TestAgent_DeliversAndProxies(t *testing.T) {
 			Rejected int `json:"rejected"`
 		} `json:"outbox"`
 		Hosted *struct {
-			URL       string `json:"url"`
+			URL       string `json:"base_url"`
 			Reachable bool   `json:"reachable"`
 			Auth      string `json:"auth"`
 			LastError string `json:"last_error"`

@@ -322,11 +322,83 @@ func TestAgent_Doctor(t *testing.T) {
 	if code != 0 {
 		t.Errorf("doctor exit %d on a healthy sandbox", code)
 	}
+	// A CUPS queue is checked on the CUPS server: here none answers on
+	// localhost:631, or one answers without that queue.
+	cfgFile := filepath.Join(dataDir, "config.yaml")
+	yaml, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml = bytes.Replace(yaml, []byte("    printers:\n"), []byte("    printers:\n      caja:\n        backend: cups\n        queue: Caja_Inexistente\n"), 1)
+	if err := os.WriteFile(cfgFile, yaml, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code = runCLI(t, agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "doctor")
+	if code != 1 || !regexp.MustCompile(`(?m)^FAIL impresora caja: .*"Caja_Inexistente"`).MatchString(out) ||
+		!strings.Contains(out, "OK   impresora archivo:") {
+		t.Errorf("doctor with a CUPS queue that is not there: exit %d\n%s", code, out)
+	}
 	out, code = runCLI(t, append(agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "TZ=UTC"), "doctor")
 	if code != 1 || !strings.Contains(out, "FAIL zona horaria:") {
 		t.Errorf("doctor with TZ=UTC: exit %d\n%s", code, out)
 	}
 	if t.Failed() {
 		t.Log(out)
+	}
+}
+
+// TestAgent_PrintsAndRenders: the agent prints what it signed on the default
+// profile's directory printer, and render and printers work on their own.
+func TestAgent_PrintsAndRenders(t *testing.T) {
+	pdftotext := testtool.Require(t, "pdftotext")
+	dataDir := t.TempDir()
+	env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
+	a := startAgent(t, env, "--listen", "127.0.0.1:0")
+	res := signCFE(t, a.baseURL, example(t, "e-ticket.json"))
+	if res["codigo_respuesta"] != "00" {
+		t.Fatalf("sign-cfe = %v", res)
+	}
+	body, _ := json.Marshal(map[string]any{"uuid": res["uuid"], "impresora": "archivo"})
+	resp, err := http.Post(a.baseURL+"/pdf", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/pdf" {
+		t.Fatalf("POST /pdf: HTTP %d %s", resp.StatusCode, doc)
+	}
+	files, _ := filepath.Glob(filepath.Join(dataDir, "impresiones", "*.pdf"))
+	if len(files) != 1 {
+		t.Fatalf("impresiones holds %v, want the one PDF printed", files)
+	}
+	if printed, err := os.ReadFile(files[0]); err != nil || !bytes.Equal(printed, doc) {
+		t.Fatalf("the file printed is not the PDF answered (%v)", err)
+	}
+	text, err := exec.Command(pdftotext, "-enc", "UTF-8", files[0], "-").Output()
+	if err != nil || !strings.Contains(string(text), "Representacion impresa de prueba sin valor fiscal") ||
+		!strings.Contains(string(text), fmt.Sprintf("Serie %s Nº %v", res["serie"], res["numero"])) {
+		t.Fatalf("pdftotext of the printed PDF (%v):\n%s", err, text)
+	}
+	a.stop(t)
+
+	// render reads DGI's own signed sample, with no agent running.
+	sample := filepath.Join(testtool.SharedDir(t), "dgi", "samples", "extracted-cfe", "Sob_Ej_Mod_19072016__CFE_111_A1.xml")
+	out := filepath.Join(t.TempDir(), "factura.pdf")
+	if msg, code := runCLI(t, env, "render", "--variant", "Rollo", sample, "-o", out); code != 0 || !strings.Contains(msg, "Rollo") {
+		t.Fatalf("render: exit %d\n%s", code, msg)
+	}
+	text, err = exec.Command(pdftotext, "-enc", "UTF-8", out, "-").Output()
+	if err != nil || !strings.Contains(string(text), "e-Factura") || !strings.Contains(string(text), "Serie A Nº 1") {
+		t.Fatalf("pdftotext of the rendered sample (%v):\n%s", err, text)
+	}
+	if msg, code := runCLI(t, env, "render", "--variant", "Inexistente", sample, "-o", out); code == 0 ||
+		!strings.Contains(msg, "Inexistente") {
+		t.Fatalf("render with an unknown template: exit %d\n%s", code, msg)
+	}
+
+	msg, code := runCLI(t, env, "printers")
+	if code != 0 || !regexp.MustCompile(`archivo\s+dir\s+`+regexp.QuoteMeta(filepath.Join(dataDir, "impresiones"))).MatchString(msg) {
+		t.Fatalf("printers: exit %d\n%s", code, msg)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"log/slog"
 	"os"
 
@@ -29,14 +28,13 @@ func newRootCommand() *cobra.Command {
 		newCertCommand(&opts),
 		newProfileCommand(&opts),
 		newDoctorCommand(&opts),
+		newRenderCommand(&opts),
+		newPrintersCommand(&opts),
+		newAutostartCommand(&opts),
+		newDiagnosticsCommand(&opts),
 	)
 	addServeCommands(root, &opts)
 	return root
-}
-
-// newLogger returns the agent's structured logger writing to w.
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 // cliLogger is the logger of one-shot commands: warnings and errors only, on stderr.

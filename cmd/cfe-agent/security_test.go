@@ -30,7 +30,8 @@ func TestAgent_SecurityRules(t *testing.T) {
 	}
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
 	body := example(t, "e-ticket.json")
-	do := func(method, path, contentType string, body []byte, hdr map[string]string) *http.Response {
+	// do sends one request and returns its status and headers.
+	do := func(method, path, contentType string, body []byte, hdr map[string]string) answer {
 		t.Helper()
 		req, err := http.NewRequest(method, a.baseURL+path, bytes.NewReader(body))
 		if err != nil {
@@ -51,43 +52,43 @@ func TestAgent_SecurityRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		return resp
+		return answer{resp.StatusCode, resp.Header}
 	}
 	tests := []struct {
 		name   string
-		resp   func() *http.Response
+		resp   func() answer
 		status int
 	}{
-		{"DNS rebinding: foreign Host", func() *http.Response {
+		{"DNS rebinding: foreign Host", func() answer {
 			return do("GET", "/state", "", nil, map[string]string{"Host": "attacker.example:80"})
 		}, http.StatusForbidden},
-		{"foreign Origin", func() *http.Response {
+		{"foreign Origin", func() answer {
 			return do("POST", "/sign-cfe", "application/json", body, map[string]string{"Origin": "https://evil.example"})
 		}, http.StatusForbidden},
-		{"form CSRF: text/plain body", func() *http.Response {
+		{"form CSRF: text/plain body", func() answer {
 			return do("POST", "/sign-cfe", "text/plain", body, nil)
 		}, http.StatusUnsupportedMediaType},
-		{"oversize body", func() *http.Response {
+		{"oversize body", func() answer {
 			return do("POST", "/sign-cfe", "application/json", bytes.Repeat([]byte(" "), 2<<20), nil)
 		}, http.StatusRequestEntityTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := tc.resp()
-			if resp.StatusCode != tc.status {
-				t.Fatalf("HTTP %d, want %d", resp.StatusCode, tc.status)
+			if resp.status != tc.status {
+				t.Fatalf("HTTP %d, want %d", resp.status, tc.status)
 			}
-			if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Cache-Control") != "no-store" {
-				t.Errorf("missing nosniff/no-store on a refusal: %v", resp.Header)
+			if resp.header.Get("X-Content-Type-Options") != "nosniff" || resp.header.Get("Cache-Control") != "no-store" {
+				t.Errorf("missing nosniff/no-store on a refusal: %v", resp.header)
 			}
 		})
 	}
 	t.Run("allowed Origin preflight", func(t *testing.T) {
 		resp := do("OPTIONS", "/sign-cfe", "", nil, map[string]string{"Origin": "http://pos.local:3000",
 			"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
-		if resp.StatusCode/100 != 2 || resp.Header.Get("Access-Control-Allow-Origin") != "http://pos.local:3000" ||
-			!strings.Contains(strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers")), "content-type") {
-			t.Fatalf("preflight: HTTP %d %v", resp.StatusCode, resp.Header)
+		if resp.status/100 != 2 || resp.header.Get("Access-Control-Allow-Origin") != "http://pos.local:3000" ||
+			!strings.Contains(strings.ToLower(resp.header.Get("Access-Control-Allow-Headers")), "content-type") {
+			t.Fatalf("preflight: HTTP %d %v", resp.status, resp.header)
 		}
 	})
 	// None of the refused requests signed anything.
@@ -96,4 +97,9 @@ func TestAgent_SecurityRules(t *testing.T) {
 		t.Fatalf("a refused request was signed: %v", st["outbox"])
 	}
 	a.stop(t)
+}
+
+type answer struct {
+	status int
+	header http.Header
 }

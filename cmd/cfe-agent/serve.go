@@ -2,17 +2,23 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/autostart"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
+	"github.com/cfe-agent/cfe-agent/tray"
 )
 
 // serveOptions are the flags of the commands that run the agent.
@@ -20,6 +26,12 @@ type serveOptions struct {
 	listen   string // --listen overrides the profile's address
 	headless bool   // --headless: never the tray
 }
+
+// recentReceipts is how many of the last signed CFEs the state reports.
+const recentReceipts = 10
+
+// trayPreflightTimeout bounds the question whether a tray host exists.
+const trayPreflightTimeout = 3 * time.Second
 
 // addServeCommands makes the root command run the agent (tray when available,
 // else headless) and adds "serve" (always headless).
@@ -43,10 +55,21 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 	root.AddCommand(serve)
 }
 
-// runAgent opens the agent, serves the local module until ctx ends (SIGINT or
-// SIGTERM), then closes everything in reverse order.
+// runAgent opens the agent and serves the local module, then shows the tray
+// when it can (else runs headless) until ctx ends (SIGINT, SIGTERM) or the
+// cashier chooses "Salir"; then it closes everything in reverse order. The
+// server and the store are up before the tray appears.
 func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
-	log := newLogger(os.Stderr)
+	dataDir, err := profiles.DataDir(opts.dataDir)
+	if err != nil {
+		return err
+	}
+	lg, err := logs.Open(logs.Config{Dir: logs.Dir(dataDir), Level: slog.LevelInfo})
+	if err != nil {
+		return err
+	}
+	defer lg.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
+
 	if so.listen != "" {
 		// Through the profile's override, so the address obeys the same rules
 		// as one written in the profile (a LAN address needs LAN mode and tokens).
@@ -54,36 +77,237 @@ func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 			return err
 		}
 	}
-	a, err := openAgent(ctx, opts, log)
+	r := &runner{opts: opts, dataDir: dataDir, log: lg.Logger, redactor: lg.Redactor}
+	if err := r.open(ctx); err != nil {
+		return err
+	}
+	defer r.close()
+
+	if why := trayUnavailable(ctx, so.headless); why != nil {
+		r.log.Info("running headless", "reason", why.Error())
+		<-ctx.Done()
+	} else if err := tray.Run(ctx, tray.Config{Agent: r, Logger: r.log}); err != nil {
+		r.log.Error("the tray failed: stopping", "err", err)
+	}
+	r.log.Info("shutting down")
+	return nil
+}
+
+// trayUnavailable says why the agent runs headless, or nil when it shows the
+// tray.
+func trayUnavailable(ctx context.Context, headless bool) error {
+	if headless {
+		return errors.New("--headless or serve was given")
+	}
+	ctx, cancel := context.WithTimeout(ctx, trayPreflightTimeout)
+	defer cancel()
+	return tray.Available(ctx)
+}
+
+// runner keeps the agent's parts (a session) open and reopens them when the
+// tray switches the profile or the default printer. It implements
+// tray.Agent.
+type runner struct {
+	dataDir  string
+	log      *slog.Logger
+	redactor *logs.Redactor
+
+	mu   sync.Mutex // guards opts and cur; held while reopening
+	opts globalOptions
+	cur  *session // nil only when reopening failed twice
+}
+
+// session is one profile's agent, the local module serving it, and the
+// background work it runs until stop.
+type session struct {
+	a      *agent
+	srv    *localapi.Server
+	client *localapi.Client
+	stop   context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// open opens a session on r.opts; the caller holds r.mu or is the only user.
+func (r *runner) open(ctx context.Context) error {
+	_, cfg, _, err := loadConfig(r.opts)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-
-	srv := newServer(a, a.profile.Listen, log)
-	if err := srv.Open(); err != nil {
+	r.redactor.SetSecrets(configSecrets(cfg)...) // before anything is logged about the profile
+	a, err := openAgent(ctx, r.opts, r.log)
+	if err != nil {
 		return err
 	}
-	deliveryCtx, stopDelivery := context.WithCancel(ctx)
-	waitDelivery := startDelivery(deliveryCtx, a)
-	defer func() { stopDelivery(); waitDelivery() }()
-	runFile := runFilePath(a.dataDir, a.name)
+	srv := newServer(a, a.profile.Listen, r.log)
+	if err := srv.Open(); err != nil {
+		a.Close()
+		return err
+	}
+	client, err := localapi.NewClient(srv.BaseURL(), localapi.ClientOptions{})
+	if err != nil {
+		_ = srv.Close() // the error that matters is err
+		a.Close()
+		return err
+	}
+	bg, stop := context.WithCancel(context.Background())
+	s := &session{a: a, srv: srv, client: client, stop: stop}
+	if d := newDeliverer(a); d != nil {
+		s.done.Go(func() { d.Run(bg) })
+	}
+	r.cur = s
+	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
 	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now()}); err != nil {
-		log.Warn("could not write the run file", "file", runFile, "err", err)
+		r.log.Warn("could not write the run file", "file", runFilePath(a.dataDir, a.name), "err", err)
 	}
-	defer os.Remove(runFile)
-	log.Info("cfe-agent listening", "base_url", srv.BaseURL(), "urls", srv.URLs(), "profile", a.name,
+	r.log.Info("cfe-agent listening", "base_url", srv.BaseURL(), "urls", srv.URLs(), "profile", a.name,
 		"environment", a.profile.Environment, "version", version)
-	if !so.headless {
-		// The tray arrives with its own issue; until then every build is headless.
-		log.Info("no tray in this build: running headless")
-	}
-	<-ctx.Done()
-	log.Info("shutting down")
-	if err := srv.Close(); err != nil {
-		return fmt.Errorf("closing the local module: %w", err)
-	}
 	return nil
+}
+
+// close closes the current session, the server first.
+func (r *runner) close() {
+	if r.cur == nil {
+		return
+	}
+	os.Remove(runFilePath(r.cur.a.dataDir, r.cur.a.name))
+	if err := r.cur.srv.Close(); err != nil {
+		r.log.Error("closing the local module", "err", err)
+	}
+	r.cur.stop()
+	r.cur.done.Wait()
+	r.cur.a.Close()
+	r.cur = nil
+}
+
+// reopen closes the session, applies change (to the configuration or to
+// r.opts) and opens a new one. When the new one does not open, undo restores
+// what change did and the old configuration is opened again; the error of
+// the failed attempt is returned.
+func (r *runner) reopen(change, undo func() error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ctx := context.Background()
+	r.close()
+	err := change()
+	if err == nil {
+		if err = r.open(ctx); err == nil {
+			return nil
+		}
+	}
+	r.log.Error("reopening the agent failed: back to the previous configuration", "err", err)
+	if uerr := undo(); uerr != nil {
+		r.log.Error("restoring the previous configuration", "err", uerr)
+	}
+	if oerr := r.open(ctx); oerr != nil {
+		r.log.Error("the agent cannot reopen: it no longer serves", "err", oerr)
+	}
+	return err
+}
+
+// current returns the open session, or an EUNAVAILABLE error.
+func (r *runner) current() (*session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil {
+		return nil, cfe.Errorf(cfe.EUNAVAILABLE, "el agente no está funcionando")
+	}
+	return r.cur, nil
+}
+
+// State implements tray.Agent: the local module's /state.
+func (r *runner) State(ctx context.Context) (*localapi.StateReport, error) {
+	s, err := r.current()
+	if err != nil {
+		return nil, err
+	}
+	return s.client.State(ctx)
+}
+
+// Settings implements tray.Agent.
+func (r *runner) Settings() tray.Settings {
+	st := tray.Settings{LogDir: logs.Dir(r.dataDir)}
+	if on, err := autostart.Enabled(autostartName); err == nil {
+		st.Autostart = on
+	}
+	s, err := r.current()
+	if err != nil {
+		return st
+	}
+	st.Profiles = slices.Sorted(maps.Keys(s.a.cfg.Profiles))
+	st.Profile = s.a.name
+	st.Printers = slices.Sorted(maps.Keys(s.a.profile.Printers))
+	st.DefaultPrinter = s.a.profile.DefaultPrinter
+	st.StatusURL = s.srv.BaseURL() + "/"
+	return st
+}
+
+// Print implements tray.Agent through the local module's POST /pdf, as any
+// other client prints.
+func (r *runner) Print(ctx context.Context, uuid, alias string) error {
+	s, err := r.current()
+	if err != nil {
+		return err
+	}
+	return printThroughModule(ctx, s.srv.BaseURL(), uuid, alias)
+}
+
+// UseProfile implements tray.Agent: the file's active profile changes and
+// the agent reopens on it.
+func (r *runner) UseProfile(name string) error {
+	s, err := r.current()
+	if err != nil {
+		return err
+	}
+	oldActive, oldFlag := s.a.cfg.Active, r.opts.profile
+	return r.reopen(func() error {
+		if err := profiles.Use(r.dataDir, name); err != nil {
+			return err
+		}
+		r.opts.profile = name
+		return nil
+	}, func() error {
+		r.opts.profile = oldFlag
+		return profiles.Use(r.dataDir, oldActive)
+	})
+}
+
+// UseDefaultPrinter implements tray.Agent: the active profile's default
+// printer changes in the file and the agent reopens with it.
+func (r *runner) UseDefaultPrinter(alias string) error {
+	s, err := r.current()
+	if err != nil {
+		return err
+	}
+	name, old := s.a.name, s.a.profile.DefaultPrinter
+	return r.reopen(func() error {
+		return profiles.SetDefaultPrinter(r.dataDir, name, alias)
+	}, func() error {
+		if old == "" {
+			return nil
+		}
+		return profiles.SetDefaultPrinter(r.dataDir, name, old)
+	})
+}
+
+// SetAutostart implements tray.Agent.
+func (r *runner) SetAutostart(on bool) error {
+	r.mu.Lock()
+	opts := r.opts
+	r.mu.Unlock()
+	return setAutostart(opts, on)
+}
+
+// ExportDiagnostics implements tray.Agent: the archive goes to the data
+// directory's diagnostics folder.
+func (r *runner) ExportDiagnostics(ctx context.Context) (string, error) {
+	s, err := r.current()
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	opts := r.opts
+	r.mu.Unlock()
+	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg, client: s.client}, "")
 }
 
 // newServer builds the local module of an open agent, listening on listen.
@@ -102,9 +326,23 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 		Logger:         log,
 		Issuer:         kickingIssuer{a},
 		State:          agentState{a},
+		Printing:       newPrinting(a),
+		StatusPage:     newStatusPage(a.profile.DefaultPrinter),
 	}
 	hostedParts(a, &cfg)
 	return localapi.NewServer(cfg)
+}
+
+// configSecrets lists every secret of every profile, for the log's redactor.
+func configSecrets(cfg *profiles.Config) []string {
+	var out []string
+	for _, p := range cfg.Profiles {
+		out = append(out, p.Certificate.Password.Value(), p.Hosted.APIKey.Value(), p.Hosted.Secret.Value())
+		for _, t := range p.LAN.Tokens {
+			out = append(out, t.Value())
+		}
+	}
+	return out
 }
 
 // agentState reports the agent's state to the local module from the store and
@@ -132,16 +370,17 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 		return st, err
 	}
 	st.Outbox = localapi.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected}
-	st.Hosted = hostedState(s.a)
 	if st.Receipts.SignedToday, err = s.a.db.CountByDate(ctx, today, today); err != nil {
 		return st, err
 	}
-	last, err := s.a.db.Last(ctx, 1)
-	if err != nil {
+	if st.Receipts.Recent, err = s.a.db.Last(ctx, recentReceipts); err != nil {
 		return st, err
 	}
-	if len(last) == 1 {
-		st.Receipts.LastSignedAt = last[0].TmstFirma
+	if len(st.Receipts.Recent) > 0 {
+		st.Receipts.LastSignedAt = st.Receipts.Recent[0].TmstFirma
 	}
+	st.Hosted = hostedState(s.a)
 	return st, nil
 }
+
+var _ tray.Agent = (*runner)(nil)

@@ -1,0 +1,54 @@
+package assets
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"html/template"
+)
+
+// The status page's parts: the HTML template and its inline style and script.
+var (
+	//go:embed status/status.html
+	statusHTML string
+	//go:embed status/status.css
+	statusCSS string
+	//go:embed status/status.js
+	statusJS string
+)
+
+// StatusPage is the agent's status page (Spanish): one HTML document with its
+// style and script inline and no outside resource. Its script reads GET
+// /state every few seconds and reprints through POST /pdf.
+type StatusPage struct {
+	Template *template.Template
+	// CSP is the Content-Security-Policy the page needs: only its own inline
+	// style and script (by hash) and requests to its own origin.
+	CSP string
+}
+
+// StatusPageData fills the page's template.
+type StatusPageData struct {
+	Printer string // the default printer alias used by the reprint buttons
+	CSS     template.CSS
+	JS      template.JS
+}
+
+// NewStatusPage parses the embedded status page.
+func NewStatusPage() *StatusPage {
+	return &StatusPage{
+		Template: template.Must(template.New("status").Parse(statusHTML)),
+		CSP: "default-src 'none'; style-src '" + hash(statusCSS) + "'; script-src '" + hash(statusJS) +
+			"'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	}
+}
+
+// Data returns the template data for printer.
+func (p *StatusPage) Data(printer string) StatusPageData {
+	return StatusPageData{Printer: printer, CSS: template.CSS(statusCSS), JS: template.JS(statusJS)}
+}
+
+func hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}

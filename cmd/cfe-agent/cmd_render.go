@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/pdf"
+)
+
+func newRenderCommand(opts *globalOptions) *cobra.Command {
+	var (
+		variant    string
+		production bool
+		out        string
+	)
+	cmd := &cobra.Command{
+		Use:   "render [--variant NOMBRE] [--production] CFE.xml -o SALIDA.pdf",
+		Short: "Genera la representación impresa (PDF) de un CFE firmado",
+		Long: "Genera el PDF de un CFE firmado (también los de ejemplo de DGI) con una plantilla integrada " +
+			"(Estandar, Rollo, Rollo58) o del perfil activo; sin --variant usa el formato del perfil. " +
+			"Sin --production el PDF lleva la marca de agua de prueba, sin valor fiscal.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dataDir, cfg, _, err := loadConfig(*opts)
+			if err != nil {
+				return err
+			}
+			p, ok := cfg.ActiveProfile()
+			if !ok {
+				return cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
+			}
+			catalog, err := templateCatalog(p.Resolve(dataDir))
+			if err != nil {
+				return err
+			}
+			if variant == "" {
+				variant = p.Print.FormatoRepImpresa
+			}
+			t, err := catalog.Template(variant)
+			if err != nil {
+				return err
+			}
+			signed, err := os.ReadFile(args[0])
+			if err != nil {
+				return fmt.Errorf("no se puede leer %s: %w", args[0], unwrapPathError(err))
+			}
+			doc, err := pdf.Render(signed, pdf.Options{Template: t, Production: production})
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			if err := os.WriteFile(out, doc, 0o644); err != nil {
+				return fmt.Errorf("no se puede escribir %s: %w", out, unwrapPathError(err))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "escrito %s: plantilla %s, %d bytes\n", out, t.Name, len(doc))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&variant, "variant", "", "template: Estandar, Rollo, Rollo58 or one of the profile's (default: the profile's format)")
+	cmd.Flags().BoolVar(&production, "production", false, "no test watermark (only for CFEs of a production profile)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "PDF file to write")
+	_ = cmd.MarkFlagRequired("output")
+	return cmd
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/pdf"
+	"github.com/cfe-agent/cfe-agent/printer"
+	"github.com/cfe-agent/cfe-agent/printing"
+	"github.com/cfe-agent/cfe-agent/profiles"
+)
+
+// newPrinting builds what POST /pdf needs from an open agent: its store, the
+// profile's templates and printers. Folders of directory printers are made
+// when missing. A profile whose templates or printers cannot be used (a
+// logo that cannot be read) does not stop the agent from signing: the
+// problem is logged, and /pdf answers 503 with it.
+func newPrinting(a *agent) localapi.Printing {
+	catalog, err := templateCatalog(a.profile)
+	if err != nil {
+		a.log.Warn("print templates not usable: printing is disabled", "err", err)
+		return unavailablePrinting{err}
+	}
+	printers, err := printerManager(a.profile)
+	if err != nil {
+		a.log.Warn("printers not usable: printing is disabled", "err", err)
+		return unavailablePrinting{err}
+	}
+	for alias, pr := range a.profile.Printers {
+		if pr.Backend == profiles.BackendDir {
+			if err := os.MkdirAll(pr.Dir, 0o700); err != nil {
+				a.log.Warn("cannot create the folder of a directory printer", "printer", alias, "err", err)
+			}
+		}
+	}
+	return printing.New(printing.Config{
+		Store:           a.db,
+		Templates:       catalog,
+		Printers:        printers,
+		DefaultTemplate: a.profile.Print.FormatoRepImpresa,
+		Production:      a.profile.Environment == profiles.Produccion,
+		// FechaEmisor, Resolucion and WebURL stay unset until profiles holds
+		// them: the footer then prints neither "Fecha emisor" nor "Res.",
+		// and e-Tickets send the reader to www.dgi.gub.uy (pdf's fallback).
+	})
+}
+
+// templateCatalog maps the profile's custom templates onto pdf's; a
+// template's leyenda prints one line per line of text.
+func templateCatalog(p profiles.Profile) (*pdf.Catalog, error) {
+	var custom []pdf.TemplateConfig
+	for name, t := range p.Print.Templates {
+		var legends []string
+		if l := strings.TrimSpace(t.Leyenda); l != "" {
+			legends = strings.Split(l, "\n")
+		}
+		custom = append(custom, pdf.TemplateConfig{Name: name, Base: string(t.Base), LogoPath: t.Logo,
+			Legends: legends, FontSize: float64(t.FontSize)})
+	}
+	return pdf.NewCatalog(custom)
+}
+
+// printerManager maps the profile's printers onto the printer package. A
+// name that is no alias is a CUPS queue (a Windows printer on Windows),
+// reached on the local CUPS server.
+func printerManager(p profiles.Profile) (*printer.Manager, error) {
+	cfg := printer.Config{Printers: make(map[string]printer.PrinterConfig, len(p.Printers)), RawQueues: printer.BackendCUPS}
+	if runtime.GOOS == "windows" {
+		cfg.RawQueues = printer.BackendWindows
+	}
+	for alias, pr := range p.Printers {
+		cfg.Printers[alias] = printer.PrinterConfig{Backend: printer.Backend(pr.Backend), Queue: pr.Queue, Dir: pr.Dir,
+			SumatraPath: pr.SumatraPath, Media: pr.Media, Copies: pr.Copies, DefaultCopies: pr.DefaultCopies}
+	}
+	return printer.NewManager(cfg)
+}
+
+// unavailablePrinting answers every print request with the reason printing
+// could not be set up.
+type unavailablePrinting struct{ err error }
+
+func (u unavailablePrinting) Render(context.Context, localapi.CFERef, string) (*localapi.Document, error) {
+	return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Err: u.err,
+		Message: "la impresión no está disponible: revise las plantillas e impresoras del perfil (" +
+			cfe.ErrorMessage(u.err) + ")"}
+}
+
+func (u unavailablePrinting) Print(ctx context.Context, _ *localapi.Document, _ string, _ int) (localapi.PrintResult, error) {
+	_, err := u.Render(ctx, localapi.CFERef{}, "")
+	return localapi.PrintResult{}, err
+}

@@ -1,0 +1,624 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/localapi"
+)
+
+// startBus runs a private dbus-daemon session bus for the test, from a
+// configuration of its own (no system session.conf needed), and returns its
+// address. It never touches the user's own bus.
+func startBus(t *testing.T) string {
+	t.Helper()
+	testtool.Require(t, "dbus-daemon")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "session.conf")
+	err := os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=`+filepath.Join(dir, "bus")+`</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--nopidfile", "--print-address=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	addr := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		addr <- strings.TrimSpace(line)
+	}()
+	select {
+	case a := <-addr:
+		if a == "" {
+			t.Fatal("dbus-daemon printed no address")
+		}
+		return a
+	case <-time.After(10 * time.Second):
+		t.Fatal("dbus-daemon did not start")
+	}
+	return ""
+}
+
+// busConn connects to the bus at addr.
+func busConn(t *testing.T, addr string) *dbus.Conn {
+	t.Helper()
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// fakeWatcher is a tray host: it owns org.kde.StatusNotifierWatcher and
+// records the items that register with it.
+type fakeWatcher struct {
+	mu    sync.Mutex
+	items []string // bus names of the registered items
+	reg   chan string
+}
+
+func (w *fakeWatcher) RegisterStatusNotifierItem(sender dbus.Sender, path string) *dbus.Error {
+	w.mu.Lock()
+	w.items = append(w.items, string(sender))
+	w.mu.Unlock()
+	w.reg <- string(sender)
+	return nil
+}
+
+func startWatcher(t *testing.T, addr string) *fakeWatcher {
+	t.Helper()
+	conn := busConn(t, addr)
+	w := &fakeWatcher{reg: make(chan string, 4)}
+	if err := conn.Export(w, "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher"); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := conn.RequestName("org.kde.StatusNotifierWatcher", dbus.NameFlagDoNotQueue)
+	if err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("owning the watcher name: %v (reply %d)", err, reply)
+	}
+	return w
+}
+
+// menuItem is one node of a com.canonical.dbusmenu layout.
+type menuItem struct {
+	ID       int32
+	Props    map[string]dbus.Variant
+	Children []menuItem
+}
+
+func (m menuItem) label() string {
+	s, _ := m.Props["label"].Value().(string)
+	return s
+}
+
+func (m menuItem) bool(prop string, def bool) bool {
+	if v, ok := m.Props[prop]; ok {
+		b, _ := v.Value().(bool)
+		return b
+	}
+	return def
+}
+
+// visible lists the visible items' labels, submenus flattened as
+// "parent/child", separators as "-".
+func (m menuItem) visible(prefix string) []string {
+	var out []string
+	for _, c := range m.Children {
+		if !c.bool("visible", true) {
+			continue
+		}
+		if t, _ := c.Props["type"].Value().(string); t == "separator" {
+			out = append(out, "-")
+			continue
+		}
+		out = append(out, prefix+c.label())
+		out = append(out, c.visible(prefix+c.label()+"/")...)
+	}
+	return out
+}
+
+// find returns the visible item whose label starts with label.
+func (m menuItem) find(label string) (menuItem, bool) {
+	for _, c := range m.Children {
+		if c.bool("visible", true) && strings.HasPrefix(c.label(), label) {
+			return c, true
+		}
+		if f, ok := c.find(label); ok {
+			return f, true
+		}
+	}
+	return menuItem{}, false
+}
+
+// child returns the direct child labelled label (a zero item when none).
+func (m menuItem) child(label string) menuItem {
+	for _, c := range m.Children {
+		if c.label() == label {
+			return c
+		}
+	}
+	return menuItem{}
+}
+
+func decodeLayout(v []any) menuItem {
+	m := menuItem{ID: v[0].(int32), Props: v[1].(map[string]dbus.Variant)}
+	for _, c := range v[2].([]dbus.Variant) {
+		m.Children = append(m.Children, decodeLayout(c.Value().([]any)))
+	}
+	return m
+}
+
+// itemProperty reads a property of the StatusNotifierItem owned by name, as
+// a tray host does.
+func itemProperty(t *testing.T, conn *dbus.Conn, name, prop string) dbus.Variant {
+	t.Helper()
+	v, err := conn.Object(name, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem." + prop)
+	if err != nil {
+		t.Fatalf("reading %s: %v", prop, err)
+	}
+	return v
+}
+
+// iconPixel returns the colour of pixel (x, y) of the item's icon as a tray
+// host gets it (IconPixmap, ARGB in network byte order).
+func iconPixel(t *testing.T, conn *dbus.Conn, name string, x, y int) (r, g, b byte) {
+	t.Helper()
+	pixmaps := itemProperty(t, conn, name, "IconPixmap").Value().([][]any)
+	if len(pixmaps) == 0 {
+		t.Fatal("the item has no icon")
+	}
+	w, data := int(pixmaps[0][0].(int32)), pixmaps[0][2].([]byte)
+	i := (y*w + x) * 4
+	return data[i+1], data[i+2], data[i+3]
+}
+
+// menuPath is the item's dbusmenu object, from its Menu property.
+func menuPath(t *testing.T, conn *dbus.Conn, name string) dbus.ObjectPath {
+	t.Helper()
+	return itemProperty(t, conn, name, "Menu").Value().(dbus.ObjectPath)
+}
+
+// trayMenu reads the whole menu of the item owned by name.
+func trayMenu(t *testing.T, conn *dbus.Conn, name string) menuItem {
+	t.Helper()
+	var rev uint32
+	var layout []any
+	err := conn.Object(name, menuPath(t, conn, name)).Call("com.canonical.dbusmenu.GetLayout", 0,
+		int32(0), int32(-1), []string{}).Store(&rev, &layout)
+	if err != nil {
+		t.Fatalf("GetLayout: %v", err)
+	}
+	return decodeLayout(layout)
+}
+
+// click sends the "clicked" event to the item id.
+func click(t *testing.T, conn *dbus.Conn, name string, id int32) {
+	t.Helper()
+	err := conn.Object(name, menuPath(t, conn, name)).Call("com.canonical.dbusmenu.Event", 0,
+		id, "clicked", dbus.MakeVariant(""), uint32(time.Now().Unix())).Err
+	if err != nil {
+		t.Fatalf("Event clicked: %v", err)
+	}
+}
+
+// waitMenu reads the menu until ok accepts it.
+func waitMenu(t *testing.T, conn *dbus.Conn, name, what string, ok func(menuItem) bool) menuItem {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m := trayMenu(t, conn, name)
+		if ok(m) {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("menu never showed %s; it shows %q", what, m.visible(""))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestAgent_trayOverDBus(t *testing.T) {
+	addr := startBus(t)
+	w := startWatcher(t, addr)
+	dataDir := t.TempDir()
+	p := startProc(t, procEnv(t, dataDir, "DBUS_SESSION_BUS_ADDRESS="+addr), "--listen", "127.0.0.1:0")
+
+	var item string
+	select {
+	case item = <-w.reg:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the agent never registered a tray item:\n%s", p.stderr.String())
+	}
+	if lines := p.stderr.lines("running headless"); len(lines) > 0 {
+		t.Fatalf("agent ran headless with a tray host present: %s", lines[0])
+	}
+	conn := busConn(t, addr)
+
+	// Before any receipt: nothing to reprint. (systray answers the first
+	// GetLayout with one level only, for libdbusmenu's sake: read again.)
+	m := waitMenu(t, conn, item, "the status lines and submenus", func(m menuItem) bool {
+		f, ok := m.find("Perfil: ")
+		return ok && f.label() != "Perfil: " && slices.Contains(m.visible(""), "Perfil/sandbox")
+	})
+	for _, want := range []string{"Perfil: sandbox (sandbox)", "Dirección: " + p.baseURL, "Último comprobante: ninguno",
+		"Envíos pendientes: 0", "Reimprimir último comprobante", "Abrir página de estado", "Perfil",
+		"Perfil/sandbox", "Impresora predeterminada", "Impresora predeterminada/archivo", "Iniciar con el sistema",
+		"Abrir carpeta de registros", "Exportar diagnóstico…", "Salir"} {
+		if !slices.Contains(m.visible(""), want) {
+			t.Errorf("menu lacks %q; it shows %q", want, m.visible(""))
+		}
+	}
+	if p := m.child("Perfil").child("sandbox"); p.Props["toggle-state"].Value() != int32(1) {
+		t.Error("the active profile is not checked in the profile submenu")
+	}
+	// A tray host shows the icon (green: all is well) and the tooltip.
+	tip := itemProperty(t, conn, item, "ToolTip").Value().([]any)
+	if title := tip[2].(string); !strings.Contains(title, "funcionando") {
+		t.Errorf("tooltip title %q, want it to say the agent works", title)
+	}
+	if r, g, _ := iconPixel(t, conn, item, 5, 16); g <= r {
+		t.Errorf("icon is not green with status ok: r=%d g=%d", r, g)
+	}
+	if r, _ := m.find("Reimprimir"); r.bool("enabled", true) {
+		t.Error("reprint is enabled with no receipt signed")
+	}
+
+	// A receipt signed through the module shows up in the menu (the tray
+	// refreshes by itself), and the reprint item becomes enabled.
+	signed := p.signExample("0b6f3d2a-1c4e-4a8b-9f10-2d3e4f5a6b7c")
+	st, err := p.client().State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := st.Receipts.Recent[0]
+	if last.UUID != signed.UUID {
+		t.Fatalf("/state's last receipt is %s, want %s", last.UUID, signed.UUID)
+	}
+	wantLast := "Último comprobante: e-Ticket " + last.Serie + "-" + itoa(last.Numero)
+	m = waitMenu(t, conn, item, wantLast, func(m menuItem) bool {
+		f, ok := m.find("Último comprobante: ")
+		return ok && strings.HasPrefix(f.label(), wantLast)
+	})
+	if f, _ := m.find("Envíos pendientes: "); !strings.HasPrefix(f.label(), "Envíos pendientes: "+itoa(int64(st.Outbox.Pending))) {
+		t.Errorf("pending line %q, /state says %d", f.label(), st.Outbox.Pending)
+	}
+	reprint, _ := m.find("Reimprimir último comprobante")
+	if !reprint.bool("enabled", true) {
+		t.Fatal("reprint stays disabled after a receipt was signed")
+	}
+
+	// Reprint: the module receives POST /pdf for the last receipt on the
+	// default printer.
+	click(t, conn, item, reprint.ID)
+	m = waitMenu(t, conn, item, "the reprint's outcome", func(m menuItem) bool {
+		_, ok1 := m.find("Reimpreso en archivo")
+		_, ok2 := m.find("no se pudo reimprimir")
+		return ok1 || ok2
+	})
+	reqs := p.stderr.lines(`msg="http request"`, "method=POST", "path=/pdf")
+	if len(reqs) != 1 {
+		t.Fatalf("module saw %d POST /pdf requests, want 1:\n%s", len(reqs), p.stderr.String())
+	}
+	if _, ok := m.find("Reimpreso en archivo"); ok {
+		jobs, _ := filepath.Glob(filepath.Join(dataDir, "impresiones", "*.pdf"))
+		if len(jobs) != 1 {
+			t.Errorf("reprint reported done, but the directory printer holds %d PDFs", len(jobs))
+		}
+	} else if !strings.Contains(reqs[0], "status=404") {
+		// /pdf is not on this branch yet: the module must answer the
+		// request as an unknown route, nothing else.
+		t.Errorf("reprint failed on something else than the missing route: %s", reqs[0])
+	}
+
+	// Autostart: the checkbox writes and removes the XDG entry.
+	auto, _ := m.find("Iniciar con el sistema")
+	if auto.Props["toggle-state"].Value().(int32) != 0 {
+		t.Fatal("autostart checked before it was enabled")
+	}
+	click(t, conn, item, auto.ID)
+	waitMenu(t, conn, item, "autostart checked", func(m menuItem) bool {
+		a, _ := m.find("Iniciar con el sistema")
+		return a.Props["toggle-state"].Value().(int32) == 1
+	})
+	desktop := filepath.Join(envValue(p.cmd.Env, "XDG_CONFIG_HOME"), "autostart", "cfe-agent.desktop")
+	if b, err := os.ReadFile(desktop); err != nil || !strings.Contains(string(b), "Exec="+agentBin) {
+		t.Errorf("autostart entry %s: %v\n%s", desktop, err, b)
+	}
+
+	// Salir: a clean exit with status 0.
+	quit, _ := m.find("Salir")
+	click(t, conn, item, quit.ID)
+	if code := p.wait(15 * time.Second); code != 0 {
+		t.Fatalf("exit status %d after Salir", code)
+	}
+	if len(p.stderr.lines("panic")) > 0 {
+		t.Errorf("the agent panicked on exit:\n%s", p.stderr.String())
+	}
+}
+
+// TestAgent_headless checks that without a session bus, and with a bus but
+// no tray host, the agent serves headless, says why once, and exits cleanly
+// on SIGTERM.
+func TestAgent_headless(t *testing.T) {
+	cases := []struct {
+		name   string
+		env    func(t *testing.T) []string
+		reason string
+	}{
+		{"no session bus", func(*testing.T) []string { return nil }, "no session bus"},
+		{"bus without tray host", func(t *testing.T) []string {
+			return []string{"DBUS_SESSION_BUS_ADDRESS=" + startBus(t)}
+		}, "no tray host"},
+		{"--headless", func(t *testing.T) []string {
+			addr := startBus(t)
+			startWatcher(t, addr)
+			return []string{"DBUS_SESSION_BUS_ADDRESS=" + addr, "CFE_TEST_HEADLESS_FLAG=1"}
+		}, "--headless"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := procEnv(t, t.TempDir(), tc.env(t)...)
+			args := []string{"--listen", "127.0.0.1:0"}
+			if envValue(env, "CFE_TEST_HEADLESS_FLAG") != "" {
+				args = append(args, "--headless")
+			}
+			p := startProc(t, env, args...)
+			h, err := p.client().Health(context.Background())
+			if err != nil || !h.OK {
+				t.Fatalf("health: %+v, %v", h, err)
+			}
+			p.waitLine("running headless")
+			if got := p.stderr.lines("running headless"); len(got) != 1 || !strings.Contains(got[0], tc.reason) {
+				t.Errorf("headless lines %q, want one naming %q", got, tc.reason)
+			}
+			if code := p.stop(syscall.SIGTERM); code != 0 {
+				t.Fatalf("exit status %d after SIGTERM", code)
+			}
+			if len(p.stderr.lines("panic")) > 0 {
+				t.Errorf("panic on exit:\n%s", p.stderr.String())
+			}
+			if len(p.stderr.lines("shutting down")) != 1 {
+				t.Errorf("no clean shutdown logged:\n%s", p.stderr.String())
+			}
+		})
+	}
+}
+
+func envValue(env []string, key string) string {
+	for _, e := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(e, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestAgent_trayActions drives the rest of the menu: opening the status page
+// and the log folder (through a recording xdg-open), exporting diagnostics,
+// switching the default printer and the profile (the agent reopens on the
+// new configuration), and SIGTERM in tray mode.
+func TestAgent_trayActions(t *testing.T) {
+	addr := startBus(t)
+	w := startWatcher(t, addr)
+	dataDir := t.TempDir()
+	writeTwoProfiles(t, dataDir)
+	bin := t.TempDir()
+	opened := filepath.Join(bin, "opened.txt")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$1\" >> " + opened + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := procEnv(t, dataDir, "DBUS_SESSION_BUS_ADDRESS="+addr)
+	for i, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(e, "PATH=")
+		}
+	}
+	p := startProc(t, env, "--listen", "127.0.0.1:0")
+	var item string
+	select {
+	case item = <-w.reg:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no tray item registered:\n%s", p.stderr.String())
+	}
+	conn := busConn(t, addr)
+	m := waitMenu(t, conn, item, "both profiles and printers", func(m menuItem) bool {
+		v := m.visible("")
+		return slices.Contains(v, "Perfil/segundo") && slices.Contains(v, "Impresora predeterminada/otra")
+	})
+	waitOpened := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			b, _ := os.ReadFile(opened)
+			if slices.Contains(strings.Split(strings.TrimSpace(string(b)), "\n"), want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("xdg-open never got %q; it got %q", want, b)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	status, _ := m.find("Abrir página de estado")
+	click(t, conn, item, status.ID)
+	waitOpened(p.baseURL + "/")
+	logsItem, _ := m.find("Abrir carpeta de registros")
+	click(t, conn, item, logsItem.ID)
+	waitOpened(filepath.Join(dataDir, "logs"))
+	diag, _ := m.find("Exportar diagnóstico")
+	click(t, conn, item, diag.ID)
+	waitOpened(filepath.Join(dataDir, "diagnostics"))
+	if zips, _ := filepath.Glob(filepath.Join(dataDir, "diagnostics", "*.zip")); len(zips) != 1 {
+		t.Errorf("%d diagnostic archives, want 1", len(zips))
+	}
+
+	// Default printer: the file changes and the agent's status page uses it.
+	click(t, conn, item, m.child("Impresora predeterminada").child("otra").ID)
+	m = waitMenu(t, conn, item, "otra checked", func(m menuItem) bool {
+		return m.child("Impresora predeterminada").child("otra").Props["toggle-state"].Value() == int32(1)
+	})
+	if cfg, _ := os.ReadFile(filepath.Join(dataDir, "config.yaml")); !strings.Contains(string(cfg), "default_printer: otra") {
+		t.Errorf("config.yaml does not name otra as default printer:\n%s", cfg)
+	}
+	base := strings.TrimPrefix(func() string { f, _ := m.find("Dirección: "); return f.label() }(), "Dirección: ")
+	if _, page := getAccept(t, base+"/", "text/html"); !strings.Contains(string(page), `data-impresora="otra"`) {
+		t.Error("the status page does not print on the new default printer")
+	}
+
+	// Profile: the agent reopens on "segundo", and says so everywhere.
+	click(t, conn, item, m.child("Perfil").child("segundo").ID)
+	m = waitMenu(t, conn, item, "profile segundo", func(m menuItem) bool {
+		f, _ := m.find("Perfil: ")
+		return f.label() == "Perfil: segundo (sandbox)"
+	})
+	if m.child("Perfil").child("segundo").Props["toggle-state"].Value() != int32(1) {
+		t.Error("segundo is not checked")
+	}
+	base = strings.TrimPrefix(func() string { f, _ := m.find("Dirección: "); return f.label() }(), "Dirección: ")
+	_, body := getAccept(t, base+"/state", "application/json")
+	if !strings.Contains(string(body), `"profile":"segundo"`) {
+		t.Errorf("/state after the switch: %s", body)
+	}
+	if cfg, _ := os.ReadFile(filepath.Join(dataDir, "config.yaml")); !strings.Contains(string(cfg), "active: segundo") {
+		t.Error("config.yaml's active profile did not change")
+	}
+
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit status %d after SIGTERM in tray mode", code)
+	}
+	if len(p.stderr.lines("panic")) > 0 {
+		t.Errorf("the agent panicked on exit:\n%s", p.stderr.String())
+	}
+}
+
+// writeTwoProfiles writes the default configuration with a second printer,
+// "otra", and a second sandbox profile, "segundo", that copies the first.
+func writeTwoProfiles(t *testing.T, dataDir string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testtool.RepoRoot(t), "profiles", "default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(raw), "        dir: impresiones\n",
+		"        dir: impresiones\n      otra:\n        backend: dir\n        dir: otra\n", 1)
+	i := strings.Index(cfg, "  sandbox:\n")
+	if i < 0 || !strings.Contains(cfg, "      otra:") {
+		t.Fatal("profiles/default.yaml changed shape: update writeTwoProfiles")
+	}
+	cfg += strings.Replace(cfg[i:], "  sandbox:\n", "  segundo:\n", 1)
+	if err := os.WriteFile(filepath.Join(dataDir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAgent_hostedService checks the reachability of the hosted service as
+// /state and the tray report it: an answering service leaves the agent ok; a
+// dead one degrades it (it still signs) and turns the icon amber with the
+// reason in the tooltip.
+func TestAgent_hostedService(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNotFound) // any answer means reachable
+	}))
+	defer up.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there any more
+
+	t.Run("reachable", func(t *testing.T) {
+		p := startProc(t, procEnv(t, t.TempDir(), "CFE_AGENT_HOSTED_URL="+up.URL), "serve", "--listen", "127.0.0.1:0")
+		st := waitHostedCheck(t, p)
+		if !*st.Hosted.Reachable || st.Status != "ok" || st.Hosted.BaseURL != up.URL {
+			t.Fatalf("status %s, hosted %+v", st.Status, st.Hosted)
+		}
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		addr := startBus(t)
+		w := startWatcher(t, addr)
+		p := startProc(t, procEnv(t, t.TempDir(), "CFE_AGENT_HOSTED_URL="+down, "DBUS_SESSION_BUS_ADDRESS="+addr),
+			"--listen", "127.0.0.1:0")
+		st := waitHostedCheck(t, p)
+		want := "el servicio en la nube (" + down + ") no responde: los comprobantes firmados esperan en la cola"
+		if *st.Hosted.Reachable || st.Status != "degraded" || !st.OK || !slices.Contains(st.Warnings, want) {
+			t.Fatalf("status %s (ok %v), hosted %+v, warnings %q", st.Status, st.OK, st.Hosted, st.Warnings)
+		}
+		item := <-w.reg
+		conn := busConn(t, addr)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			tip := itemProperty(t, conn, item, "ToolTip").Value().([]any)[2].(string)
+			r, g, b := iconPixel(t, conn, item, 5, 16)
+			if strings.Contains(tip, want) && r > g && g > 0x80 && b < 0x40 { // amber: much red, much green, little blue (red has little green)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tray never turned amber with the reason: tooltip %q, pixel %d,%d,%d", tip, r, g, b)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if code := p.stop(syscall.SIGTERM); code != 0 {
+			t.Fatalf("exit status %d", code)
+		}
+	})
+}
+
+// waitHostedCheck waits until /state reports a finished check of the hosted
+// service.
+func waitHostedCheck(t *testing.T, p *agentProc) *localapi.StateReport {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := p.client().State(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Hosted != nil && st.Hosted.Reachable != nil {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hosted service was never checked: %+v", st.Hosted)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,11 @@
+// Package printing is the use case behind POST /pdf: find a signed CFE in
+// the local store, render its printed representation with the company's
+// template, and send it to one of the profile's printers with the copies
+// the profile gives for that printer and CFE type.
+//
+// It owns the choices between those parts — which template when the request
+// names none, which copies, the watermark outside production, the facts the
+// footer prints — and implements localapi.Printing over the pdf and printer
+// packages and any store with FindByUUID and FindByNumber. cmd/cfe-agent
+// builds its Config from the profile.
+package printing

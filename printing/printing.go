@@ -1,0 +1,104 @@
+package printing
+
+import (
+	"context"
+	"strings"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/pdf"
+	"github.com/cfe-agent/cfe-agent/printer"
+)
+
+// Finder reads signed CFEs; *store.DB implements it.
+type Finder interface {
+	// FindByUUID returns the CFE stored under uuid: ENOTFOUND when there is
+	// none, EUNAVAILABLE when ctx is done.
+	FindByUUID(ctx context.Context, uuid string) (*cfe.Issued, error)
+	// FindByNumber returns the CFE of type t, serie and number nro:
+	// ENOTFOUND when there is none, EUNAVAILABLE when ctx is done.
+	FindByNumber(ctx context.Context, t cfe.Type, serie string, nro int64) (*cfe.Issued, error)
+}
+
+// Config configures a Service. Store, Templates and Printers are required.
+type Config struct {
+	Store     Finder
+	Templates *pdf.Catalog
+	Printers  *printer.Manager
+	// DefaultTemplate is the template of requests that name none (the
+	// profile's FormatoRepImpresa); "" means Estandar.
+	DefaultTemplate string
+	// Production is true only for a production profile; every other
+	// document carries the test watermark.
+	Production bool
+	// FechaEmisor, Resolucion and WebURL are printed in the footer; see
+	// pdf.Options.
+	FechaEmisor cfe.Date
+	Resolucion  string
+	WebURL      string
+}
+
+// Service renders and prints stored CFEs. It is safe for concurrent use.
+type Service struct{ cfg Config }
+
+// New returns a Service over cfg's parts.
+func New(cfg Config) *Service { return &Service{cfg: cfg} }
+
+var _ localapi.Printing = (*Service)(nil)
+
+// Render finds the CFE ref names and renders it with the named template (""
+// means DefaultTemplate). The adenda stored with the CFE is printed with
+// it. It returns EINVALID for an unknown template (field variant) or a ref
+// without uuid, type, serie and number; ENOTFOUND when the store has no
+// such CFE; EUNAVAILABLE when the store cannot be read now; and EINTERNAL
+// when the stored CFE cannot be rendered.
+func (s *Service) Render(ctx context.Context, ref localapi.CFERef, variant string) (*localapi.Document, error) {
+	const op = "printing.Render"
+	if strings.TrimSpace(variant) == "" {
+		variant = s.cfg.DefaultTemplate
+	}
+	t, err := s.cfg.Templates.Template(variant)
+	if err != nil {
+		return nil, cfe.Invalid(op, cfe.FieldError{Campo: "variant",
+			Mensaje: "la plantilla «" + variant + "» no existe: use Estandar, Rollo, Rollo58 o una plantilla del perfil"})
+	}
+	is, err := s.find(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	b, err := pdf.Render(is.XML, pdf.Options{Template: t, Production: s.cfg.Production, Adenda: is.Adenda,
+		FechaEmisor: s.cfg.FechaEmisor, Resolucion: s.cfg.Resolucion, WebURL: s.cfg.WebURL})
+	if err != nil {
+		// The CFE was stored as signed: a document pdf cannot read is the
+		// agent's fault, never the request's.
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
+			Message: "no se pudo generar el PDF del comprobante"}
+	}
+	return &localapi.Document{PDF: b, Type: is.Type, Serie: is.Serie, Numero: is.Nro, Template: t.Name}, nil
+}
+
+// find reads the CFE by uuid when ref has one, else by type, serie and number.
+func (s *Service) find(ctx context.Context, ref localapi.CFERef) (*cfe.Issued, error) {
+	if ref.UUID != "" {
+		return s.cfg.Store.FindByUUID(ctx, ref.UUID)
+	}
+	if ref.Type == 0 || ref.Serie == "" || ref.Numero == 0 {
+		return nil, cfe.Invalid("printing.Render", cfe.FieldError{Campo: "uuid",
+			Mensaje: "indique el comprobante: uuid, o tipo_cfe, serie y numero"})
+	}
+	return s.cfg.Store.FindByNumber(ctx, ref.Type, strings.ToUpper(ref.Serie), ref.Numero)
+}
+
+// Print sends doc to the printer called name with the profile's copies for
+// that printer and doc's type, else fallbackCopies, else 1. Its errors are
+// printer.Manager.Print's: EINVALID for a bad job, ENOTFOUND for an unknown
+// printer, EUNAVAILABLE when the printer refused, failed or cannot be
+// reached (with the printer's reason).
+func (s *Service) Print(ctx context.Context, doc *localapi.Document, name string, fallbackCopies int) (localapi.PrintResult, error) {
+	copies := s.cfg.Printers.Copies(name, doc.Type, fallbackCopies)
+	res, err := s.cfg.Printers.Print(ctx, name, printer.Job{Name: doc.Name(), PDF: doc.PDF, Copies: copies})
+	if err != nil {
+		return localapi.PrintResult{}, err
+	}
+	return localapi.PrintResult{Printer: res.Printer, Copies: res.Copies, JobID: res.JobID, State: res.State}, nil
+}

@@ -1,0 +1,9 @@
+//go:build windows || (darwin && cgo)
+
+package tray
+
+import "context"
+
+// Available reports whether the tray can be shown: on Windows and macOS the
+// notification area always exists in a user's session.
+func Available(context.Context) error { return nil }

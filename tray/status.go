@@ -1,0 +1,102 @@
+package tray
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/assets"
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi"
+)
+
+// Assessment is what the icon and tooltip say about the agent.
+type Assessment struct {
+	State  assets.IconState
+	Reason string // Spanish, one line per reason; "" when all is well
+}
+
+// Assess maps a state report (or the error of reading it) to the icon state
+// and the tooltip's reason. The module's own status decides: "error" (cannot
+// sign: time zone wrong, certificate expired, no CAE numbers) is red,
+// "degraded" (certificate or CAE ranges expiring or running out, outbox
+// backlog, hosted service unreachable) is amber; a module that does not
+// answer is red.
+func Assess(rep *localapi.StateReport, err error) Assessment {
+	if err != nil || rep == nil {
+		return Assessment{State: assets.IconError, Reason: "el agente no responde"}
+	}
+	reason := strings.Join(rep.Warnings, "\n")
+	switch rep.Status {
+	case localapi.HealthOK:
+		return Assessment{State: assets.IconOK}
+	case localapi.HealthDegraded:
+		return Assessment{State: assets.IconWarning, Reason: reason}
+	default:
+		if reason == "" {
+			reason = "el agente no puede firmar"
+		}
+		return Assessment{State: assets.IconError, Reason: reason}
+	}
+}
+
+// Tooltip is the icon's tooltip: the product, the profile and the reason.
+func (a Assessment) Tooltip(profile string) string {
+	t := "Agente CFE"
+	if profile != "" {
+		t += " (" + profile + ")"
+	}
+	if a.Reason == "" {
+		return t + ": funcionando"
+	}
+	return t + ": " + a.Reason
+}
+
+// statusLines are the menu's disabled status lines, in order: profile and
+// environment, listen address, last receipt, pending deliveries.
+func statusLines(rep *localapi.StateReport, profile string) [4]string {
+	if rep == nil {
+		return [4]string{"Perfil: " + profile, "Dirección: —", "Último comprobante: —", "Envíos pendientes: —"}
+	}
+	last := "ninguno"
+	if len(rep.Receipts.Recent) > 0 {
+		r := rep.Receipts.Recent[0]
+		last = fmt.Sprintf("%s %s-%d (%s)", r.Nombre, r.Serie, r.Numero,
+			r.FirmadoA.In(cfe.Montevideo).Format("02/01 15:04"))
+	}
+	return [4]string{
+		fmt.Sprintf("Perfil: %s (%s)", rep.Profile, environmentLabel(rep.Environment)),
+		"Dirección: " + rep.BaseURL,
+		"Último comprobante: " + last,
+		fmt.Sprintf("Envíos pendientes: %d%s", rep.Outbox.Pending, pendingAge(rep.Outbox.OldestPendingAgeS)),
+	}
+}
+
+func environmentLabel(env string) string {
+	switch env {
+	case "produccion":
+		return "producción"
+	case "":
+		return "sin entorno"
+	}
+	return env
+}
+
+func pendingAge(seconds int64) string {
+	if seconds <= 0 {
+		return ""
+	}
+	d := time.Duration(seconds) * time.Second
+	if d < time.Hour {
+		return fmt.Sprintf(" (el más antiguo hace %d min)", int(d.Minutes()))
+	}
+	return fmt.Sprintf(" (el más antiguo hace %d h %02d min)", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// lastReceipt is the UUID of the newest signed CFE, "" when none.
+func lastReceipt(rep *localapi.StateReport) string {
+	if rep == nil || len(rep.Receipts.Recent) == 0 {
+		return ""
+	}
+	return rep.Receipts.Recent[0].UUID
+}

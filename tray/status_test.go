@@ -1,0 +1,71 @@
+package tray
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/cfe-agent/cfe-agent/assets"
+	"github.com/cfe-agent/cfe-agent/localapi"
+)
+
+func TestAssess(t *testing.T) {
+	report := func(status string, warnings ...string) *localapi.StateReport {
+		return &localapi.StateReport{HealthReport: localapi.HealthReport{Status: status, Warnings: warnings}}
+	}
+	cases := []struct {
+		name   string
+		rep    *localapi.StateReport
+		err    error
+		state  assets.IconState
+		reason string
+	}{
+		{"ok", report("ok"), nil, assets.IconOK, ""},
+		{"expiring", report("degraded", "el certificado de firma vence el 2026-12-01 (quedan 9 días): renuévelo"), nil,
+			assets.IconWarning, "el certificado de firma vence el 2026-12-01 (quedan 9 días): renuévelo"},
+		{"zone and CAE", report("error", "zona horaria incorrecta", "no quedan números"), nil,
+			assets.IconError, "zona horaria incorrecta\nno quedan números"},
+		{"error without reason", report("error"), nil, assets.IconError, "el agente no puede firmar"},
+		{"unreachable", nil, errors.New("connection refused"), assets.IconError, "el agente no responde"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := Assess(c.rep, c.err)
+			if a.State != c.state || a.Reason != c.reason {
+				t.Errorf("Assess = %+v, want state %d reason %q", a, c.state, c.reason)
+			}
+		})
+	}
+	if got := (Assessment{}).Tooltip("sandbox"); got != "Agente CFE (sandbox): funcionando" {
+		t.Errorf("tooltip %q", got)
+	}
+	if got := (Assessment{State: assets.IconError, Reason: "el agente no responde"}).Tooltip(""); got != "Agente CFE: el agente no responde" {
+		t.Errorf("tooltip %q", got)
+	}
+}
+
+func TestStatusLines(t *testing.T) {
+	rep := &localapi.StateReport{
+		HealthReport: localapi.HealthReport{Profile: "local", Environment: "produccion", BaseURL: "http://127.0.0.1:18787"},
+		Outbox:       localapi.OutboxReport{Pending: 3, OldestPendingAgeS: 2*3600 + 5*60 + 7},
+		Receipts: localapi.ReceiptsReport{Recent: []localapi.RecentReceipt{{UUID: "u1", Nombre: "e-Factura", Serie: "A",
+			Numero: 42, Total: decimal.RequireFromString("1220"), FirmadoA: time.Date(2026, 11, 21, 13, 5, 0, 0, time.UTC)}}},
+	}
+	want := [4]string{
+		"Perfil: local (producción)",
+		"Dirección: http://127.0.0.1:18787",
+		"Último comprobante: e-Factura A-42 (21/11 10:05)", // 13:05 UTC is 10:05 in Montevideo
+		"Envíos pendientes: 3 (el más antiguo hace 2 h 05 min)",
+	}
+	if got := statusLines(rep, "local"); got != want {
+		t.Errorf("statusLines =\n%q\nwant\n%q", got, want)
+	}
+	if lastReceipt(rep) != "u1" || lastReceipt(nil) != "" {
+		t.Error("lastReceipt")
+	}
+	if got := statusLines(nil, "local")[0]; got != "Perfil: local" {
+		t.Errorf("without a report: %q", got)
+	}
+}
