@@ -2,6 +2,7 @@ package hosted_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -202,4 +203,53 @@ func TestClient_Errors(t *testing.T) {
 			t.Errorf("status %+v, want unreachable with an error", st)
 		}
 	})
+}
+
+// TestClient_EmitirRetries: an emission whose answer is lost is sent again
+// only when it carries a uuid, and then the service answers the same CFE: one
+// CFE issued either way.
+func TestClient_EmitirRetries(t *testing.T) {
+	c := newClock()
+	p := startPeer(t, c)
+	const path = "/api/v1/comprobante/emitir"
+	body := func(uuid string) json.RawMessage {
+		return json.RawMessage(`{` + uuid + `"cfe":{"idDoc":{"tipoCfe":101,"formaPago":1,"montoBruto":1},
+			"detalles":[{"indicadorFacturacion":3,"nombreItem":"Yerba","cantidad":2,"precioUnitario":61}]}}`)
+	}
+	cl := newClient(t, p, hosted.Config{APIKey: keyAgent})
+	// loseNext loses the answer to the next emission only (f runs under the
+	// peer's lock).
+	loseNext := func() {
+		lost := false
+		p.loseAnswers(func(r *http.Request) bool {
+			if r.URL.Path == path && !lost {
+				lost = true
+				return true
+			}
+			return false
+		})
+	}
+	loseNext()
+
+	got, err := cl.Emitir(context.Background(), body(`"uuid":"venta-con-uuid",`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.requestsTo(path); n != 2 {
+		t.Errorf("%d emissions sent, want 2 (the lost one and its repetition)", n)
+	}
+	again, err := cl.Emitir(context.Background(), body(`"uuid":"venta-con-uuid",`))
+	if err != nil || again.ID != got.ID || again.Nro != got.Nro {
+		t.Errorf("the same uuid answered %+v (%v), want CFE %d again", again, err, got.ID)
+	}
+
+	loseNext()
+	before := p.requestsTo(path)
+	_, err = cl.Emitir(context.Background(), body(""))
+	if cfe.ErrorCode(err) != cfe.EUNAVAILABLE {
+		t.Errorf("a lost answer without uuid: %v, want %s", err, cfe.EUNAVAILABLE)
+	}
+	if n := p.requestsTo(path) - before; n != 1 {
+		t.Errorf("an emission without uuid was sent %d times, want once", n)
+	}
 }

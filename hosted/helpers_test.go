@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -96,6 +97,12 @@ type peer struct {
 
 	// loginLimits, when set before start, replace the sandbox's defaults.
 	loginLimits sandbox.LoginLimits
+	// handledMu guards handled (requests by path) and lose, which, when set,
+	// decides that the answer to a request the sandbox has handled is lost:
+	// the connection is closed instead.
+	handledMu sync.Mutex
+	handled   map[string]int
+	lose      func(r *http.Request) bool
 
 	logins    atomic.Int64
 	refreshes atomic.Int64
@@ -174,6 +181,20 @@ func (p *peer) count(next http.Handler) http.Handler {
 		case "/api/auth/refresh", "/auth/refresh":
 			p.refreshes.Add(1)
 		}
+		p.handledMu.Lock()
+		if p.handled == nil {
+			p.handled = map[string]int{}
+		}
+		p.handled[r.URL.Path]++
+		lose := p.lose != nil && p.lose(r)
+		p.handledMu.Unlock()
+		if lose {
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		if sw.code == http.StatusTooManyRequests && r.URL.Path != "/api/auth/login" {
@@ -182,6 +203,21 @@ func (p *peer) count(next http.Handler) http.Handler {
 			p.limitedMu.Unlock()
 		}
 	})
+}
+
+// requestsTo counts the requests to path that reached the sandbox.
+func (p *peer) requestsTo(path string) int {
+	p.handledMu.Lock()
+	defer p.handledMu.Unlock()
+	return p.handled[path]
+}
+
+// loseAnswers makes the sandbox's answers to requests for which f is true
+// never arrive.
+func (p *peer) loseAnswers(f func(r *http.Request) bool) {
+	p.handledMu.Lock()
+	defer p.handledMu.Unlock()
+	p.lose = f
 }
 
 type statusWriter struct {

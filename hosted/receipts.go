@@ -2,6 +2,7 @@ package hosted
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -49,6 +50,30 @@ func (c *Client) Deliver(ctx context.Context, doc SignedCFE) (*Comprobante, erro
 	}
 	var out Comprobante
 	return &out, c.do(ctx, req, &out)
+}
+
+// Emitir asks the service to issue and sign a CFE
+// (POST /api/v1/comprobante/emitir); req is the emitir request as JSON
+// (uuid, adenda, cfe{...}, idEmpresa...). The service deduplicates on the
+// uuid, so a request that carries one is repeated on failures that may be
+// transient; one without a uuid is sent once, since repeating it could issue
+// two CFEs.
+//
+// Errors: EINVALID when the request breaks a rule (CodRespuesta 01, fields
+// named by request path); ECONFLICT when the uuid was used for other content
+// (02); EFORBIDDEN; EUNAUTHORIZED; EUNAVAILABLE (no usable CAE range 05,
+// service down or limiting).
+func (c *Client) Emitir(ctx context.Context, req json.RawMessage) (*Comprobante, error) {
+	var id struct {
+		UUID string `json:"uuid"`
+	}
+	if err := json.Unmarshal(req, &id); err != nil {
+		return nil, cfe.Invalid("hosted.Emitir", cfe.FieldError{Campo: "cuerpo", Mensaje: "no es JSON válido"})
+	}
+	var out Comprobante
+	err := c.do(ctx, &request{op: "hosted.Emitir", method: http.MethodPost, path: "/api/v1/comprobante/emitir",
+		body: req, contentType: "application/json", retry: id.UUID != ""}, &out)
+	return &out, err
 }
 
 // Comprobante returns the §2.3 answer of the issued CFE id
