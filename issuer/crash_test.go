@@ -107,14 +107,11 @@ func TestIssuer_CrashSafety(t *testing.T) {
 	all := map[string]acked{}
 	rnd := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 	for round := range rounds {
-		delay := time.Duration(300+rnd.IntN(700)) * time.Millisecond
+		delay := time.Duration(20+rnd.IntN(500)) * time.Millisecond
 		for uuid, a := range runAndKill(t, path, fmt.Sprint("r", round), delay) {
 			all[uuid] = a
 		}
 		checkAfterCrash(t, path, all)
-	}
-	if len(all) < rounds {
-		t.Fatalf("only %d CFEs acknowledged in %d rounds: the child did not get to sign", len(all), rounds)
 	}
 	t.Logf("%d rounds, %d CFEs acknowledged before the kills", rounds, len(all))
 }
@@ -134,10 +131,14 @@ func runAndKill(t *testing.T, path, run string, delay time.Duration) map[string]
 	}
 	got := map[string]acked{}
 	done := make(chan struct{})
+	first := make(chan struct{})
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
+		for n := 0; sc.Scan(); n++ {
+			if n == 0 {
+				close(first)
+			}
 			var uuid string
 			var a acked
 			var typ int
@@ -147,6 +148,14 @@ func runAndKill(t *testing.T, path, run string, delay time.Duration) map[string]
 			}
 		}
 	}()
+	// The delay runs from the first acknowledged CFE, so that every kill
+	// lands while the child is signing, however slowly the machine starts it.
+	select {
+	case <-first:
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the child signed nothing in 30 s:\n%s", stderr.String())
+	}
 	time.Sleep(delay)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
