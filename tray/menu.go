@@ -73,9 +73,6 @@ type menu struct {
 
 	rep      *localapi.StateReport
 	settings Settings
-	icon     assets.IconState
-	tooltip  string
-	drawn    bool // the icon and tooltip were set once
 }
 
 // choiceMenu is a submenu of checkable names, one of them checked.
@@ -153,16 +150,12 @@ func (m *menu) refresh(ctx context.Context) {
 	m.rep = rep
 	m.settings = m.cfg.Agent.Settings()
 
+	// Tooltip and icon are set on every refresh, not only on change: systray
+	// loses values set before its D-Bus objects exist (seen when the first
+	// refresh races the item's registration), and setting them is cheap.
 	a := Assess(rep, err)
-	if tip := a.Tooltip(m.settings.Profile); !m.drawn || tip != m.tooltip {
-		systray.SetTooltip(tip)
-		m.tooltip = tip
-	}
-	if !m.drawn || a.State != m.icon {
-		setIcon(a.State)
-		m.icon = a.State
-	}
-	m.drawn = true
+	systray.SetTooltip(a.Tooltip(m.settings.Profile))
+	setIcon(a.State)
 	for i, l := range statusLines(rep, m.settings.Profile) {
 		m.lines[i].SetTitle(l)
 	}

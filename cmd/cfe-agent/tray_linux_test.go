@@ -196,6 +196,20 @@ func itemProperty(t *testing.T, conn *dbus.Conn, name, prop string) dbus.Variant
 	return v
 }
 
+// waitTooltip polls the item's tooltip title until it contains want (or 20 s
+// pass) and returns the last title read.
+func waitTooltip(t *testing.T, conn *dbus.Conn, name, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		title := itemProperty(t, conn, name, "ToolTip").Value().([]any)[2].(string)
+		if strings.Contains(title, want) || time.Now().After(deadline) {
+			return title
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // iconPixel returns the colour of pixel (x, y) of the item's icon as a tray
 // host gets it (IconPixmap, ARGB in network byte order).
 func iconPixel(t *testing.T, conn *dbus.Conn, name string, x, y int) (r, g, b byte) {
@@ -289,8 +303,9 @@ func TestAgent_trayOverDBus(t *testing.T) {
 		t.Error("the active profile is not checked in the profile submenu")
 	}
 	// A tray host shows the icon (green: all is well) and the tooltip.
-	tip := itemProperty(t, conn, item, "ToolTip").Value().([]any)
-	if title := tip[2].(string); !strings.Contains(title, "funcionando") {
+	// The tooltip follows the first state refresh, which may land after the
+	// menu: wait for it rather than read it once.
+	if title := waitTooltip(t, conn, item, "funcionando"); !strings.Contains(title, "funcionando") {
 		t.Errorf("tooltip title %q, want it to say the agent works", title)
 	}
 	if r, g, _ := iconPixel(t, conn, item, 5, 16); g <= r {
