@@ -52,25 +52,54 @@ func BenchmarkIssue8(b *testing.B) {
 	})
 }
 
-// BenchmarkSignOnly builds and signs the same CFE without numbering or storage.
+// BenchmarkSignOnly builds and signs the same CFE as the issuer does (the
+// canonical bytes of cfe.MarshalXML, signed without parsing), without
+// numbering or storage.
 func BenchmarkSignOnly(b *testing.B) {
 	h := newHarness(b)
+	unsigned, err := cfe.MarshalXML(benchCFE(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := h.signer.SignCanonical(unsigned); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSign8 is the issuer's CPU work per CFE (build the XML and sign it)
+// from 8 concurrent callers, without numbering or storage: the ceiling of
+// BenchmarkIssue8 on this machine.
+func BenchmarkSign8(b *testing.B) {
+	h := newHarness(b)
+	doc := benchCFE(b)
+	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			unsigned, err := cfe.MarshalXML(doc)
+			if err == nil {
+				_, err = h.signer.SignCanonical(unsigned)
+			}
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// benchCFE is the benchmarks' e-Ticket, numbered as the issuer numbers it.
+func benchCFE(b *testing.B) *cfe.CFE {
 	doc, err := decode(b, requestJSON(cfe.ETicket, "x")).ToCFE(cfe.IssueParams{Emisor: testEmisor, Tax: cfe.DefaultTaxConfig(), SignedAt: testNow})
 	if err != nil {
 		b.Fatal(err)
 	}
 	doc.IdDoc.Serie, doc.IdDoc.Nro = "A", 1
 	doc.CAEData = testRange(cfe.ETicket, "A", 1, 100, cfe.DateOf(testNow).AddDays(30)).CAEData()
-	unsigned, err := cfe.MarshalXML(doc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := h.signer.Sign(unsigned); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return doc
 }
 
 // BenchmarkRSA2048 is the raw RSA-2048 PKCS#1 v1.5 signature of a SHA-1

@@ -95,10 +95,12 @@ func newHarnessOn(t testing.TB, db *store.DB) *harness {
 	return h
 }
 
+// signerAdapter signs as cmd/cfe-agent does: the issuer hands over canonical
+// documents, so the signer digests them without parsing.
 type signerAdapter struct{ s *signer.Signer }
 
 func (a signerAdapter) Sign(unsigned []byte) ([]byte, string, error) {
-	r, err := a.s.Sign(unsigned)
+	r, err := a.s.SignCanonical(unsigned)
 	if err != nil {
 		return nil, "", err
 	}

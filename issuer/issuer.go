@@ -17,8 +17,11 @@ import (
 // Signer signs an unsigned CFE document with the company certificate.
 type Signer interface {
 	// Sign returns the signed document bytes and the DigestValue of its
-	// reference. An unusable certificate is a *cfe.Error with Respuesta
-	// cfe.RespCertificado.
+	// reference. unsigned is cfe.MarshalXML's output, which is already in
+	// canonical form (C14N 1.0, proven against xmllint --c14n by this
+	// package's tests): an implementation may digest it as it is, without
+	// parsing it (signer.Signer.SignCanonical). An unusable certificate is a
+	// *cfe.Error with Respuesta cfe.RespCertificado.
 	Sign(unsigned []byte) (signed []byte, digestValue string, err error)
 }
 

@@ -118,7 +118,7 @@ func hostedZone(time.Time) issuer.ZoneStatus {
 type signerAdapter struct{ s *signer.Signer }
 
 func (a signerAdapter) Sign(unsigned []byte) ([]byte, string, error) {
-	r, err := a.s.Sign(unsigned)
+	r, err := a.s.SignCanonical(unsigned)
 	if err != nil {
 		return nil, "", err
 	}

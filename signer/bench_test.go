@@ -112,6 +112,23 @@ func BenchmarkSignParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkSignCanonicalParallel is the issuer's path: a canonical document
+// signed without parsing, from every core.
+func BenchmarkSignCanonicalParallel(b *testing.B) {
+	s := newTestSigner(b, RSASHA1)
+	doc := xmllintC14N(b, realisticCFE(b))
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.SignCanonical(doc); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkRSA2048Sign is the floor: one raw RSA-2048 PKCS#1 v1.5 signature
 // of a SHA-1 digest, what Sign does once per document.
 func BenchmarkRSA2048Sign(b *testing.B) {

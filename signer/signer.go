@@ -3,10 +3,13 @@ package signer
 import (
 	"bytes"
 	"crypto"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,14 +30,25 @@ const (
 	RSASHA256 Algorithm = "rsa-sha256"
 )
 
-// algorithms maps each Algorithm to its XML-DSig identifiers and hash.
-var algorithms = map[Algorithm]struct {
+// method is what an Algorithm writes into SignedInfo and how it hashes.
+type method struct {
 	signatureMethod string
+	digestMethod    string
 	hash            crypto.Hash
-}{
-	RSASHA1:   {dsig.RSASHA1SignatureMethod, crypto.SHA1},
-	RSASHA256: {dsig.RSASHA256SignatureMethod, crypto.SHA256},
 }
+
+// algorithms maps each Algorithm to its XML-DSig identifiers and hash.
+var algorithms = map[Algorithm]method{
+	RSASHA1:   {dsig.RSASHA1SignatureMethod, "http://www.w3.org/2000/09/xmldsig#sha1", crypto.SHA1},
+	RSASHA256: {dsig.RSASHA256SignatureMethod, "http://www.w3.org/2001/04/xmlenc#sha256", crypto.SHA256},
+}
+
+// Algorithm identifiers of DGI's profile: inclusive C14N 1.0 (not goxmldsig's
+// default, C14N 1.1) and the enveloped-signature transform.
+const (
+	algC14N      = string(dsig.CanonicalXML10RecAlgorithmId)
+	algEnveloped = string(dsig.EnvelopedSignatureAltorithmId)
+)
 
 // Config configures a Signer.
 type Config struct {
@@ -50,19 +64,24 @@ type Config struct {
 
 // Signer signs documents with one certificate. It is safe for concurrent use:
 // after New nothing in it changes.
+//
+// Every signature it writes has the same shape (DGI's profile): SignedInfo
+// with inclusive C14N 1.0, the Algorithm's methods and one Reference URI=""
+// with the enveloped-signature and C14N transforms; SignatureValue; KeyInfo
+// with the certificate and its issuer and serial. Only DigestValue and
+// SignatureValue change from one document to the next, so Signature is
+// written from that template, and SignedInfo is signed in its canonical form
+// without building or canonicalizing a tree for it.
 type Signer struct {
 	creds     Credentials
 	algorithm Algorithm
+	method    method
 	now       func() time.Time
-	// ctx is goxmldsig's signing context, configured once for DGI's profile.
-	// ConstructSignature only reads it, so goroutines share it.
-	ctx *dsig.SigningContext
+	// c14n canonicalizes a parsed document for its digest (Sign).
+	c14n dsig.Canonicalizer
+	// keyInfo is the KeyInfo element, the same in every signature.
+	keyInfo string
 }
-
-// idAttrNone is the ID attribute goxmldsig looks for on the root to build
-// Reference URI="#id". It is not a valid XML name, so no element has it and the
-// Reference is always URI="", the whole document, as DGI signs.
-const idAttrNone = "-"
 
 // New returns a Signer for cfg. Errors: EINVALID when the credentials are
 // missing, the key is not RSA or does not match the certificate, or the
@@ -84,21 +103,32 @@ func New(cfg Config) (*Signer, error) {
 	if !ok {
 		return nil, invalid(op, fmt.Sprintf("algoritmo de firma %q no admitido: use %q o %q", alg, RSASHA1, RSASHA256), nil)
 	}
-	ctx, err := dsig.NewSigningContext(c.Key, [][]byte{c.Certificate.Raw})
+	keyInfo, err := keyInfoXML(c.Certificate)
 	if err != nil {
-		return nil, invalid(op, "la clave privada no sirve para firmar", err)
-	}
-	ctx.Canonicalizer = dsig.MakeC14N10RecCanonicalizer()
-	ctx.Prefix = ""
-	ctx.IdAttribute = idAttrNone
-	if err := ctx.SetSignatureMethod(a.signatureMethod); err != nil {
-		return nil, invalid(op, "la clave privada no admite el algoritmo "+string(alg), err)
+		return nil, invalid(op, "el certificado no se puede escribir en la firma", err)
 	}
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Signer{creds: *c, algorithm: alg, now: now, ctx: ctx}, nil
+	return &Signer{creds: *c, algorithm: alg, method: a, now: now,
+		c14n: dsig.MakeC14N10RecCanonicalizer(), keyInfo: keyInfo}, nil
+}
+
+// keyInfoXML writes the KeyInfo of every signature by cert: X509Certificate,
+// then the X509IssuerSerial CFEType.xsd asks for, as in DGI's examples.
+// KeyInfo is outside SignedInfo: it is not signed.
+func keyInfoXML(cert *x509.Certificate) (string, error) {
+	keyInfo := etree.NewElement("KeyInfo")
+	x509Data := keyInfo.CreateElement("X509Data")
+	x509Data.CreateElement("X509Certificate").SetText(base64.StdEncoding.EncodeToString(cert.Raw))
+	is := x509Data.CreateElement("X509IssuerSerial")
+	is.CreateElement("X509IssuerName").SetText(cert.Issuer.String())
+	is.CreateElement("X509SerialNumber").SetText(cert.SerialNumber.String())
+	doc := etree.NewDocument()
+	doc.WriteSettings = etree.WriteSettings{CanonicalText: true, CanonicalAttrVal: true}
+	doc.SetRoot(keyInfo)
+	return doc.WriteToString()
 }
 
 // Certificate returns the signing certificate (it travels in an envelope's
@@ -141,27 +171,135 @@ func (s *Signer) Sign(unsigned []byte) (*Signed, error) {
 		return nil, invalid(op, err.Error(), nil)
 	}
 	root := doc.Root()
-	end, err := rootEndTag(unsigned, root)
+	end, err := rootEndTag(unsigned, root.FullTag())
 	if err != nil {
 		return nil, invalid(op, err.Error(), nil)
 	}
 	if err := checkSignable(root); err != nil {
 		return nil, invalid(op, err.Error(), nil)
 	}
-
-	sig, err := s.ctx.ConstructSignature(root, true)
+	canonical, err := s.c14n.Canonicalize(root)
 	if err != nil {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo firmar el documento", Err: err}
 	}
-	s.addIssuerSerial(sig)
-
-	var out bytes.Buffer
-	out.Grow(len(unsigned) + 2048 + len(s.creds.Certificate.Raw)*4/3)
-	out.Write(unsigned[:end])
-	sig.WriteTo(&out, &etree.WriteSettings{CanonicalText: true, CanonicalAttrVal: true})
-	out.Write(unsigned[end:])
-	return &Signed{XML: out.Bytes(), DigestValue: sig.FindElement("./SignedInfo/Reference/DigestValue").Text()}, nil
+	var decls []nsDecl
+	for _, a := range root.Attr {
+		if a.Space == "xmlns" {
+			decls = append(decls, nsDecl{prefix: a.Key, uri: a.Value})
+		}
+	}
+	return s.sign(op, unsigned, end, canonical, decls)
 }
+
+// SignCanonical signs a document given in its canonical form (inclusive
+// C14N 1.0 without comments, as cfe.MarshalXML writes a CFE), optionally
+// followed by white space. The digest is taken over the bytes as they are,
+// without parsing them: it is only right when they really are canonical, which
+// is the caller's promise. For such bytes the result is byte for byte what
+// Sign returns.
+//
+// Errors: as Sign's; EINVALID when the bytes do not start with the root's
+// start tag or do not end with its end tag, or already end with a signature.
+func (s *Signer) SignCanonical(canonical []byte) (*Signed, error) {
+	const op = "signer.SignCanonical"
+	if err := s.checkValidity(op); err != nil {
+		return nil, err
+	}
+	name, decls, err := rootStartTag(canonical)
+	if err != nil {
+		return nil, invalid(op, err.Error(), nil)
+	}
+	end, err := rootEndTag(canonical, name)
+	if err != nil {
+		return nil, invalid(op, err.Error(), nil)
+	}
+	if bytes.HasSuffix(canonical[:end], []byte("Signature>")) {
+		return nil, invalid(op, "el documento ya está firmado", nil)
+	}
+	return s.sign(op, canonical, end, bytes.TrimRight(canonical, xmlSpace), decls)
+}
+
+// sign writes the Signature of the document doc, whose root element's end tag
+// starts at end, whose canonical form is canonical and whose root declares the
+// namespace prefixes decls.
+func (s *Signer) sign(op string, doc []byte, end int, canonical []byte, decls []nsDecl) (*Signed, error) {
+	h := s.method.hash.New()
+	h.Write(canonical)
+	digestValue := base64.StdEncoding.EncodeToString(h.Sum(nil))
+
+	h.Reset()
+	h.Write(s.appendSignedInfo(nil, digestValue, true, decls))
+	sigValue, err := s.creds.Key.Sign(rand.Reader, h.Sum(nil), s.method.hash)
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo firmar el documento", Err: err}
+	}
+
+	out := make([]byte, 0, len(doc)+1024+base64.StdEncoding.EncodedLen(len(sigValue))+len(s.keyInfo))
+	out = append(out, doc[:end]...)
+	out = append(out, `<Signature xmlns="`+nsDSig+`">`...)
+	out = s.appendSignedInfo(out, digestValue, false, nil)
+	out = append(out, "<SignatureValue>"...)
+	out = base64.StdEncoding.AppendEncode(out, sigValue)
+	out = append(out, "</SignatureValue>"...)
+	out = append(out, s.keyInfo...)
+	out = append(out, "</Signature>"...)
+	out = append(out, doc[end:]...)
+	return &Signed{XML: out, DigestValue: digestValue}, nil
+}
+
+// nsDecl is a namespace prefix declared on the root element.
+type nsDecl struct{ prefix, uri string }
+
+// appendSignedInfo appends the SignedInfo element with digestValue to b. In
+// canonical form (what is signed) it declares the namespaces in scope where it
+// stands, the signature's default one and the prefixes the root declares
+// (decls), and its empty elements have end tags; as written into the document
+// it declares nothing and its empty elements are self-closing, as goxmldsig,
+// xmlsec1 and DGI's samples write them.
+func (s *Signer) appendSignedInfo(b []byte, digestValue string, canonical bool, decls []nsDecl) []byte {
+	if canonical {
+		b = append(b, `<SignedInfo xmlns="`+nsDSig+`"`...)
+		slices.SortFunc(decls, func(x, y nsDecl) int { return strings.Compare(x.prefix, y.prefix) })
+		for _, d := range decls {
+			b = append(b, " xmlns:"...)
+			b = append(b, d.prefix...)
+			b = append(b, `="`...)
+			b = append(b, canonicalAttr.Replace(d.uri)...)
+			b = append(b, '"')
+		}
+		b = append(b, '>')
+	} else {
+		b = append(b, "<SignedInfo>"...)
+	}
+	b = appendAlgorithm(b, "CanonicalizationMethod", algC14N, canonical)
+	b = appendAlgorithm(b, "SignatureMethod", s.method.signatureMethod, canonical)
+	b = append(b, `<Reference URI=""><Transforms>`...)
+	b = appendAlgorithm(b, "Transform", algEnveloped, canonical)
+	b = appendAlgorithm(b, "Transform", algC14N, canonical)
+	b = append(b, "</Transforms>"...)
+	b = appendAlgorithm(b, "DigestMethod", s.method.digestMethod, canonical)
+	b = append(b, "<DigestValue>"...)
+	b = append(b, digestValue...)
+	return append(b, "</DigestValue></Reference></SignedInfo>"...)
+}
+
+// appendAlgorithm appends an empty element tag with an Algorithm attribute
+// (the identifiers are plain URIs: nothing in them needs escaping).
+func appendAlgorithm(b []byte, tag, algorithm string, canonical bool) []byte {
+	b = append(b, '<')
+	b = append(b, tag...)
+	b = append(b, ` Algorithm="`...)
+	b = append(b, algorithm...)
+	if !canonical {
+		return append(b, `"/>`...)
+	}
+	b = append(b, `"></`...)
+	b = append(b, tag...)
+	return append(b, '>')
+}
+
+// canonicalAttr escapes an attribute value as canonical XML does.
+var canonicalAttr = strings.NewReplacer("&", "&amp;", "<", "&lt;", `"`, "&quot;", "\t", "&#x9;", "\n", "&#xA;", "\r", "&#xD;")
 
 // checkValidity refuses to sign outside the certificate's validity: DGI would
 // reject the document and its number would be lost.
@@ -203,16 +341,6 @@ func checkSignable(root *etree.Element) error {
 		return true
 	})
 	return bad
-}
-
-// addIssuerSerial adds X509IssuerSerial after the X509Certificate goxmldsig
-// wrote: CFEType.xsd asks for it. KeyInfo is outside SignedInfo, so this does
-// not touch what was signed.
-func (s *Signer) addIssuerSerial(sig *etree.Element) {
-	cert := s.creds.Certificate
-	is := sig.FindElement("./KeyInfo/X509Data").CreateElement("X509IssuerSerial")
-	is.CreateElement("X509IssuerName").SetText(cert.Issuer.String())
-	is.CreateElement("X509SerialNumber").SetText(cert.SerialNumber.String())
 }
 
 // rsaPublicKey returns the RSA key of cert, the only kind DGI uses.

@@ -373,3 +373,76 @@ func TestNew(t *testing.T) {
 		t.Errorf("default algorithm %s, want rsa-sha1", s.Algorithm())
 	}
 }
+
+// TestSigner_SignCanonical_SameAsSign gives SignCanonical documents in
+// libxml2's canonical form, CFEs of every type and DGI's samples (whose root
+// declares a prefix, which canonical SignedInfo must repeat): the result must
+// be byte for byte Sign's, which parses and canonicalizes by itself, and
+// xmlsec1 must accept it.
+func TestSigner_SignCanonical_SameAsSign(t *testing.T) {
+	s := newTestSigner(t, RSASHA1)
+	docs := map[string][]byte{}
+	for _, typ := range cfe.ElectronicTypes() {
+		docs[typ.String()] = unsignedCFE(t, typ, 3)
+	}
+	files, _ := filepath.Glob(filepath.Join(samplesDir(t), "extracted-cfe", "*.xml"))
+	for _, f := range files {
+		original := readFile(t, f)
+		i, j := bytes.Index(original, []byte("<Signature")), bytes.LastIndex(original, []byte("</Signature>"))
+		docs[filepath.Base(f)] = append(bytes.Clone(original[:i]), original[j+len("</Signature>"):]...)
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			canonical := xmllintC14N(t, doc)
+			got, err := s.SignCanonical(canonical)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := sign(t, s, canonical)
+			if !bytes.Equal(got.XML, want.XML) || got.DigestValue != want.DigestValue {
+				t.Fatalf("SignCanonical differs from Sign:\n got %s\nwant %s", got.XML, want.XML)
+			}
+			if fromOriginal := sign(t, s, doc); fromOriginal.DigestValue != got.DigestValue {
+				t.Errorf("DigestValue %s, Sign of the original gives %s", got.DigestValue, fromOriginal.DigestValue)
+			}
+			mustXMLSecVerify(t, got.XML)
+		})
+	}
+	// Trailing white space stays after the root and is not digested.
+	canonical := xmllintC14N(t, docs[cfe.ETicket.String()])
+	nl, err := s.SignCanonical(append(bytes.Clone(canonical), "\n"...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sign(t, s, canonical); !bytes.Equal(nl.XML, append(want.XML, "\n"...)) {
+		t.Error("a trailing newline changed more than itself")
+	}
+}
+
+func TestSigner_SignCanonical_Rejects(t *testing.T) {
+	s := newTestSigner(t, RSASHA1)
+	good := xmllintC14N(t, unsignedCFE(t, cfe.ETicket, 1))
+	signed, err := s.SignCanonical(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		doc  []byte
+		msg  string
+	}{
+		{"already signed", signed.XML, "ya está firmado"},
+		{"XML declaration", append([]byte(`<?xml version="1.0"?>`), good...), "forma canónica"},
+		{"not XML", []byte("hola"), "forma canónica"},
+		{"empty", nil, "XML mal formado"},
+		{"other end tag", append(bytes.TrimSuffix(good, []byte("</CFE>")), "</eTck>"...), "después de </CFE>"},
+		{"text after root", append(bytes.Clone(good), "x"...), "después de </CFE>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.SignCanonical(tc.doc)
+			if cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(cfe.ErrorMessage(err), tc.msg) {
+				t.Fatalf("SignCanonical = %v, want EINVALID saying %q", err, tc.msg)
+			}
+		})
+	}
+}

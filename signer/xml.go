@@ -3,6 +3,7 @@ package signer
 import (
 	"bufio"
 	"bytes"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -123,20 +124,47 @@ func (l *latin1Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// rootEndTag returns the offset in b of the root element's end tag, where an
-// enveloped signature goes. Only white space may follow that tag: a CFE is
-// signed as its own compact document.
-func rootEndTag(b []byte, root *etree.Element) (int, error) {
-	trimmed := bytes.TrimRight(b, " \t\r\n")
+// xmlSpace is the white space XML allows between markup.
+const xmlSpace = " \t\r\n"
+
+// rootEndTag returns the offset in b of the end tag of the root element named
+// name, where an enveloped signature goes. Only white space may follow that
+// tag: a CFE is signed as its own compact document.
+func rootEndTag(b []byte, name string) (int, error) {
+	trimmed := bytes.TrimRight(b, xmlSpace)
 	i := bytes.LastIndex(trimmed, []byte("</"))
 	if i < 0 {
-		return 0, fmt.Errorf("el elemento raíz <%s> no tiene etiqueta de cierre", root.FullTag())
+		return 0, fmt.Errorf("el elemento raíz <%s> no tiene etiqueta de cierre", name)
 	}
-	name, ok := bytes.CutSuffix(trimmed[i+2:], []byte(">"))
-	if !ok || string(bytes.TrimRight(name, " \t\r\n")) != root.FullTag() {
-		return 0, fmt.Errorf("después de </%s> solo se admiten espacios", root.FullTag())
+	got, ok := bytes.CutSuffix(trimmed[i+2:], []byte(">"))
+	if !ok || string(bytes.TrimRight(got, xmlSpace)) != name {
+		return 0, fmt.Errorf("después de </%s> solo se admiten espacios", name)
 	}
 	return i, nil
+}
+
+// rootStartTag reads the start tag a canonical document begins with: the root
+// element's qualified name and the namespace prefixes it declares. It reads
+// nothing past that tag.
+func rootStartTag(b []byte) (name string, decls []nsDecl, err error) {
+	tok, err := xml.NewDecoder(bytes.NewReader(b)).RawToken()
+	if err != nil {
+		return "", nil, fmt.Errorf("XML mal formado: %w", err)
+	}
+	start, ok := tok.(xml.StartElement)
+	if !ok {
+		return "", nil, errors.New("el documento no está en forma canónica: no empieza con el elemento raíz")
+	}
+	for _, a := range start.Attr {
+		if a.Name.Space == "xmlns" {
+			decls = append(decls, nsDecl{prefix: a.Name.Local, uri: a.Value})
+		}
+	}
+	name = start.Name.Local
+	if start.Name.Space != "" {
+		name = start.Name.Space + ":" + name
+	}
+	return name, decls, nil
 }
 
 // walk calls f for el and its descendant elements, in document order, until f

@@ -240,7 +240,7 @@ func (s issuerSigner) Sign(unsigned []byte) ([]byte, string, error) {
 		return nil, "", &cfe.Error{Code: cfe.EUNAVAILABLE, Respuesta: cfe.RespCertificado,
 			Message: cfe.ErrorMessage(s.a.certErr), Err: s.a.certErr}
 	}
-	signed, err := s.a.signer.Sign(unsigned)
+	signed, err := s.a.signer.SignCanonical(unsigned)
 	if err != nil {
 		return nil, "", err
 	}
