@@ -1,8 +1,6 @@
 package autostart
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -16,32 +14,6 @@ func Path(name string) (string, error) {
 	return filepath.Join(home, "Library", "LaunchAgents", LaunchAgentLabel(Entry{Name: name})+".plist"), nil
 }
 
-// Enable writes e's LaunchAgent, which launchd loads at the next login.
-func Enable(e Entry) error {
-	if err := e.check(); err != nil {
-		return err
-	}
-	path, err := Path(e.Name)
-	if err != nil {
-		return err
-	}
-	return writeFile(path, LaunchAgentPlist(e))
-}
-
-// Disable removes the LaunchAgent of the entry called name; removing one that
-// does not exist is not an error.
-func Disable(name string) error {
-	path, err := Path(name)
-	if err != nil {
-		return err
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-// Enabled reports whether the entry called name has a LaunchAgent.
-func Enabled(name string) (bool, error) {
-	return fileExists(Path(name))
-}
+// fileContent is what Enable writes: a LaunchAgent, which launchd loads at the
+// next login.
+func fileContent(e Entry) []byte { return LaunchAgentPlist(e) }

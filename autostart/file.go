@@ -47,3 +47,33 @@ func fileExists(path string, err error) (bool, error) {
 	}
 	return false, err
 }
+
+// Enable writes e's autostart file (see Path), replacing an older one.
+func Enable(e Entry) error {
+	if err := e.check(); err != nil {
+		return err
+	}
+	path, err := Path(e.Name)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, fileContent(e))
+}
+
+// Disable removes the autostart file of the entry called name; removing one
+// that does not exist is not an error.
+func Disable(name string) error {
+	path, err := Path(name)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Enabled reports whether the entry called name has an autostart file.
+func Enabled(name string) (bool, error) {
+	return fileExists(Path(name))
+}

@@ -1,12 +1,9 @@
 package profiles
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -42,33 +39,17 @@ func SetDefaultPrinter(dataDir, name, alias string) error {
 		return err
 	}
 
-	path := filepath.Join(dataDir, FileName)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return fmt.Errorf("%s: config.yaml is not a mapping", op)
-	}
-	profile := mappingValue(mappingValue(doc.Content[0], "profiles"), name)
-	if profile == nil {
-		return fmt.Errorf("%s: %w", op, errors.New("config.yaml has no mapping for the profile"))
-	}
-	setMappingValue(profile, "default_printer", alias)
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return fmt.Errorf("%s: encoding: %w", op, err)
-	}
-	if err := writeFile(path, buf.Bytes(), true); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return nil
+	return editFile(op, dataDir, func(doc *yaml.Node) error {
+		if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+			return errors.New("config.yaml is not a mapping")
+		}
+		profile := mappingValue(mappingValue(doc.Content[0], "profiles"), name)
+		if profile == nil {
+			return errors.New("config.yaml has no mapping for the profile")
+		}
+		setMappingValue(profile, "default_printer", alias)
+		return nil
+	})
 }
 
 // mappingValue returns the value of key (case-insensitive) in the mapping

@@ -90,6 +90,12 @@ func Use(dataDir, name string) error {
 		return err
 	}
 
+	return editFile(op, dataDir, func(doc *yaml.Node) error { return setActive(doc, name) })
+}
+
+// editFile applies edit to the YAML tree of dataDir/config.yaml and writes the
+// file back atomically, keeping its comments and the order of its keys.
+func editFile(op, dataDir string, edit func(doc *yaml.Node) error) error {
 	path := filepath.Join(dataDir, FileName)
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -99,7 +105,7 @@ func Use(dataDir, name string) error {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	if err := setActive(&doc, name); err != nil {
+	if err := edit(&doc); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	var buf bytes.Buffer
