@@ -4,8 +4,8 @@
 #
 # Go's fuzz coordinator sometimes ends a run that found nothing with "context
 # deadline exceeded" when a worker is slow to stop at the time limit (a known
-# toolchain issue). Such a run, with no failing input written, is run once
-# more; any real finding fails at once.
+# toolchain issue). Such a run, with no failing input written, is run again
+# (three attempts at most); any real finding fails at once.
 set -euo pipefail
 t="${1:-10}"
 cd "$(dirname "$0")/.."
@@ -18,16 +18,17 @@ grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do
   pkg="./$(dirname "${f#./}")"
   grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //' | while read -r fn; do
     echo "fuzz: $pkg $fn (${t}s)"
-    if out=$(fuzz_one "$pkg" "$fn"); then
-      echo "$out" | tail -n 2
-      continue
-    fi
-    echo "$out"
-    if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
-      echo "fuzz: $pkg $fn stopped on the coordinator's deadline without a finding; running it again"
-      fuzz_one "$pkg" "$fn" | tail -n 2
-    else
-      exit 1
-    fi
+    for attempt in 1 2 3; do
+      if out=$(fuzz_one "$pkg" "$fn"); then
+        echo "$out" | tail -n 2
+        break
+      fi
+      echo "$out"
+      if [ "$attempt" -lt 3 ] && grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+        echo "fuzz: $pkg $fn stopped on the coordinator's deadline without a finding; running it again"
+      else
+        exit 1
+      fi
+    done
   done
 done
