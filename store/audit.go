@@ -36,7 +36,7 @@ type AuditEvent struct {
 
 // appendAudit adds ev to the log inside tx, giving it the next sequence.
 func appendAudit(tx *bolt.Tx, ev AuditEvent) error {
-	b := tx.Bucket(bucketAudit)
+	b := appendOnly(tx, bucketAudit)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err

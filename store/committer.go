@@ -76,19 +76,21 @@ func (db *DB) write(batch []*slot) {
 	deferred := make([]bool, len(batch))
 	txErr := db.bolt.Update(func(tx *bolt.Tx) error {
 		broken := map[seqKey]bool{}
+		ranges := rangeCache{}
 		for i, s := range batch {
 			k := s.key()
 			if broken[k] {
 				deferred[i] = true
 				continue
 			}
-			if err := checkCommit(tx, s); err != nil {
+			if err := checkCommit(tx, ranges, s); err != nil {
 				results[i], broken[k] = err, true
 				continue
 			}
 			if err := putCommit(tx, s.rec, now); err != nil {
 				return err
 			}
+			tx.OnCommit(func() { db.pending.Add(1) })
 		}
 		return nil
 	})
@@ -144,9 +146,30 @@ func (db *DB) resyncLocked() {
 	})
 }
 
+// rangeCache holds the ranges a transaction has read, by ID: the CFEs of a
+// batch mostly share one range, and its record carries DGI's whole CAE file.
+type rangeCache map[string]*rangeRecord
+
+// get reads range id once per transaction; nil when it does not exist.
+func (c rangeCache) get(tx *bolt.Tx, id string) (*rangeRecord, error) {
+	if r, ok := c[id]; ok {
+		return r, nil
+	}
+	r := new(rangeRecord)
+	found, err := getJSON(tx.Bucket(bucketRanges), []byte(id), r)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		r = nil
+	}
+	c[id] = r
+	return r, nil
+}
+
 // checkCommit verifies, inside the transaction, everything that could make the
 // CFE of s unstorable, before anything of it is written.
-func checkCommit(tx *bolt.Tx, s *slot) error {
+func checkCommit(tx *bolt.Tx, ranges rangeCache, s *slot) error {
 	const op = "store.Commit"
 	rec := s.rec
 	k := rec.key()
@@ -162,13 +185,12 @@ func checkCommit(tx *bolt.Tx, s *slot) error {
 		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "error interno de numeración",
 			Err: fmt.Errorf("sequence %s: counter on disk is %d, expected %d before %d", k, c.Last, s.prev, rec.Nro)}
 	}
-	var r rangeRecord
-	found, err := getJSON(tx.Bucket(bucketRanges), []byte(rec.RangeID), &r)
+	r, err := ranges.get(tx, rec.RangeID)
 	if err != nil {
 		return err
 	}
 	switch {
-	case !found:
+	case r == nil:
 		return &cfe.Error{Code: cfe.EINVALID, Op: op, Message: fmt.Sprintf("el rango CAE %s no existe", rec.RangeID)}
 	case r.Type != rec.Type || r.Serie != rec.Serie || rec.Nro < r.DNro || rec.Nro > r.HNro:
 		return &cfe.Error{Code: cfe.EINVALID, Op: op,
@@ -183,11 +205,11 @@ func checkCommit(tx *bolt.Tx, s *slot) error {
 	return nil
 }
 
-// putCommit writes everything of one CFE: counter, record, indexes, outbox
-// entry and audit event.
+// putCommit writes everything of one CFE: counter, record, signed XML,
+// indexes, outbox entry and audit event.
 func putCommit(tx *bolt.Tx, rec *issuedRecord, now time.Time) error {
 	k := rec.key()
-	outbox := tx.Bucket(bucketOutbox)
+	outbox := appendOnly(tx, bucketOutbox)
 	seq, err := outbox.NextSequence()
 	if err != nil {
 		return err
@@ -197,7 +219,10 @@ func putCommit(tx *bolt.Tx, rec *issuedRecord, now time.Time) error {
 	if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord{Type: rec.Type, Serie: rec.Serie, Last: rec.Nro}); err != nil {
 		return err
 	}
-	if err := putJSON(tx.Bucket(bucketCFEs), uuid, rec); err != nil {
+	if err := putRecord(tx, rec); err != nil {
+		return err
+	}
+	if err := appendOnly(tx, bucketXML).Put(seqBytes(seq), rec.XML); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bucketByNumber).Put(numberKey(k, rec.Nro), uuid); err != nil {
@@ -211,4 +236,13 @@ func putCommit(tx *bolt.Tx, rec *issuedRecord, now time.Time) error {
 	}
 	return appendAudit(tx, AuditEvent{At: now, Kind: AuditSigned, UUID: rec.UUID, Type: rec.Type,
 		Serie: rec.Serie, Nro: rec.Nro, RangeID: rec.RangeID})
+}
+
+// appendOnly returns bucket name of tx set to fill its pages completely: its
+// keys are sequence numbers, so new keys always go after the last one and a
+// page once full is never written again.
+func appendOnly(tx *bolt.Tx, name []byte) *bolt.Bucket {
+	b := tx.Bucket(name)
+	b.FillPercent = 1.0
+	return b
 }

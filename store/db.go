@@ -77,6 +77,11 @@ type DB struct {
 
 	transactions atomic.Uint64 // commit transactions written, for tests and benchmarks
 
+	// The sizes of the outbox and the rejected list, counted once by Open and
+	// then kept by the transactions that change them (on commit), so that
+	// Stats, which /health calls, does not walk the lists.
+	pending, rejected atomic.Int64
+
 	kick          chan struct{} // wakes the committer; buffered 1
 	quit          chan struct{} // closed by Close
 	committerDone chan struct{} // closed when the committer has stopped
@@ -127,17 +132,7 @@ func (db *DB) init() error {
 		return err
 	})
 	if err == nil && !current {
-		err = db.bolt.Update(func(tx *bolt.Tx) error {
-			for _, name := range allBuckets {
-				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-					return err
-				}
-			}
-			if _, err := db.checkSchema(tx); err != nil {
-				return err
-			}
-			return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(schemaVersion)))
-		})
+		err = db.upgrade()
 	}
 	if err != nil {
 		return err
@@ -154,6 +149,8 @@ func (db *DB) init() error {
 		if err != nil {
 			return err
 		}
+		db.pending.Store(int64(tx.Bucket(bucketOutbox).Stats().KeyN))
+		db.rejected.Store(int64(tx.Bucket(bucketRejected).Stats().KeyN))
 		return tx.Bucket(bucketCounters).ForEach(func(_, v []byte) error {
 			var c counterRecord
 			if err := json.Unmarshal(v, &c); err != nil {
@@ -167,30 +164,68 @@ func (db *DB) init() error {
 
 // checkSchema reports whether tx holds every bucket and the current schema
 // version. A newer schema is an error; a missing or older one (a new file, or
-// one written before a bucket was added) needs an update.
+// one written before a bucket was added) needs an upgrade.
 func (db *DB) checkSchema(tx *bolt.Tx) (bool, error) {
-	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		return false, nil
-	}
-	v := meta.Get(keySchema)
-	if v == nil {
-		return false, nil
-	}
-	n, err := strconv.Atoi(string(v))
-	if err != nil {
-		return false, fmt.Errorf("schema version %q: %w", v, err)
-	}
-	if n > schemaVersion {
-		return false, &cfe.Error{Code: cfe.EINTERNAL, Op: "store.Open",
-			Message: fmt.Sprintf("el archivo de datos %s es de una versión más nueva del agente (esquema %d); actualice el agente", db.path, n)}
+	n, err := db.storedSchema(tx)
+	if err != nil || n != schemaVersion {
+		return false, err
 	}
 	for _, name := range allBuckets {
 		if tx.Bucket(name) == nil {
 			return false, nil
 		}
 	}
-	return n == schemaVersion, nil
+	return true, nil
+}
+
+// storedSchema returns the schema version the file in tx was written with; 0
+// for a new file. A version newer than this package's is an error.
+func (db *DB) storedSchema(tx *bolt.Tx) (int, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return 0, nil
+	}
+	v := meta.Get(keySchema)
+	if v == nil {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return 0, fmt.Errorf("schema version %q: %w", v, err)
+	}
+	if n > schemaVersion {
+		return 0, &cfe.Error{Code: cfe.EINTERNAL, Op: "store.Open",
+			Message: fmt.Sprintf("el archivo de datos %s es de una versión más nueva del agente (esquema %d); actualice el agente", db.path, n)}
+	}
+	return n, nil
+}
+
+// upgrade brings a new file or one of an older schema to the current one: it
+// creates the missing buckets, migrates the records, and only then records
+// the new version, so an interrupted upgrade is simply run again.
+func (db *DB) upgrade() error {
+	var from int
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		var err error
+		from, err = db.storedSchema(tx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if from == 1 {
+		if err := db.migrateV1(); err != nil {
+			return fmt.Errorf("migrate schema 1: %w", err)
+		}
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(schemaVersion)))
+	})
 }
 
 // Close stops the committer (commits still waiting for their turn fail with

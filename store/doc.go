@@ -45,12 +45,15 @@
 // records.go), never the Go field names of the domain types: a renamed domain
 // field cannot silently change what is on disk. JSON keeps the file readable
 // with the bbolt command-line tool, tolerates added fields, and carries
-// decimal amounts as exact strings. The file carries a schema version (meta
-// bucket); Open refuses a file written by a newer schema.
+// decimal amounts as exact strings. The signed XML is the exception: it is
+// stored as it is, apart from its record, in an append-only bucket. The file
+// carries a schema version (meta bucket); Open refuses a file written by a
+// newer schema and migrates an older one (migrate.go).
 //
 // Buckets: meta (schema version), ranges (by range ID), counters (last
 // committed number by type and serie), cfes (by uuid; this record is also the
-// idempotency entry: it holds the request hash and the number), by_number
+// idempotency entry: it holds the request hash, the number and the commit
+// sequence), xml (commit sequence → the signed XML as it is), by_number
 // (type/serie/number → uuid), by_time (signature time in Montevideo, then
 // type/serie/number → uuid), outbox (commit sequence → pending delivery),
 // rejected (deliveries the hosted service refused for good) and audit (sequence

@@ -20,3 +20,11 @@ func Queued(db *DB, t cfe.Type, serie string) int {
 	}
 	return n
 }
+
+// SetMigrateBatch makes schema migrations rewrite n records per transaction
+// until the test ends.
+func SetMigrateBatch(t interface{ Cleanup(func()) }, n int) {
+	old := migrateBatch
+	migrateBatch = n
+	t.Cleanup(func() { migrateBatch = old })
+}

@@ -78,6 +78,7 @@ func (db *DB) MarkDelivered(ctx context.Context, uuid string, hostedID int64) er
 		if err := tx.Bucket(bucketOutbox).Delete(seqBytes(rec.OutboxSeq)); err != nil {
 			return err
 		}
+		tx.OnCommit(func() { db.pending.Add(-1) })
 		now := db.opts.Now()
 		d.State, d.HostedID, d.Reason, d.Attempts, d.LastAttempt = cfe.DeliveryAccepted, hostedID, "", d.Attempts+1, now
 		return appendAudit(tx, AuditEvent{At: now, Kind: AuditDelivered, UUID: rec.UUID, Type: rec.Type,
@@ -111,6 +112,7 @@ func (db *DB) MarkRejected(ctx context.Context, uuid, reason string) error {
 		if err := tx.Bucket(bucketOutbox).Delete(key); err != nil {
 			return err
 		}
+		tx.OnCommit(func() { db.pending.Add(-1); db.rejected.Add(1) })
 		now := db.opts.Now()
 		d.State, d.Reason, d.Attempts, d.LastAttempt = cfe.DeliveryRejected, reason, d.Attempts+1, now
 		return appendAudit(tx, AuditEvent{At: now, Kind: AuditRejected, UUID: rec.UUID, Type: rec.Type,
@@ -157,7 +159,7 @@ func (db *DB) updateDelivery(ctx context.Context, op, uuid string, fn func(*bolt
 		if err := fn(tx, rec); err != nil {
 			return err
 		}
-		return putJSON(tx.Bucket(bucketCFEs), []byte(uuid), rec)
+		return putRecord(tx, rec)
 	})
 	if errors.Is(err, errUnchanged) {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -163,9 +164,7 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) {
 				st.CFEs += used
 			}
 		}
-		outbox := tx.Bucket(bucketOutbox)
-		st.Pending = countKeys(outbox)
-		if _, v := outbox.Cursor().First(); v != nil {
+		if _, v := tx.Bucket(bucketOutbox).Cursor().First(); v != nil {
 			var e outboxEntry
 			if err := json.Unmarshal(v, &e); err != nil {
 				return err
@@ -173,22 +172,13 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) {
 			st.OldestPending = inMontevideo(e.CommittedAt)
 			st.OldestPendingAge = db.opts.Now().Sub(e.CommittedAt)
 		}
-		st.Rejected = countKeys(tx.Bucket(bucketRejected))
 		return nil
 	})
+	st.Pending, st.Rejected = int(db.pending.Load()), int(db.rejected.Load())
 	return st, err
 }
 
-func countKeys(b *bolt.Bucket) int {
-	n := 0
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		n++
-	}
-	return n
-}
-
-// getIssued reads the record stored under uuid.
+// getIssued reads the record stored under uuid, with its signed XML.
 func getIssued(tx *bolt.Tx, op, uuid string) (*issuedRecord, error) {
 	var rec issuedRecord
 	found, err := getJSON(tx.Bucket(bucketCFEs), []byte(uuid), &rec)
@@ -198,5 +188,16 @@ func getIssued(tx *bolt.Tx, op, uuid string) (*issuedRecord, error) {
 	if !found {
 		return nil, notFound(op, "no existe un comprobante con el uuid %s", uuid)
 	}
+	xml := tx.Bucket(bucketXML).Get(seqBytes(rec.OutboxSeq))
+	if xml == nil {
+		return nil, fmt.Errorf("cfe %s: no signed XML under commit sequence %d", uuid, rec.OutboxSeq)
+	}
+	rec.XML = bytes.Clone(xml) // bbolt's memory is valid only inside tx
 	return &rec, nil
+}
+
+// putRecord stores rec under its uuid. Its XML, which never changes after the
+// commit, is written once by putCommit.
+func putRecord(tx *bolt.Tx, rec *issuedRecord) error {
+	return putJSON(tx.Bucket(bucketCFEs), []byte(rec.UUID), rec)
 }

@@ -13,20 +13,24 @@ import (
 // schemaVersion is the version of the file layout and record encoding written
 // by this package. Bump it, and teach Open to migrate, when either changes in a
 // way older code could not read.
-const schemaVersion = 1
+//
+// Version 2 moved the signed XML out of the CFE record into the xml bucket
+// (see migrateV1).
+const schemaVersion = 2
 
 var (
 	bucketMeta     = []byte("meta")
 	bucketRanges   = []byte("ranges")
 	bucketCounters = []byte("counters")
 	bucketCFEs     = []byte("cfes")
+	bucketXML      = []byte("xml")
 	bucketByNumber = []byte("by_number")
 	bucketByTime   = []byte("by_time")
 	bucketOutbox   = []byte("outbox")
 	bucketRejected = []byte("rejected")
 	bucketAudit    = []byte("audit")
 
-	allBuckets = [][]byte{bucketMeta, bucketRanges, bucketCounters, bucketCFEs,
+	allBuckets = [][]byte{bucketMeta, bucketRanges, bucketCounters, bucketCFEs, bucketXML,
 		bucketByNumber, bucketByTime, bucketOutbox, bucketRejected, bucketAudit}
 
 	keySchema = []byte("schema")
@@ -102,7 +106,11 @@ func (r rangeRecord) domain() cfe.CAERange {
 }
 
 // issuedRecord is the stored form of a cfe.Issued, plus what only the store
-// needs: when it was committed and where its outbox entry is.
+// needs: when it was committed and its commit sequence, which keys its outbox
+// entry and its signed XML. The XML is not part of the JSON record: it is
+// stored as it is in the xml bucket, so the record stays small (delivery
+// updates rewrite only the record) and the XML is neither base64-encoded nor
+// copied between leaves, since its keys only grow.
 type issuedRecord struct {
 	UUID         string          `json:"uuid"`
 	Type         cfe.Type        `json:"type"`
@@ -111,7 +119,7 @@ type issuedRecord struct {
 	RangeID      string          `json:"range_id"`
 	CAE          caeRecord       `json:"cae"`
 	TmstFirma    time.Time       `json:"tmst_firma"`
-	XML          []byte          `json:"xml"`
+	XML          []byte          `json:"-"` // in the xml bucket under OutboxSeq
 	Adenda       string          `json:"adenda,omitempty"`
 	CodSeguridad string          `json:"cod_seguridad"`
 	DatosQR      string          `json:"datos_qr"`
@@ -119,7 +127,7 @@ type issuedRecord struct {
 	RequestHash  string          `json:"request_hash,omitempty"`
 	Delivery     deliveryRecord  `json:"delivery"`
 	CommittedAt  time.Time       `json:"committed_at"`
-	OutboxSeq    uint64          `json:"outbox_seq"`
+	OutboxSeq    uint64          `json:"outbox_seq"` // commit sequence
 }
 
 type caeRecord struct {

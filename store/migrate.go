@@ -1,0 +1,80 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// migrateBatch is how many records migrateV1 rewrites per transaction: enough
+// to be quick, few enough that a file with years of CFEs never needs one huge
+// transaction in memory.
+var migrateBatch = 500
+
+// migrateV1 moves the signed XML of schema-1 records, which kept it inside the
+// JSON record (base64-encoded), to the xml bucket under the record's commit
+// sequence. It may be interrupted anywhere and run again: a record already
+// moved has no xml field and is left alone, and the caller records the new
+// schema version only after the last record.
+func (db *DB) migrateV1() error {
+	var after []byte // last key handled
+	for {
+		var more bool
+		err := db.bolt.Update(func(tx *bolt.Tx) error {
+			batch, next := readAfter(tx.Bucket(bucketCFEs), after, migrateBatch)
+			for _, kv := range batch {
+				if err := migrateRecordV1(tx, kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
+			after, more = next, next != nil
+			return nil
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// readAfter copies up to n key/value pairs of b that come after key after
+// (from the first key when after is nil), so the caller may write to b while
+// using them. next is the last key read when more may follow, else nil.
+func readAfter(b *bolt.Bucket, after []byte, n int) (kvs [][2][]byte, next []byte) {
+	c := b.Cursor()
+	k, v := c.First()
+	if after != nil {
+		if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+			k, v = c.Next()
+		}
+	}
+	for ; k != nil; k, v = c.Next() {
+		if len(kvs) == n {
+			return kvs, kvs[n-1][0]
+		}
+		kvs = append(kvs, [2][]byte{bytes.Clone(k), bytes.Clone(v)})
+	}
+	return kvs, nil
+}
+
+// migrateRecordV1 moves the XML of the schema-1 record v, stored under uuid.
+func migrateRecordV1(tx *bolt.Tx, uuid, v []byte) error {
+	var old struct {
+		XML []byte `json:"xml"`
+	}
+	if err := json.Unmarshal(v, &old); err != nil {
+		return fmt.Errorf("cfe %s: %w", uuid, err)
+	}
+	if len(old.XML) == 0 {
+		return nil // already moved
+	}
+	var rec issuedRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return fmt.Errorf("cfe %s: %w", uuid, err)
+	}
+	if err := tx.Bucket(bucketXML).Put(seqBytes(rec.OutboxSeq), old.XML); err != nil {
+		return err
+	}
+	return putRecord(tx, &rec)
+}
