@@ -50,6 +50,10 @@ func BenchmarkIssue8(b *testing.B) {
 			}
 		}
 	})
+	b.StopTimer()
+	if st, err := h.db.Stats(context.Background()); err == nil && st.CommitTransactions > 0 {
+		b.ReportMetric(float64(st.CFEs)/float64(st.CommitTransactions), "CFEs/tx")
+	}
 }
 
 // BenchmarkSignOnly builds and signs the same CFE as the issuer does (the

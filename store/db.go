@@ -31,6 +31,10 @@ type Options struct {
 	// ReservationTimeout is how long a reservation may stay neither committed
 	// nor released before a waiting higher commit takes it back (default 30 s).
 	ReservationTimeout time.Duration
+	// MaxBatchDelay bounds how long the committer may hold a ready CFE back
+	// to write it with others when many are being signed at once (default
+	// 3 ms; see collect). A lone caller is never held back.
+	MaxBatchDelay time.Duration
 	// NearlyUsedUpPercent is the share of a range, in percent, from which
 	// RangeStatus flags it as nearly used up (default 90).
 	NearlyUsedUpPercent int
@@ -51,6 +55,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReservationTimeout <= 0 {
 		o.ReservationTimeout = 30 * time.Second
+	}
+	if o.MaxBatchDelay <= 0 {
+		o.MaxBatchDelay = 3 * time.Millisecond
 	}
 	if o.NearlyUsedUpPercent <= 0 || o.NearlyUsedUpPercent > 100 {
 		o.NearlyUsedUpPercent = 90
@@ -75,7 +82,7 @@ type DB struct {
 	ranges map[cfe.Type][]cfe.CAERange // by preference: see byPreference
 	seqs   map[seqKey]*sequence
 
-	transactions atomic.Uint64 // commit transactions written, for tests and benchmarks
+	transactions atomic.Uint64 // commit transactions written since Open
 
 	// The sizes of the outbox and the rejected list, counted once by Open and
 	// then kept by the transactions that change them (on commit), so that

@@ -2,10 +2,6 @@ package store
 
 import "github.com/cfe-agent/cfe-agent/cfe"
 
-// Transactions returns how many commit transactions db has written, so tests
-// and benchmarks can see group commit at work.
-func Transactions(db *DB) uint64 { return db.transactions.Load() }
-
 // Queued returns how many commits of (t, serie) wait for their turn.
 func Queued(db *DB, t cfe.Type, serie string) int {
 	db.mu.Lock()

@@ -236,3 +236,13 @@ func checkFile(t testing.TB, path string) map[string]string {
 	}
 	return byNumber
 }
+
+// commitTransactions returns how many commit transactions db has written.
+func commitTransactions(t testing.TB, db *store.DB) uint64 {
+	t.Helper()
+	st, err := db.Stats(ctx)
+	if err != nil {
+		t.Fatalf("Stats: %v", err)
+	}
+	return st.CommitTransactions
+}

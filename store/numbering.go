@@ -19,13 +19,14 @@ const (
 
 // slot is one number handed out and not yet committed or given back.
 type slot struct {
-	res   *cfe.Reservation
-	state slotState
-	since time.Time     // when it was reserved (real clock)
-	rec   *issuedRecord // what to store, set by Commit
-	prev  int64         // the counter value it follows, set when picked for a batch
-	done  chan struct{} // closed when finished
-	err   error         // outcome, set before done is closed
+	res    *cfe.Reservation
+	state  slotState
+	since  time.Time     // when it was reserved (real clock)
+	rec    *issuedRecord // what to store, set by Commit
+	queued time.Time     // when Commit queued it (real clock)
+	prev   int64         // the counter value it follows, set when picked for a batch
+	done   chan struct{} // closed when finished
+	err    error         // outcome, set before done is closed
 }
 
 func (s *slot) key() seqKey { return seqKey{s.res.Type, s.res.Serie} }
@@ -216,6 +217,7 @@ func (db *DB) Release(r *cfe.Reservation) {
 		return
 	}
 	q.remove(r.Nro, time.Now())
+	db.wakeCommitter() // one CFE fewer being signed: see collect
 }
 
 // slotOf finds the slot of reservation r: the same pointer Reserve returned.
@@ -278,7 +280,7 @@ func (db *DB) Commit(ctx context.Context, r *cfe.Reservation, doc *cfe.Issued) e
 		db.mu.Unlock()
 		return s.err
 	}
-	s.state, s.rec = slotQueued, &rec
+	s.state, s.rec, s.queued = slotQueued, &rec, time.Now()
 	db.mu.Unlock()
 
 	db.wakeCommitter()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -264,7 +265,7 @@ func TestDB_Commit_ConcurrentCashiers(t *testing.T) {
 	}
 	// Group commit: while one transaction is fsynced, the others queue up and
 	// share the next one.
-	if tx := store.Transactions(db); tx >= workers*each {
+	if tx := commitTransactions(t, db); tx >= workers*each {
 		t.Errorf("%d CFEs took %d transactions: no group commit", workers*each, tx)
 	} else {
 		t.Logf("%d CFEs in %d transactions", workers*each, tx)
@@ -496,7 +497,7 @@ func TestDB_Commit_FailureInsideABatch(t *testing.T) {
 		r1, r2, r3 := reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket)
 		second := commitAsync(t, db, r2, "dup")
 		third := commitAsync(t, db, r3, "dup") // same uuid: refused when 2 is written first
-		before := store.Transactions(db)
+		before := commitTransactions(t, db)
 		if err := db.Commit(ctx, r1, issuedFor(r1, "one", signAt)); err != nil {
 			t.Fatal(err)
 		}
@@ -504,7 +505,7 @@ func TestDB_Commit_FailureInsideABatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantCode(t, <-third, cfe.ECONFLICT)
-		if n := store.Transactions(db) - before; n != 1 {
+		if n := commitTransactions(t, db) - before; n != 1 {
 			t.Errorf("the three commits took %d transactions, want 1", n)
 		}
 		if r := reserve(t, db, cfe.ETicket); r.Nro != 3 {
@@ -537,6 +538,70 @@ func TestDB_Commit_FailureInsideABatch(t *testing.T) {
 		db.Close()
 		if got := len(checkFile(t, path)); got != 4 {
 			t.Errorf("file holds %d CFEs, want 4", got)
+		}
+	})
+}
+
+func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
+	busy := 2 * runtime.GOMAXPROCS(0) // collect holds back while more than this are being signed
+	t.Run("a lone caller is not held back", func(t *testing.T) {
+		db, _ := openStore(t, store.Options{MaxBatchDelay: time.Hour})
+		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+		issue(t, db, cfe.ETicket, "alone") // would block for an hour if held
+	})
+	t.Run("ready CFEs wait for the ones being signed", func(t *testing.T) {
+		db, _ := openStore(t, store.Options{MaxBatchDelay: time.Hour})
+		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+		rs := make([]*cfe.Reservation, busy+2)
+		for i := range rs {
+			rs[i] = reserve(t, db, cfe.ETicket)
+		}
+		first := commitAsync(t, db, rs[0], "first") // busy+1 still being signed: held
+		time.Sleep(50 * time.Millisecond)
+		if n := commitTransactions(t, db); n != 0 {
+			t.Fatalf("%d transactions while %d CFEs were being signed; want the first one held", n, busy+1)
+		}
+		second := commitAsync(t, db, rs[1], "second") // now busy are being signed: write both
+		for _, done := range []<-chan error{first, second} {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := commitTransactions(t, db); n != 1 {
+			t.Errorf("the two commits took %d transactions, want 1", n)
+		}
+		for _, r := range rs[2:] {
+			db.Release(r)
+		}
+	})
+	t.Run("a release wakes the held ones", func(t *testing.T) {
+		db, _ := openStore(t, store.Options{MaxBatchDelay: time.Hour})
+		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+		rs := make([]*cfe.Reservation, busy+2)
+		for i := range rs {
+			rs[i] = reserve(t, db, cfe.ETicket)
+		}
+		first := commitAsync(t, db, rs[0], "first")
+		db.Release(rs[len(rs)-1]) // the highest: no hole, one fewer being signed
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs[1 : len(rs)-1] {
+			db.Release(r)
+		}
+	})
+	t.Run("never longer than MaxBatchDelay", func(t *testing.T) {
+		db, _ := openStore(t, store.Options{MaxBatchDelay: 20 * time.Millisecond})
+		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+		rs := make([]*cfe.Reservation, busy+2)
+		for i := range rs {
+			rs[i] = reserve(t, db, cfe.ETicket)
+		}
+		if err := <-commitAsync(t, db, rs[0], "first"); err != nil { // held, then written alone
+			t.Fatal(err)
+		}
+		for _, r := range rs[1:] {
+			db.Release(r)
 		}
 	})
 }

@@ -144,6 +144,10 @@ type Stats struct {
 	OldestPending    time.Time     // commit time of the oldest pending CFE; zero when none
 	OldestPendingAge time.Duration // how long it has been pending, by Options.Now
 	Rejected         int           // CFEs the hosted service refused for good
+	// CommitTransactions is how many transactions have written signed CFEs
+	// since Open: with the CFEs committed since Open, the group commit's
+	// batch size.
+	CommitTransactions uint64
 }
 
 // Stats returns counts and the outbox backlog.
@@ -175,6 +179,7 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) {
 		return nil
 	})
 	st.Pending, st.Rejected = int(db.pending.Load()), int(db.rejected.Load())
+	st.CommitTransactions = db.transactions.Load()
 	return st, err
 }
 
