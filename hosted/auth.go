@@ -76,7 +76,7 @@ func (c *Client) token(ctx context.Context) (string, error) {
 	}
 	if now.Before(s.blockedUntil) {
 		return "", &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "hosted.login",
-			Message: "el servicio alojado limitó los intentos de inicio de sesión; se reintentará más tarde",
+			Message: "el servicio en la nube limitó los intentos de inicio de sesión; se reintentará más tarde",
 			Err:     &APIError{Status: http.StatusTooManyRequests, RetryAfter: s.blockedUntil.Sub(now)}}
 	}
 	err := c.authenticate(ctx, "hosted.login", "/api/auth/login", map[string]string{"username": c.cfg.Username, "secret": c.cfg.Secret})
@@ -85,7 +85,7 @@ func (c *Client) token(ctx context.Context) (string, error) {
 		return s.token, nil
 	case cfe.EUNAUTHORIZED, cfe.EINVALID, cfe.EFORBIDDEN:
 		refused := &cfe.Error{Code: cfe.EUNAUTHORIZED, Op: "hosted.login",
-			Message: "el servicio alojado rechazó el usuario o la clave del perfil; corrija hosted.username y hosted.secret", Err: err}
+			Message: "el servicio en la nube rechazó el usuario o la clave del perfil; corrija hosted.username y hosted.secret", Err: err}
 		c.log.Error("hosted service refused the profile's login; no further login will be attempted",
 			"username", c.cfg.Username, "err", err)
 		c.noteError(true, refused.Message)
@@ -117,7 +117,7 @@ func (c *Client) authenticate(ctx context.Context, op, path string, body map[str
 	}
 	var tr tokenResponse
 	if err := json.Unmarshal(b, &tr); err != nil || tr.Token == "" {
-		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "respuesta inesperada del servicio alojado al iniciar sesión", Err: err}
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "respuesta inesperada del servicio en la nube al iniciar sesión", Err: err}
 	}
 	s := &c.session
 	s.token, s.refresh, s.expires = tr.Token, tr.RefreshToken, tr.ExpiresAt
@@ -127,7 +127,7 @@ func (c *Client) authenticate(ctx context.Context, op, path string, body map[str
 }
 
 var errNoCredentials = &cfe.Error{Code: cfe.EUNAUTHORIZED,
-	Message: "el perfil no tiene credenciales del servicio alojado (api_key, o username y secret)"}
+	Message: "el perfil no tiene credenciales del servicio en la nube (api_key, o username y secret)"}
 
 // Authorize sets the client's credentials on h: X-API-Key, or Authorization
 // with a JWT (logging in or refreshing first when needed). A client without

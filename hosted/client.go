@@ -214,7 +214,7 @@ func (c *Client) do(ctx context.Context, req *request, out any) error {
 				return nil
 			}
 			if err := json.Unmarshal(body, out); err != nil {
-				return &cfe.Error{Code: cfe.EINTERNAL, Op: req.op, Message: "respuesta inesperada del servicio alojado", Err: err}
+				return &cfe.Error{Code: cfe.EINTERNAL, Op: req.op, Message: "respuesta inesperada del servicio en la nube", Err: err}
 			}
 			return nil
 		}
@@ -286,7 +286,7 @@ func backoff(attempt int) time.Duration {
 
 // msgUnreachable is the Spanish message of a request the service did not
 // answer.
-const msgUnreachable = "no se pudo contactar el servicio alojado"
+const msgUnreachable = "no se pudo contactar el servicio en la nube"
 
 func unavailable(op string, err error) *cfe.Error {
 	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: msgUnreachable, Err: err}

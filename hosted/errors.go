@@ -93,7 +93,7 @@ func parseAPIError(status int, h http.Header, body []byte) *APIError {
 		}
 	}
 	if e.Message == "" {
-		e.Message = fmt.Sprintf("el servicio alojado respondió HTTP %d", status)
+		e.Message = fmt.Sprintf("el servicio en la nube respondió HTTP %d", status)
 	}
 	return e
 }

@@ -82,7 +82,7 @@ func TestParseAPIError(t *testing.T) {
 		{"receipt rejection", 400, `{"CodRespuesta":"01","MensajeRespuesta":"Id de CFE referencia invalido","error":"x","code":"invalid"}`,
 			cfe.EINVALID, "Id de CFE referencia invalido", "01"},
 		{"PDF shape", 404, `{"ok":false,"error":"no existe el CFE"}`, cfe.ENOTFOUND, "no existe el CFE", ""},
-		{"not JSON", 502, `<html>Bad Gateway</html>`, cfe.EUNAVAILABLE, "el servicio alojado respondió HTTP 502", ""},
+		{"not JSON", 502, `<html>Bad Gateway</html>`, cfe.EUNAVAILABLE, "el servicio en la nube respondió HTTP 502", ""},
 		{"rate limited", 429, `{"error":"límite","code":"api_key_rate_limit_exceeded"}`, cfe.EUNAVAILABLE, "límite", ""},
 		{"internal", 500, `{"error":"error interno","code":"internal"}`, cfe.EINTERNAL, "error interno", ""},
 	} {

@@ -42,7 +42,7 @@ func (c *Client) Status() Status {
 // on the client's behalf by someone else: the local module's proxy, when it
 // added the client's credentials. ownCredentials tells whether it did.
 func (c *Client) Observe(resp *http.Response, ownCredentials bool) {
-	msg := fmt.Sprintf("el servicio alojado respondió HTTP %d", resp.StatusCode)
+	msg := fmt.Sprintf("el servicio en la nube respondió HTTP %d", resp.StatusCode)
 	if !ownCredentials {
 		// A caller's own credential, and its key's limits, say nothing of the
 		// profile's; only a server error says something of the service.

@@ -85,7 +85,7 @@ func (s *Server) registerProxyRoutes(r *mux.Router) {
 // revocation never uses or ends the agent's session.
 func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	if s.proxy == nil {
-		s.writeProxyError(w, r, http.StatusServiceUnavailable, "el servicio alojado no está configurado en el perfil (hosted.base_url)")
+		s.writeProxyError(w, r, http.StatusServiceUnavailable, "el servicio en la nube no está configurado en el perfil (hosted.base_url)")
 		return
 	}
 	for _, h := range proxyHeadersOut {
@@ -134,10 +134,10 @@ func (s *Server) proxyFailed(w http.ResponseWriter, r *http.Request, err error) 
 		"path", r.URL.Path, "err", err)
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		s.writeProxyError(w, r, http.StatusGatewayTimeout, "el servicio alojado no respondió a tiempo")
+		s.writeProxyError(w, r, http.StatusGatewayTimeout, "el servicio en la nube no respondió a tiempo")
 		return
 	}
-	s.writeProxyError(w, r, http.StatusBadGateway, "no se pudo contactar el servicio alojado")
+	s.writeProxyError(w, r, http.StatusBadGateway, "no se pudo contactar el servicio en la nube")
 }
 
 // ProxyError is the body of an error the proxy itself answers. It carries

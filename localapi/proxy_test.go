@@ -344,7 +344,7 @@ func TestProxy_Refusals(t *testing.T) {
 		resp, b := ts.send(t, request{path: "/api/v1/usuario/empresas"})
 		var e localapi.ProxyError
 		if resp.StatusCode != http.StatusBadGateway || json.Unmarshal(b, &e) != nil || e.OK ||
-			e.Error != "no se pudo contactar el servicio alojado" || e.Code != cfe.EUNAVAILABLE {
+			e.Error != "no se pudo contactar el servicio en la nube" || e.Code != cfe.EUNAVAILABLE {
 			t.Errorf("HTTP %d %s", resp.StatusCode, b)
 		}
 		if cl.Status().Reachable {
@@ -385,7 +385,7 @@ func TestState_Hosted(t *testing.T) {
 		{"working, key used up for 20 s", localapi.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute)},
 			localapi.Hosted{Reachable: true, RateLimit: limit, WaitUntil: now.Add(20 * time.Second)}, nil},
 		{"unreachable, two refused", localapi.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute), Rejected: 2},
-			localapi.Hosted{LastError: "no se pudo contactar el servicio alojado"}, []string{
+			localapi.Hosted{LastError: "no se pudo contactar el servicio en la nube"}, []string{
 				"el servicio en la nube rechazó 2 comprobantes firmados: revíselos (no se reenvían solos)",
 				"el servicio en la nube (https://servicio.ejemplo.com) no responde: los comprobantes firmados esperan en la cola"}},
 		{"credential refused", localapi.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute)},

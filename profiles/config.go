@@ -160,17 +160,9 @@ type Printer struct {
 	SumatraPath string  `yaml:"sumatra_path,omitempty"` // windows: SumatraPDF.exe, when not in its usual place
 	Media       string  `yaml:"media,omitempty"`        // the media name the backend understands
 	// Copies is the count of copies per CFE type; types not listed get
-	// DefaultCopies, and 1 when that is 0.
+	// DefaultCopies, and 1 when that is 0 (printer.Manager.Copies decides).
 	Copies        map[cfe.Type]int `yaml:"copies,omitempty"`
 	DefaultCopies int              `yaml:"default_copies,omitempty"`
-}
-
-// CopiesFor returns how many copies of a CFE of type t the printer prints.
-func (p Printer) CopiesFor(t cfe.Type) int {
-	if n, ok := p.Copies[t]; ok {
-		return n
-	}
-	return max(p.DefaultCopies, 1)
 }
 
 // Format is a built-in layout of the printed representation.
@@ -185,7 +177,9 @@ const (
 
 var formats = []Format{FormatEstandar, FormatRollo, FormatRollo58}
 
-// Print chooses the printed representation.
+// Print configures the printed representation. Names are resolved, and the
+// layout of each request chosen, where printing happens (pdf.Catalog and the
+// printing package); Validate only checks that FormatoRepImpresa names one.
 type Print struct {
 	// FormatoRepImpresa is the layout used when a request names none: a
 	// built-in Format or the name of a template.
@@ -199,24 +193,6 @@ type Template struct {
 	Logo     string `yaml:"logo,omitempty"`      // PNG or JPEG printed in the header
 	Leyenda  string `yaml:"leyenda,omitempty"`   // extra legend printed at the foot
 	FontSize int    `yaml:"font_size,omitempty"` // body font size in points; 0 keeps the base's
-}
-
-// Template returns the template a print request names: a custom template, a
-// built-in format (as a template without options), or FormatoRepImpresa when
-// name is empty. Names are case-insensitive.
-func (p Print) Template(name string) (Template, bool) {
-	if name == "" {
-		name = p.FormatoRepImpresa
-	}
-	if t, ok := p.Templates[strings.ToLower(name)]; ok {
-		return t, true
-	}
-	for _, f := range formats {
-		if strings.EqualFold(name, string(f)) {
-			return Template{Base: f}, true
-		}
-	}
-	return Template{}, false
 }
 
 // Hosted is the hosted service: its address and credentials. A profile with

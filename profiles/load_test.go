@@ -56,7 +56,7 @@ func TestLoad_fixture(t *testing.T) {
 	if ip.IdPde != 17 || !ip.PuedeEnviarCfe || ip.PuedeAnularCfe || ip.RangosCAE[cfe.ETicket] != 31 || ip.RangosCAE[cfe.EFactura] != 32 {
 		t.Errorf("IssuingPoint = %+v", ip)
 	}
-	if got := p.Printers["mostrador"].CopiesFor(cfe.EFactura); got != 2 {
+	if got := p.Printers["mostrador"].Copies[cfe.EFactura]; got != 2 {
 		t.Errorf("copies of 111 = %d, want 2", got)
 	}
 	// An unquoted YAML decimal keeps the digits that were written.

@@ -356,7 +356,7 @@ func (v *validator) printer(at, alias string, pr Printer) {
 }
 
 func (v *validator) print(at string, p Print) {
-	if _, ok := p.Template(p.FormatoRepImpresa); !ok || p.FormatoRepImpresa == "" {
+	if _, custom := p.Templates[strings.ToLower(p.FormatoRepImpresa)]; !custom && !builtIn(p.FormatoRepImpresa) {
 		v.fail(at+".formato_rep_impresa", "se espera %s o el nombre de una plantilla definida en templates", formatList())
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Templates)) {
@@ -364,7 +364,7 @@ func (v *validator) print(at string, p Print) {
 		if !nameRule.MatchString(name) {
 			v.fail(field, "nombre de plantilla inválido: %s", nameRuleText)
 		}
-		if slices.ContainsFunc(formats, func(f Format) bool { return strings.EqualFold(name, string(f)) }) {
+		if builtIn(name) {
 			v.fail(field, "el nombre coincide con un formato incorporado: elija otro")
 		}
 		if !slices.Contains(formats, t.Base) {
@@ -382,6 +382,11 @@ func (v *validator) print(at string, p Print) {
 			v.fail(field+".font_size", "debe ser 0 (el de la base) o estar entre %d y %d", minFontSize, maxFontSize)
 		}
 	}
+}
+
+// builtIn reports whether name is a built-in Format (case-insensitive).
+func builtIn(name string) bool {
+	return slices.ContainsFunc(formats, func(f Format) bool { return strings.EqualFold(name, string(f)) })
 }
 
 func formatList() string {

@@ -16,6 +16,20 @@ func TestConfig_Validate_valid(t *testing.T) {
 	}
 }
 
+// formato_rep_impresa names a built-in format or a template of the profile,
+// in any case, as pdf.Catalog resolves it.
+func TestConfig_Validate_printFormat(t *testing.T) {
+	for _, name := range []string{"Estandar", "estandar", "ROLLO58", "ticket", "Ticket"} {
+		c := validConfig()
+		p := c.Profiles["caja1"]
+		p.Print.FormatoRepImpresa = name
+		c.Profiles["caja1"] = p
+		if err := c.Validate(); err != nil {
+			t.Errorf("formato_rep_impresa %q: %v", name, err)
+		}
+	}
+}
+
 // TestConfig_Validate_invalid breaks one rule at a time in a valid
 // configuration and checks that exactly the broken field is named.
 func TestConfig_Validate_invalid(t *testing.T) {
@@ -101,6 +115,7 @@ func TestConfig_Validate_invalid(t *testing.T) {
 		{"unknown default printer", caja1(func(p *Profile) { p.DefaultPrinter = "cocina" }), c1 + "default_printer"},
 
 		{"unknown print format", caja1(func(p *Profile) { p.Print.FormatoRepImpresa = "Carta" }), c1 + "print.formato_rep_impresa"},
+		{"no print format", caja1(func(p *Profile) { p.Print.FormatoRepImpresa = "" }), c1 + "print.formato_rep_impresa"},
 		{"template of unknown base", caja1(func(p *Profile) {
 			p.Print.Templates["ticket"] = Template{Base: "A5"}
 		}), c1 + "print.templates.ticket.base"},

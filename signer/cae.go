@@ -152,49 +152,27 @@ func (f *fieldReader) date(name string) cfe.Date {
 	return d
 }
 
-// check applies DGI's rules for a CAE the agent can use.
+// check adds what breaks the rules of every CAE range (cfe.CAERange.Validate)
+// on the fields that could be read, then the rules of an imported file: TA is
+// "E", the RUC is the company's and, when opts.Today is set, the CAE has not
+// expired.
 func (f *fieldReader) check(r cfe.CAERange, ta string, opts CAEOptions) {
-	switch {
-	case f.failed("RucE"):
-	case !cfe.ValidRUC(r.RUC):
-		f.fail("RucE", "%q no es un RUC válido (12 dígitos con dígito verificador correcto)", r.RUC)
-	case r.RUC != opts.RUC:
-		f.fail("RucE", "la constancia es del RUC %s y esta empresa es el RUC %s", r.RUC, opts.RUC)
+	unread := make(map[string]bool, len(f.errs)+1)
+	for _, e := range f.errs {
+		unread[e.Campo] = true
 	}
-	if info, ok := r.Type.Info(); !f.failed("TCFE") && (!ok || info.Contingency) {
-		f.fail("TCFE", "%d no es un tipo de CFE electrónico", r.Type)
+	// Whether CausalCAEEsp belongs depends on CAEEspecial.
+	unread["CausalCAEEsp"] = unread["CausalCAEEsp"] || unread["CAEEspecial"]
+	for _, e := range cfe.ErrorFields(r.Validate()) {
+		if !unread[e.Campo] {
+			f.errs = append(f.errs, e)
+		}
 	}
 	if ta != "" && ta != "E" {
 		f.fail("TA", "la constancia es de tipo %q; solo se admiten constancias E (CFE electrónicos)", ta)
 	}
-	if !f.failed("Serie") && !cfe.ValidSerie(r.Serie) {
-		f.fail("Serie", "%q no es una serie válida (A a ZZ, o dígito y letra como 1A)", r.Serie)
-	}
-	for _, n := range []struct {
-		campo string
-		v     int64
-	}{{"DNro", r.DNro}, {"HNro", r.HNro}} {
-		if !f.failed(n.campo) && (n.v < 1 || n.v > cfe.MaxNro) {
-			f.fail(n.campo, "%d está fuera de 1 a %d", n.v, cfe.MaxNro)
-		}
-	}
-	if !f.failed("DNro") && !f.failed("HNro") && r.DNro > r.HNro {
-		f.fail("HNro", "el rango termina (%d) antes de empezar (%d)", r.HNro, r.DNro)
-	}
-	if !f.failed("NA") && (len(r.CAEID) != 11 || strings.Trim(r.CAEID, "0123456789") != "") {
-		f.fail("NA", "%q no es un número de CAE de 11 dígitos", r.CAEID)
-	}
-	if !f.failed("FA") && !f.failed("FVD") && r.Vencimiento.Before(r.Autorizado) {
-		f.fail("FVD", "la constancia vence (%s) antes de emitirse (%s)", r.Vencimiento, r.Autorizado)
-	}
-	switch {
-	case f.failed("CAEEspecial") || f.failed("CausalCAEEsp"):
-	case r.CAEEspecial > 4:
-		f.fail("CAEEspecial", "%d no es 1 (exonerado), 2 (IVA mínimo), 3 (Monotributo) ni 4 (Monotributo MIDES)", r.CAEEspecial)
-	case r.CAEEspecial == 1 && r.CausalCAEEsp == 0:
-		f.fail("CausalCAEEsp", "es obligatoria cuando CAEEspecial es 1 (exonerado)")
-	case r.CAEEspecial != 1 && r.CausalCAEEsp != 0:
-		f.fail("CausalCAEEsp", "solo corresponde cuando CAEEspecial es 1 (exonerado)")
+	if !f.failed("RucE") && r.RUC != opts.RUC {
+		f.fail("RucE", "la constancia es del RUC %s y esta empresa es el RUC %s", r.RUC, opts.RUC)
 	}
 	if !opts.Today.IsZero() && !f.failed("FVD") && r.Expired(opts.Today) {
 		f.fail("FVD", "la constancia venció el %s", r.Vencimiento)

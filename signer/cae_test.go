@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,7 +207,7 @@ func TestParseCAEFile_Fields(t *testing.T) {
 		{"number over 7 digits", validCAEFields().with("HNro", "10000000"), "HNro", "hasta 7 dígitos"},
 		{"number zero", validCAEFields().with("DNro", "0"), "DNro", "fuera de 1 a 9999999"},
 		{"short CAE number", validCAEFields().with("NA", "9026123456"), "NA", "11 dígitos"},
-		{"expires before issue", validCAEFields().with("FVD", "2026-10-31"), "FVD", "vence (2026-10-31) antes de emitirse (2026-11-01)"},
+		{"expires before issue", validCAEFields().with("FVD", "2026-10-31"), "FVD", "vence (2026-10-31) antes de su autorización (2026-11-01)"},
 		{"bad date", validCAEFields().with("FA", "01/11/2026"), "FA", "AAAA-MM-DD"},
 		{"missing serie", validCAEFields().with("Serie", ""), "Serie", "falta"},
 		{"exonerated without reason", validCAEFields().with("CAEEspecial", "1"), "CausalCAEEsp", "obligatoria"},
@@ -218,6 +219,20 @@ func TestParseCAEFile_Fields(t *testing.T) {
 			_, err := ParseCAEFile(signedCAE(t, tc.fields), CAEOptions{RUC: fixtureRUC})
 			assertFieldError(t, err, tc.campo, tc.rule)
 		})
+	}
+}
+
+// A field that cannot be read is reported once, without the rules that
+// would judge its zero value (DNro 0, an ordinary CAE with a reason).
+func TestParseCAEFile_UnreadableFields(t *testing.T) {
+	fields := validCAEFields().with("DNro", "uno").with("CAEEspecial", "x").with("CausalCAEEsp", "5")
+	_, err := ParseCAEFile(signedCAE(t, fields), CAEOptions{RUC: fixtureRUC})
+	var campos []string
+	for _, f := range cfe.ErrorFields(err) {
+		campos = append(campos, f.Campo)
+	}
+	if want := []string{"DNro", "CAEEspecial"}; !slices.Equal(campos, want) {
+		t.Errorf("fields %v, want %v: %v", campos, want, err)
 	}
 }
 

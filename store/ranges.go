@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -15,12 +14,11 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
-var caeIDPattern = regexp.MustCompile(`^[0-9]{1,11}$`) // NA: integer, 11 digits
-
 // PutRange stores a CAE range. An empty ID is filled in as cfe.RangeID; any
 // other ID must equal it. Fields are named as in DGI's CAE file.
 //
-// Errors: EINVALID (with Fields) for a range that breaks a rule; ECONFLICT
+// Errors: EINVALID (with Fields) for a range that breaks a rule of
+// cfe.CAERange.Validate or whose ID is another; ECONFLICT
 // when the range is already stored or overlaps a stored range of the same type
 // and serie; EUNAVAILABLE when ctx is done.
 func (db *DB) PutRange(ctx context.Context, r cfe.CAERange) error {
@@ -64,46 +62,20 @@ func (db *DB) PutRange(ctx context.Context, r cfe.CAERange) error {
 	return nil
 }
 
-// checkRange fills in r.ID when empty and returns the rules r breaks.
+// checkRange returns the rules r breaks: the domain's rules for every CAE
+// range, then the store's key, which it fills in when empty.
 func checkRange(r *cfe.CAERange) []cfe.FieldError {
-	var fs []cfe.FieldError
-	if !r.Type.Valid() {
-		fs = append(fs, field("TCFE", "%d no es un tipo de CFE de DGI", int(r.Type)))
+	if fs := cfe.ErrorFields(r.Validate()); len(fs) > 0 {
+		return fs
 	}
-	if !cfe.ValidSerie(r.Serie) {
-		fs = append(fs, field("Serie", "%q no es una serie válida: una o dos letras mayúsculas, o un dígito de 1 a 9 y una letra", r.Serie))
+	switch id := cfe.RangeID(r.Type, r.Serie, r.DNro); r.ID {
+	case "":
+		r.ID = id
+	case id:
+	default:
+		return []cfe.FieldError{field("ID", "debe ser %q (tipo-serie-desde)", id)}
 	}
-	if r.DNro < 1 || r.DNro > cfe.MaxNro {
-		fs = append(fs, field("DNro", "debe estar entre 1 y %d", cfe.MaxNro))
-	}
-	if r.HNro < 1 || r.HNro > cfe.MaxNro {
-		fs = append(fs, field("HNro", "debe estar entre 1 y %d", cfe.MaxNro))
-	}
-	if r.HNro < r.DNro {
-		fs = append(fs, field("HNro", "no puede ser menor que DNro (%d)", r.DNro))
-	}
-	if !caeIDPattern.MatchString(r.CAEID) {
-		fs = append(fs, field("NA", "el número de CAE debe tener de 1 a 11 dígitos"))
-	}
-	if r.Autorizado.IsZero() {
-		fs = append(fs, field("FA", "la fecha de autorización es obligatoria"))
-	}
-	if r.Vencimiento.IsZero() {
-		fs = append(fs, field("FVD", "la fecha de vencimiento es obligatoria"))
-	} else if r.Vencimiento.Before(r.Autorizado) {
-		fs = append(fs, field("FVD", "no puede ser anterior a la fecha de autorización (%s)", r.Autorizado))
-	}
-	if len(fs) == 0 {
-		id := cfe.RangeID(r.Type, r.Serie, r.DNro)
-		switch r.ID {
-		case "":
-			r.ID = id
-		case id:
-		default:
-			fs = append(fs, field("ID", "debe ser %q (tipo-serie-desde)", id))
-		}
-	}
-	return fs
+	return nil
 }
 
 // Ranges returns every stored range by type, serie and first number.

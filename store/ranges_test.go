@@ -15,7 +15,9 @@ func TestDB_PutRange_RejectsInvalid(t *testing.T) {
 		edit  func(*cfe.CAERange)
 		field string
 	}{
+		{"no RUC", func(r *cfe.CAERange) { r.RUC = "" }, "RucE"},
 		{"unknown type", func(r *cfe.CAERange) { r.Type = 100 }, "TCFE"},
+		{"contingency type", func(r *cfe.CAERange) { r.Type = 201 }, "TCFE"},
 		{"lower-case serie", func(r *cfe.CAERange) { r.Serie = "a" }, "Serie"},
 		{"serie of three letters", func(r *cfe.CAERange) { r.Serie = "ABC" }, "Serie"},
 		{"serie starting with 0", func(r *cfe.CAERange) { r.Serie = "0A" }, "Serie"},
@@ -28,6 +30,7 @@ func TestDB_PutRange_RejectsInvalid(t *testing.T) {
 		{"no authorization date", func(r *cfe.CAERange) { r.Autorizado = cfe.Date{} }, "FA"},
 		{"no expiry date", func(r *cfe.CAERange) { r.Vencimiento = cfe.Date{} }, "FVD"},
 		{"expires before it was authorized", func(r *cfe.CAERange) { r.Vencimiento = r.Autorizado.AddDays(-1) }, "FVD"},
+		{"exonerated without reason", func(r *cfe.CAERange) { r.CAEEspecial = 1 }, "CausalCAEEsp"},
 		{"ID of another range", func(r *cfe.CAERange) { r.ID = "101-A-2" }, "ID"},
 	}
 	db, _ := openStore(t, store.Options{})

@@ -27,7 +27,7 @@ func newDoctorCommand(opts *globalOptions) *cobra.Command {
 		Use:   "doctor",
 		Short: "Diagnostica el equipo y el perfil activo: una línea OK/WARN/FAIL por comprobación",
 		Long: "Comprueba la zona horaria, el certificado, los rangos CAE, la dirección de escucha, la cola de envíos, " +
-			"el servicio alojado y las impresoras. Funciona con el agente en ejecución o detenido. " +
+			"el servicio en la nube y las impresoras. Funciona con el agente en ejecución o detenido. " +
 			"Termina con estado 1 si alguna comprobación falla.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -177,17 +177,17 @@ func (d *doctor) outbox(r *localapi.StateReport) {
 		d.line("OK", "envíos", "%d comprobantes pendientes de envío", o.Pending)
 	}
 	if o.Rejected > 0 {
-		d.line("WARN", "envíos", "el servicio alojado rechazó %d comprobantes firmados: revíselos (no se reenvían solos)", o.Rejected)
+		d.line("WARN", "envíos", "el servicio en la nube rechazó %d comprobantes firmados: revíselos (no se reenvían solos)", o.Rejected)
 	}
 	if h := r.Hosted; h != nil && h.LastError != "" {
-		d.line("WARN", "envíos", "último error del servicio alojado: %s", h.LastError)
+		d.line("WARN", "envíos", "último error del servicio en la nube: %s", h.LastError)
 	}
 }
 
 // hosted checks that the service answers and accepts the profile's
 // credentials, and reports the key's headroom.
 func (d *doctor) hosted(ctx context.Context, p profiles.Profile) {
-	const check = "servicio alojado"
+	const check = "servicio en la nube"
 	h := p.Hosted
 	if h.BaseURL == "" {
 		d.line("WARN", check, "no configurado: los comprobantes firmados quedan en la cola local")

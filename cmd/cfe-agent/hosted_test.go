@@ -119,7 +119,7 @@ func TestAgent_DeliversAndProxies(t *testing.T) {
 	}
 
 	out, code := runCLI(t, env, "doctor")
-	if !strings.Contains(out, "OK   servicio alojado: "+sb.URL()+" responde; autenticación: clave API de empresa; cupo de la clave:") {
+	if !strings.Contains(out, "OK   servicio en la nube: "+sb.URL()+" responde; autenticación: clave API de empresa; cupo de la clave:") {
 		t.Errorf("doctor (exit %d) does not report the hosted service as usable:\n%s", code, out)
 	}
 	a.stop(t)
