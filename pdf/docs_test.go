@@ -22,9 +22,8 @@ func TestRender_DocsImages(t *testing.T) {
 	c.Items[0].DscItem = "Paquete de 1 kg, molienda tradicional"
 	c.MediosPago = []cfe.MedioPago{{NroLinMP: 1, GlosaMP: "Efectivo", ValorPago: num("600")}}
 	doc := signed(t, c)
-	opts := Options{Adenda: "Cliente frecuente Nº 1234\nPuntos acumulados: 536", WebURL: "www.laesquina.com.uy",
-		FechaEmisor: cfe.Date{Year: 2012, Month: 10, Day: 1},
-		Template:    Template{Legends: []string{"¡Gracias por su compra!"}}}
+	opts := Options{Adenda: "Cliente frecuente Nº 1234\nPuntos acumulados: 536", Footer: Footer{WebURL: "https://www.laesquina.com.uy", FechaEmisor: cfe.Date{Year: 2012, Month: 10, Day: 1}},
+		Template: Template{Legends: []string{"¡Gracias por su compra!"}}}
 	docs := filepath.Join(testtool.RepoRoot(t), "docs")
 	for name, o := range map[string]struct {
 		base       Base

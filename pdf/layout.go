@@ -251,15 +251,16 @@ func (l *layout) sello() block {
 	return b
 }
 
-// pie is the footer text: CAE, its range, where to verify, Fecha emisor and
-// the IVA constancia.
+// pie is the footer text beside or under the Sello Digital, in DGI's order
+// (V24/V25 "Pie del comprobante"): Fecha emisor or resolution, where to
+// verify, below them the IVA constancia, below it the CAE number and range.
 func (l *layout) pie(w float64, a alignment) block {
 	c := column{w: w}
+	c.para(l.body(), a, l.r.emitterSince)
+	c.para(l.body(), a, l.r.verify)
+	c.para(l.strong(), a, l.r.ivaAlDia)
 	c.para(l.strong(), a, l.r.cae)
 	c.para(l.body(), a, l.r.caeRange)
-	c.para(l.body(), a, l.r.verify)
-	c.para(l.body(), a, l.r.emitterSince)
-	c.para(l.strong(), a, l.r.ivaAlDia)
 	return c.b
 }
 

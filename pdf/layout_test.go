@@ -48,7 +48,8 @@ func layoutCases(t *testing.T) map[string]struct {
 	full.MediosPago = []cfe.MedioPago{{NroLinMP: 1, GlosaMP: "Tarjeta de débito", ValorPago: num("499.4")}}
 	full.SubTotInfo = []cfe.SubTotal{{NroSTI: 1, GlosaSTI: "Almacén", ValSubtotSTI: num("494.4")}}
 	extras := Options{Adenda: "Pedido 5531\nEntregar en Colonia 1234 de 9 a 18 horas; llamar antes al 099 123 456 " +
-		"y dejar en portería si no hay nadie", FechaEmisor: cfe.Date{Year: 2012, Month: 10, Day: 1},
+		"y dejar en portería si no hay nadie", Footer: Footer{FechaEmisor: cfe.Date{Year: 2012, Month: 10, Day: 1},
+		WebURL: "https://www.laesquina.com.uy/comprobantes/consulta-de-comprobantes-electronicos"},
 		Template: Template{Legends: []string{"¡Gracias por su compra!"}}}
 	return map[string]struct {
 		doc  []byte

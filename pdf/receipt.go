@@ -122,23 +122,37 @@ func newReceipt(c *cfe.CFE, digest string, opts *Options) *receipt {
 	if id.IndCobPropia == 1 {
 		r.typeName += " Cobranza"
 	}
+	f := opts.Footer
 	url := dgiVerifyURL
 	if c.Type().IsTicketFamily() {
 		// e-Tickets are published on the emitter's web site.
-		url = firstOf(opts.Template.WebURL, opts.WebURL, dgiVerifyURL)
+		url = firstOf(webAddress(opts.Template.WebURL), webAddress(f.WebURL), dgiVerifyURL)
 	}
 	r.verify = "Puede verificar comprobante en " + url
 	switch {
-	case opts.Resolucion != "":
-		r.emitterSince = "Res. " + opts.Resolucion
-	case !opts.FechaEmisor.IsZero():
-		r.emitterSince = "Fecha emisor " + date(opts.FechaEmisor)
+	case f.Resolucion != "":
+		r.emitterSince = "Res. " + f.Resolucion
+	case !f.FechaEmisor.IsZero():
+		r.emitterSince = "Fecha emisor: " + date(f.FechaEmisor)
 	}
 	// IVAalDia present means NOT al día; monotributistas print no constancia (V25).
-	if id.IVAalDia == 0 && c.CAEData.CAEEspecial != 3 && c.CAEData.CAEEspecial != 4 {
+	if !f.OmitIVAConstancia && id.IVAalDia == 0 && c.CAEData.CAEEspecial != 3 && c.CAEData.CAEEspecial != 4 {
 		r.ivaAlDia = ConstanciaIVAalDia
 	}
 	return r
+}
+
+// webAddress is a web site as printed: without its scheme, as DGI writes
+// www.dgi.gub.uy, and without a final slash.
+func webAddress(u string) string {
+	u = strings.TrimSpace(u)
+	for _, scheme := range []string{"https://", "http://"} {
+		if len(u) > len(scheme) && strings.EqualFold(u[:len(scheme)], scheme) {
+			u = u[len(scheme):]
+			break
+		}
+	}
+	return strings.TrimSuffix(u, "/")
 }
 
 func emitterInfo(e cfe.Emisor) []string {

@@ -16,16 +16,28 @@ type Options struct {
 	// Adenda is printed in a box titled "ADENDA"; it is not part of the
 	// signed CFE. Line breaks are kept.
 	Adenda string
+	// Footer is the footer data the signed CFE does not carry.
+	Footer Footer
+}
+
+// Footer is what the printed footer says about the emitter that its signed
+// CFE does not: DGI asks for it (V24/V25 "Pie del comprobante"), and it
+// comes from the emitter's configuration.
+type Footer struct {
 	// FechaEmisor is the date the emitter entered the CFE regime, printed
-	// "Fecha emisor dd/mm/aaaa" in the footer.
+	// "Fecha emisor: dd/mm/aaaa".
 	FechaEmisor cfe.Date
 	// Resolucion is printed "Res. <Resolucion>" instead of FechaEmisor for
 	// emitters incorporated by a resolution (e.g. "1234/2016").
 	Resolucion string
-	// WebURL is the company's web site, where e-Tickets are verified
-	// ("Puede verificar comprobante en <WebURL>"); every other type prints
-	// www.dgi.gub.uy. An e-Ticket without one prints www.dgi.gub.uy too.
+	// WebURL is the company's web site, where e-Tickets are published and
+	// verified ("Puede verificar comprobante en <WebURL>", printed without
+	// http:// or https://); every other type prints www.dgi.gub.uy. An
+	// e-Ticket without one prints www.dgi.gub.uy too.
 	WebURL string
+	// OmitIVAConstancia leaves out the "IVA al día" constancia even where
+	// the CFE allows it (DGI: "cuando corresponda"; the emitter decides).
+	OmitIVAConstancia bool
 }
 
 // Render returns the printed representation of a signed CFE as a PDF. The

@@ -39,18 +39,32 @@ func signedFixture(t testing.TB, typ cfe.Type) []byte {
 	return b
 }
 
+// ticketFamily are the types DGI's footer rule calls "e-Tickets y sus notas
+// de corrección" (V24 table A): e-Ticket, e-Ticket por cuenta ajena, their
+// notes, and their contingency forms.
+var ticketFamily = map[cfe.Type]bool{101: true, 102: true, 103: true, 131: true, 132: true, 133: true,
+	201: true, 202: true, 203: true, 231: true, 232: true, 233: true}
+
 func TestRender_EveryTypeEveryTemplate(t *testing.T) {
+	footer := Footer{FechaEmisor: cfe.Date{Year: 2012, Month: 10, Day: 1}, WebURL: "https://www.laesquina.com.uy"}
 	for _, typ := range cfe.Types() {
 		t.Run(typ.String(), func(t *testing.T) {
 			t.Parallel()
 			doc := signedFixture(t, typ)
 			qr := expectedQR(t, doc)
+			verify := "Puede verificar comprobante en www.dgi.gub.uy"
+			if ticketFamily[typ] {
+				verify = "Puede verificar comprobante en www.laesquina.com.uy"
+			}
 			for _, base := range Bases() {
-				pdf := render(t, doc, Options{Template: Template{Base: base}})
+				pdf := render(t, doc, Options{Template: Template{Base: base}, Footer: footer})
 				text := pdfText(t, pdf, 1, 0)
 				what := fmt.Sprintf("%s %s", typ, base)
 				mustContain(t, what, text, fixtureText(typ)...)
 				mustContain(t, what, text, WatermarkText, cfe.SecurityCode(mustDigest(t, doc)))
+				// The fixtures' CAE: 90260000123, serie A 1–1000, due 01/03/2028.
+				mustContain(t, what, text, verify, "Fecha emisor: 01/10/2012", ConstanciaIVAalDia,
+					"CAE Nº 90260000123", "Serie A del 1 al 1000", "Fecha de vencimiento 01/03/2028")
 				for i, p := range pdfPages(t, pdf) {
 					if got := mm(p.w); math.Abs(got-baseWidth[base]) > 0.1 {
 						t.Errorf("%s page %d is %.2f mm wide, want %.0f", what, i+1, got, baseWidth[base])
@@ -241,29 +255,12 @@ func TestRender_Options(t *testing.T) {
 		for _, base := range Bases() {
 			tmpl := Template{Name: "mostrador", Base: base, Logo: pngLogo(t),
 				Legends: []string{"¡Gracias por su compra!", "Cambios dentro de los 30 días"}, WebURL: "www.laesquina.com.uy"}
-			pdf := render(t, ticket, Options{Template: tmpl, WebURL: "www.otra.com.uy", Production: true})
+			pdf := render(t, ticket, Options{Template: tmpl, Footer: Footer{WebURL: "www.otra.com.uy"}, Production: true})
 			mustContain(t, string(base), pdfText(t, pdf, 1, 0), "¡Gracias por su compra!", "Cambios dentro de los 30 días",
 				"Puede verificar comprobante en www.laesquina.com.uy")
 			if n := pdfImages(t, pdf); n != 1 {
 				t.Errorf("%s: %d images, want the logo", base, n)
 			}
-		}
-	})
-	t.Run("e-Tickets are verified on the company's site, others at DGI", func(t *testing.T) {
-		opts := Options{WebURL: "www.laesquina.com.uy", Production: true}
-		mustContain(t, "e-Ticket", pdfText(t, render(t, ticket, opts), 1, 0), "Puede verificar comprobante en www.laesquina.com.uy")
-		mustContain(t, "e-Factura", pdfText(t, render(t, factura, opts), 1, 0), "Puede verificar comprobante en www.dgi.gub.uy")
-		mustContain(t, "e-Ticket without URL", pdfText(t, render(t, ticket, Options{}), 1, 0),
-			"Puede verificar comprobante en www.dgi.gub.uy")
-	})
-	t.Run("Fecha emisor or resolution", func(t *testing.T) {
-		since := cfe.Date{Year: 2012, Month: 10, Day: 1}
-		text := pdfText(t, render(t, factura, Options{FechaEmisor: since}), 1, 0)
-		mustContain(t, "Fecha emisor", text, "Fecha emisor 01/10/2012")
-		text = pdfText(t, render(t, factura, Options{FechaEmisor: since, Resolucion: "1234/2016"}), 1, 0)
-		mustContain(t, "resolution", text, "Res. 1234/2016")
-		if strings.Contains(text, "Fecha emisor") {
-			t.Error("an emitter incorporated by resolution prints only the resolution")
 		}
 	})
 	t.Run("Adenda", func(t *testing.T) {
@@ -281,6 +278,82 @@ func TestRender_Options(t *testing.T) {
 			t.Errorf("11 pt text gives a roll of %.1f mm, 7 pt %.1f mm: want it longer", mm(large[0].h), mm(small[0].h))
 		}
 	})
+}
+
+// The footer's data from the profile (DGI "Pie del comprobante"), in every
+// template: Fecha emisor or, instead, the resolution; where to verify; the
+// IVA constancia, which the emitter may leave out and which DGI's rules
+// leave out on their own. (TestRender_EveryTypeEveryTemplate checks where
+// each type sends the reader to verify it.)
+func TestRender_Footer(t *testing.T) {
+	since := cfe.Date{Year: 2012, Month: 10, Day: 1}
+	const site = "https://www.laesquina.com.uy/comprobantes/"
+	tests := []struct {
+		name   string
+		typ    cfe.Type
+		change func(*cfe.CFE)
+		footer Footer
+		want   []string
+		absent []string
+	}{
+		{"e-Ticket: the company's site, printed without scheme", cfe.ETicket, nil, Footer{FechaEmisor: since, WebURL: site},
+			[]string{"Fecha emisor: 01/10/2012", "Puede verificar comprobante en www.laesquina.com.uy/comprobantes",
+				ConstanciaIVAalDia}, []string{"https://", "www.dgi.gub.uy", "Res. "}},
+		{"e-Factura: DGI's site", cfe.EFactura, nil, Footer{FechaEmisor: since, WebURL: site},
+			[]string{"Fecha emisor: 01/10/2012", "Puede verificar comprobante en www.dgi.gub.uy", ConstanciaIVAalDia},
+			[]string{"laesquina.com.uy", "Res. "}},
+		{"e-Ticket without a site: DGI's", cfe.ETicket, nil, Footer{FechaEmisor: since},
+			[]string{"Puede verificar comprobante en www.dgi.gub.uy"}, nil},
+		{"resolution instead of Fecha emisor", cfe.ETicketNC, nil, Footer{FechaEmisor: since, Resolucion: "1234/2016", WebURL: site},
+			[]string{"Res. 1234/2016", "Puede verificar comprobante en www.laesquina.com.uy/comprobantes"}, []string{"Fecha emisor"}},
+		{"neither date nor resolution", cfe.EFactura, nil, Footer{},
+			[]string{"Puede verificar comprobante en www.dgi.gub.uy"}, []string{"Fecha emisor", "Res. "}},
+		{"constancia left out by the emitter", cfe.EFactura, nil, Footer{FechaEmisor: since, OmitIVAConstancia: true},
+			[]string{"Fecha emisor: 01/10/2012"}, []string{ConstanciaIVAalDia}},
+		{"not al día: no constancia", cfe.ETicket, func(c *cfe.CFE) { c.IdDoc.IVAalDia = 1 }, Footer{FechaEmisor: since},
+			[]string{"Fecha emisor: 01/10/2012"}, []string{ConstanciaIVAalDia}},
+		{"Monotributo Social MIDES: no constancia", cfe.ETicket, func(c *cfe.CFE) { c.CAEData.CAEEspecial = 4 },
+			Footer{FechaEmisor: since}, []string{"MONOTRIBUTO SOCIAL MIDES"}, []string{ConstanciaIVAalDia}},
+	}
+	t.Run("in DGI's order", func(t *testing.T) {
+		// A roll is one column, so the extracted text keeps the order.
+		order := []string{"Código de seguridad", "Fecha emisor: 01/10/2012",
+			"Puede verificar comprobante en www.laesquina.com.uy/comprobantes", ConstanciaIVAalDia,
+			"CAE Nº 90260000123", "Serie A del 1 al 1000", "Fecha de vencimiento"}
+		for _, base := range []Base{Rollo, Rollo58} {
+			text := pdfText(t, render(t, signedFixture(t, cfe.ETicket), Options{Template: Template{Base: base},
+				Footer: Footer{FechaEmisor: since, WebURL: site}}), 1, 0)
+			flat := strings.Join(strings.Fields(text), " ")
+			at := 0
+			for _, s := range order {
+				i := strings.Index(flat[at:], s)
+				if i < 0 {
+					t.Fatalf("%s: %q missing or out of DGI's order %q:\n%s", base, s, order, text)
+				}
+				at += i + len(s)
+			}
+		}
+	})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			doc := signedFixture(t, tt.typ)
+			if tt.change != nil {
+				c := fixture(tt.typ)
+				tt.change(c)
+				doc = signed(t, c)
+			}
+			for _, base := range Bases() {
+				text := pdfText(t, render(t, doc, Options{Template: Template{Base: base}, Footer: tt.footer}), 1, 0)
+				mustContain(t, string(base), text, tt.want...)
+				for _, a := range tt.absent {
+					if strings.Contains(text, a) {
+						t.Errorf("%s shows %q", base, a)
+					}
+				}
+			}
+		})
+	}
 }
 
 func TestRender_Legends(t *testing.T) {

@@ -31,11 +31,9 @@ type Config struct {
 	// Production is true only for a production profile; every other
 	// document carries the test watermark.
 	Production bool
-	// FechaEmisor, Resolucion and WebURL are printed in the footer; see
-	// pdf.Options.
-	FechaEmisor cfe.Date
-	Resolucion  string
-	WebURL      string
+	// Footer is the emitter's footer data (Fecha emisor or resolution,
+	// web site, IVA constancia); see pdf.Footer.
+	Footer pdf.Footer
 }
 
 // Service renders and prints stored CFEs. It is safe for concurrent use.
@@ -67,7 +65,7 @@ func (s *Service) Render(ctx context.Context, ref localapi.CFERef, variant strin
 		return nil, err
 	}
 	b, err := pdf.Render(is.XML, pdf.Options{Template: t, Production: s.cfg.Production, Adenda: is.Adenda,
-		FechaEmisor: s.cfg.FechaEmisor, Resolucion: s.cfg.Resolucion, WebURL: s.cfg.WebURL})
+		Footer: s.cfg.Footer})
 	if err != nil {
 		// The CFE was stored as signed: a document pdf cannot read is the
 		// agent's fault, never the request's.

@@ -66,7 +66,8 @@ func newService(t *testing.T, db printing.Finder, defaultTemplate string) *print
 		t.Fatal(err)
 	}
 	return printing.New(printing.Config{Store: db, Templates: templates, Printers: printers,
-		DefaultTemplate: defaultTemplate})
+		DefaultTemplate: defaultTemplate,
+		Footer:          pdf.Footer{Resolucion: "798/2012", WebURL: "https://www.ejemplo.com.uy", OmitIVAConstancia: true}})
 }
 
 func text(t *testing.T, doc []byte) string {
@@ -86,7 +87,7 @@ func TestService_Render(t *testing.T) {
 	ctx := context.Background()
 	svc := newService(t, storedSample(t), "ticket")
 
-	t.Run("by folio, with the profile's template, the stored adenda and the watermark", func(t *testing.T) {
+	t.Run("by folio, with the profile's template and footer, the stored adenda and the watermark", func(t *testing.T) {
 		doc, err := svc.Render(ctx, localapi.CFERef{Type: cfe.EFactura, Serie: "a", Numero: 1}, "")
 		if err != nil {
 			t.Fatal(err)
@@ -97,9 +98,15 @@ func TestService_Render(t *testing.T) {
 		}
 		s := text(t, doc.PDF)
 		for _, want := range []string{"Gracias por su compra", "Pedido 77", "Entregar en depósito",
-			"Representacion impresa de prueba sin valor fiscal"} {
+			"Representacion impresa de prueba sin valor fiscal", "Res. 798/2012", "www.dgi.gub.uy"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("the PDF lacks %q:\n%s", want, s)
+			}
+		}
+		// An e-Factura is verified at DGI, and this emitter prints no constancia.
+		for _, absent := range []string{"ejemplo.com.uy", pdf.ConstanciaIVAalDia} {
+			if strings.Contains(s, absent) {
+				t.Errorf("the PDF shows %q:\n%s", absent, s)
 			}
 		}
 	})
