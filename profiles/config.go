@@ -70,7 +70,23 @@ type Company struct {
 	DomicilioFiscal string   `yaml:"domicilio_fiscal"`
 	Ciudad          string   `yaml:"ciudad"`
 	Departamento    string   `yaml:"departamento"`
+	// FechaEmisor is the date the company entered the CFE regime; the
+	// printed footer says "Fecha emisor: dd/mm/aaaa". A company incorporated
+	// by a DGI resolution gives Resolucion instead.
+	FechaEmisor Date `yaml:"fecha_emisor,omitempty"`
+	// Resolucion is the number and year of the resolution that incorporated
+	// the company ("1234/2016"); the footer says "Res. 1234/2016".
+	Resolucion string `yaml:"resolucion,omitempty"`
+	// WebURL is the company's web site (http or https), where it publishes
+	// its e-Tickets: their footer says "Puede verificar comprobante en" it.
+	WebURL string `yaml:"web_url,omitempty"`
 }
+
+// Date is a civil date, written AAAA-MM-DD (YYYY-MM-DD) in config.yaml.
+type Date struct{ cfe.Date }
+
+// MarshalYAML writes d as YYYY-MM-DD.
+func (d Date) MarshalYAML() (any, error) { return d.String(), nil }
 
 // IssuingPoint is the hosted service's issuing point (punto de emisión) this
 // agent acts as. The service's 0/1 flags are booleans here; RangosCAE holds the
@@ -185,6 +201,10 @@ type Print struct {
 	// built-in Format or the name of a template.
 	FormatoRepImpresa string              `yaml:"formato_rep_impresa"`
 	Templates         map[string]Template `yaml:"templates,omitempty"`
+	// ConstanciaIVAAlDia prints the "IVA al día" constancia in the footer
+	// where DGI's rules allow it (the CFE does not say the emitter is not al
+	// día, and the emitter is no monotributista). Default true.
+	ConstanciaIVAAlDia bool `yaml:"constancia_iva_al_dia"`
 }
 
 // Template is a named custom layout: a built-in base with options.

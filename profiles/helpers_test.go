@@ -43,6 +43,8 @@ func validConfig() *Config {
 			DomicilioFiscal: "Rincón 500",
 			Ciudad:          "Montevideo",
 			Departamento:    "Montevideo",
+			FechaEmisor:     Date{cfe.Date{Year: 2012, Month: time.October, Day: 1}},
+			WebURL:          "https://www.laesquina.com.uy/comprobantes",
 		},
 		IssuingPoint: IssuingPoint{
 			IdPde: 17, Empresa: 4, CodigoTerminal: "CAJA1", Sucursal: 2,
@@ -71,7 +73,8 @@ func validConfig() *Config {
 		},
 		DefaultPrinter: "mostrador",
 		Print: Print{
-			FormatoRepImpresa: "ticket",
+			FormatoRepImpresa:  "ticket",
+			ConstanciaIVAAlDia: true,
 			Templates: map[string]Template{
 				"ticket": {Base: FormatRollo, Logo: "logo.png", Leyenda: "Gracias por su compra", FontSize: 8},
 			},
@@ -87,6 +90,7 @@ func validConfig() *Config {
 	pruebas := caja1.clone()
 	pruebas.Environment = Sandbox
 	pruebas.Company.RUC = "219999830019"
+	pruebas.Company.FechaEmisor, pruebas.Company.Resolucion = Date{}, "1234/2016"
 	pruebas.Listen = DefaultListen
 	pruebas.LAN = LAN{}
 	pruebas.AllowedOrigins = nil

@@ -37,9 +37,13 @@ var envOverrides = []struct{ name, key string }{
 	{"LISTEN", "listen"},
 	{"LAN_ENABLED", "lan.enabled"},
 	{"LAN_TOKENS", "lan.tokens"},
+	{"COMPANY_FECHA_EMISOR", "company.fecha_emisor"},
+	{"COMPANY_RESOLUCION", "company.resolucion"},
+	{"COMPANY_WEB_URL", "company.web_url"},
 	{"CERTIFICATE_PATH", "certificate.path"},
 	{"CERTIFICATE_PASSWORD", "certificate.password"},
 	{"DEFAULT_PRINTER", "default_printer"},
+	{"PRINT_CONSTANCIA_IVA_AL_DIA", "print.constancia_iva_al_dia"},
 	{"HOSTED_URL", "hosted.base_url"},
 	{"HOSTED_API_KEY", "hosted.api_key"},
 	{"HOSTED_USERNAME", "hosted.username"},
@@ -63,6 +67,7 @@ var profileDefaults = []struct {
 	{"tax.iva_tasa_min", cfe.DefaultTaxConfig().IVATasaMin.String()},
 	{"tax.tope_ui", cfe.DefaultTaxConfig().TopeUI.String()},
 	{"print.formato_rep_impresa", string(FormatEstandar)},
+	{"print.constancia_iva_al_dia", true},
 	{"hosted.timeout", "30s"},
 }
 
@@ -89,8 +94,10 @@ func DataDir(flagValue string) (string, error) {
 //
 // The active profile is the file's "active", or $CFE_AGENT_PROFILE. Its fields
 // are overridden by CFE_AGENT_ENVIRONMENT, CFE_AGENT_LISTEN,
-// CFE_AGENT_LAN_ENABLED, CFE_AGENT_LAN_TOKENS, CFE_AGENT_CERTIFICATE_PATH,
-// CFE_AGENT_CERTIFICATE_PASSWORD, CFE_AGENT_DEFAULT_PRINTER,
+// CFE_AGENT_LAN_ENABLED, CFE_AGENT_LAN_TOKENS, CFE_AGENT_COMPANY_FECHA_EMISOR,
+// CFE_AGENT_COMPANY_RESOLUCION, CFE_AGENT_COMPANY_WEB_URL,
+// CFE_AGENT_CERTIFICATE_PATH, CFE_AGENT_CERTIFICATE_PASSWORD,
+// CFE_AGENT_DEFAULT_PRINTER, CFE_AGENT_PRINT_CONSTANCIA_IVA_AL_DIA,
 // CFE_AGENT_HOSTED_URL, CFE_AGENT_HOSTED_API_KEY, CFE_AGENT_HOSTED_USERNAME,
 // CFE_AGENT_HOSTED_SECRET and CFE_AGENT_HOSTED_TIMEOUT.
 //
@@ -137,7 +144,7 @@ func read(op, dataDir string, withEnv bool) (cfg *Config, unknown []cfe.FieldErr
 	if err := v.Unmarshal(cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.TagName = "yaml"
 		dc.Metadata = &md
-		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(decimalHook, durationHook, splitHook)
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(decimalHook, durationHook, dateHook, splitHook)
 	}); err != nil {
 		fields := decodeFields(err)
 		// mapstructure walks maps in random order.
@@ -202,6 +209,7 @@ func (e hookError) Error() string { return string(e) }
 var (
 	decimalType  = reflect.TypeFor[decimal.Decimal]()
 	durationType = reflect.TypeFor[time.Duration]()
+	dateType     = reflect.TypeFor[Date]()
 )
 
 // decimalHook decodes a decimal from a string or a YAML number. YAML parses an
@@ -243,6 +251,26 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 		return nil, hookError("se espera una duración como 30s o 1m")
 	}
 	return d, nil
+}
+
+// dateHook decodes a date written AAAA-MM-DD. YAML leaves an unquoted
+// 2012-10-01 as text for an untyped value, as viper reads the file; a
+// time.Time is taken too, in case a decoder does resolve it.
+func dateHook(_, to reflect.Type, data any) (any, error) {
+	if to != dateType {
+		return data, nil
+	}
+	switch x := data.(type) {
+	case string:
+		if d, err := cfe.ParseDate(strings.TrimSpace(x)); err == nil {
+			return Date{d}, nil
+		}
+	case time.Time:
+		return Date{cfe.DateOf(x)}, nil
+	case Date:
+		return x, nil
+	}
+	return nil, hookError("se espera una fecha AAAA-MM-DD, por ejemplo 2012-10-01")
 }
 
 // splitHook decodes a list given as one comma-separated text, as environment

@@ -63,6 +63,13 @@ func TestLoad_fixture(t *testing.T) {
 	if got := p.Tax.ValorUI.String(); got != "6.1234" {
 		t.Errorf("ValorUI = %s, want 6.1234", got)
 	}
+	// The footer's data: an unquoted YAML date reads as that civil date.
+	if p.Company.WebURL != "https://www.laesquina.com.uy/tickets" || p.Print.ConstanciaIVAAlDia {
+		t.Errorf("caja1 web_url = %q, constancia_iva_al_dia = %v", p.Company.WebURL, p.Print.ConstanciaIVAAlDia)
+	}
+	if got := cfg.Profiles["pruebas"].Company.FechaEmisor.Date; got != (cfe.Date{Year: 2012, Month: time.October, Day: 1}) {
+		t.Errorf("pruebas fecha_emisor = %v, want 2012-10-01", got)
+	}
 }
 
 func TestLoad_defaults(t *testing.T) {
@@ -81,6 +88,7 @@ func TestLoad_defaults(t *testing.T) {
 		{"tax.iva_tasa_min", p.Tax.IVATasaMin.String(), "10"},
 		{"tax.tope_ui", p.Tax.TopeUI.String(), "5000"},
 		{"print.formato_rep_impresa", p.Print.FormatoRepImpresa, "Estandar"},
+		{"print.constancia_iva_al_dia", p.Print.ConstanciaIVAAlDia, true},
 		{"hosted.timeout", p.Hosted.Timeout, 30 * time.Second},
 	}
 	for _, c := range checks {
@@ -145,6 +153,12 @@ func TestLoad_errors(t *testing.T) {
 		{"bad duration", edit("      base_url: https://api.servicio.example", "      base_url: https://api.servicio.example\n      timeout: pronto"),
 			[]string{"profiles.caja1.hosted.timeout"}},
 		{"rule broken", edit(`ruc: "214844360018"`, `ruc: "214844360017"`), []string{"profiles.caja1.company.ruc"}},
+		{"date in another format", edit("      ciudad: Montevideo\n", "      ciudad: Montevideo\n      fecha_emisor: 01/10/2012\n"),
+			[]string{"profiles.caja1.company.fecha_emisor"}},
+		{"date that does not exist", edit("      ciudad: Montevideo\n", "      ciudad: Montevideo\n      fecha_emisor: 2012-02-30\n"),
+			[]string{"profiles.caja1.company.fecha_emisor"}},
+		{"unquoted resolution (a YAML number)", edit("      ciudad: Montevideo\n", "      ciudad: Montevideo\n      resolucion: 1234\n"),
+			[]string{"profiles.caja1.company.resolucion"}},
 		{"unknown active profile", edit("active: caja1", "active: caja9"), []string{"active"}},
 	}
 	for _, tt := range tests {
@@ -208,6 +222,22 @@ func TestLoad_env(t *testing.T) {
 		}, func(t *testing.T, p Profile) {
 			if p.Certificate.Path != "/etc/cfe-agent/empresa.pfx" || p.Certificate.Password.Value() != secretCertPassword {
 				t.Errorf("Certificate = %q, password set %v", p.Certificate.Path, p.Certificate.Password != "")
+			}
+		}},
+		{"footer with Fecha emisor", map[string]string{
+			"CFE_AGENT_COMPANY_FECHA_EMISOR":        "2015-03-02",
+			"CFE_AGENT_COMPANY_WEB_URL":             "https://laesquina.com.uy/cfe",
+			"CFE_AGENT_PRINT_CONSTANCIA_IVA_AL_DIA": "true",
+		}, func(t *testing.T, p Profile) {
+			c := p.Company
+			if c.FechaEmisor.Date != (cfe.Date{Year: 2015, Month: time.March, Day: 2}) || c.WebURL != "https://laesquina.com.uy/cfe" ||
+				!p.Print.ConstanciaIVAAlDia {
+				t.Errorf("fecha_emisor %v, web_url %q, constancia_iva_al_dia %v", c.FechaEmisor, c.WebURL, p.Print.ConstanciaIVAAlDia)
+			}
+		}},
+		{"footer with a resolution", map[string]string{"CFE_AGENT_COMPANY_RESOLUCION": "798/2012"}, func(t *testing.T, p Profile) {
+			if p.Company.Resolucion != "798/2012" || !p.Company.FechaEmisor.IsZero() {
+				t.Errorf("resolucion %q, fecha_emisor %v", p.Company.Resolucion, p.Company.FechaEmisor)
 			}
 		}},
 		{"default printer", map[string]string{"CFE_AGENT_DEFAULT_PRINTER": "archivo"}, func(t *testing.T, p Profile) {
@@ -288,6 +318,10 @@ func TestLoad_env(t *testing.T) {
 			{"CFE_AGENT_HOSTED_URL", "http://api.servicio.example", "profiles.caja1.hosted.base_url"},
 			{"CFE_AGENT_HOSTED_API_KEY", secretTestKey, "profiles.caja1.hosted.api_key"},
 			{"CFE_AGENT_HOSTED_TIMEOUT", "pronto", "profiles.caja1.hosted.timeout"},
+			{"CFE_AGENT_COMPANY_FECHA_EMISOR", "2-3-2015", "profiles.caja1.company.fecha_emisor"},
+			{"CFE_AGENT_COMPANY_RESOLUCION", "Res. 798/2012", "profiles.caja1.company.resolucion"},
+			{"CFE_AGENT_COMPANY_WEB_URL", "laesquina.com.uy", "profiles.caja1.company.web_url"},
+			{"CFE_AGENT_PRINT_CONSTANCIA_IVA_AL_DIA", "sí", "profiles.caja1.print.constancia_iva_al_dia"},
 		} {
 			t.Run(tt.env, func(t *testing.T) {
 				t.Setenv(tt.env, tt.value)

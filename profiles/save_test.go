@@ -80,6 +80,11 @@ func TestEnsureDefault(t *testing.T) {
 		{"printers.archivo.dir", p.Resolve(dataDir).Printers["archivo"].Dir, filepath.Join(dataDir, "impresiones")},
 		{"print.formato_rep_impresa", p.Print.FormatoRepImpresa, "Estandar"},
 		{"hosted.api_key", p.Hosted.APIKey, Secret("")},
+		// Test values, so that the default agent prints a complete footer.
+		{"company.fecha_emisor", p.Company.FechaEmisor.String(), "2012-10-01"},
+		{"company.resolucion", p.Company.Resolucion, ""},
+		{"company.web_url", p.Company.WebURL, "https://www.ejemplo.com.uy/comprobantes"},
+		{"print.constancia_iva_al_dia", p.Print.ConstanciaIVAAlDia, true},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
