@@ -74,6 +74,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.zone(report)
 	d.certificate(report)
 	d.ranges(report)
+	d.footer(p, report)
 	d.listen(p, report, running)
 	d.outbox(report)
 	d.hosted(ctx, p)
@@ -149,6 +150,43 @@ func (d *doctor) ranges(r *localapi.StateReport) {
 	if usable == 0 {
 		d.line("FAIL", "CAE", "no hay ningún rango CAE utilizable: importe los archivos CAE de DGI (cfe-agent cae import)")
 	}
+}
+
+// footer checks the profile's data for the printed footer that DGI asks
+// for: the Fecha emisor or resolution, and the company's web site, which the
+// e-Ticket family prints (only types the agent can number are considered).
+func (d *doctor) footer(p profiles.Profile, r *localapi.StateReport) {
+	const check = "pie impreso"
+	c := p.Company
+	var tickets []string
+	for _, t := range r.CAE {
+		if t.TipoCFE.IsTicketFamily() && t.Remaining > 0 {
+			tickets = append(tickets, t.TipoCFE.String())
+		}
+	}
+	var warned bool
+	if c.FechaEmisor.IsZero() && c.Resolucion == "" {
+		warned = true
+		d.line("WARN", check, "el perfil no indica company.fecha_emisor ni company.resolucion: "+
+			"el pie no muestra la fecha de ingreso al régimen de CFE (o la resolución) que pide DGI")
+	}
+	if c.WebURL == "" && len(tickets) > 0 {
+		warned = true
+		d.line("WARN", check, "el perfil no indica company.web_url: los e-Tickets (%s) mandan a verificar en "+
+			"www.dgi.gub.uy, pero DGI pide la web de la empresa donde se publican", strings.Join(tickets, ", "))
+	}
+	if warned {
+		return
+	}
+	since := "Res. " + c.Resolucion
+	if c.Resolucion == "" {
+		since = "Fecha emisor " + c.FechaEmisor.Time(time.UTC).Format("02/01/2006")
+	}
+	where := ""
+	if c.WebURL != "" {
+		where = "; e-Tickets verificables en " + c.WebURL
+	}
+	d.line("OK", check, "%s%s", since, where)
 }
 
 func (d *doctor) listen(p profiles.Profile, r *localapi.StateReport, running bool) {

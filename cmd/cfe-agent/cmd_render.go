@@ -21,6 +21,8 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 		Short: "Genera la representación impresa (PDF) de un CFE firmado",
 		Long: "Genera el PDF de un CFE firmado (también los de ejemplo de DGI) con una plantilla integrada " +
 			"(Estandar, Rollo, Rollo58) o del perfil activo; sin --variant usa el formato del perfil. " +
+			"Si el CFE es de la empresa del perfil, el pie lleva la fecha de ingreso al régimen o la resolución, " +
+			"la web de la empresa y la constancia de IVA al día según el perfil. " +
 			"Sin --production el PDF lleva la marca de agua de prueba, sin valor fiscal.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,14 +49,25 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("no se puede leer %s: %w", args[0], unwrapPathError(err))
 			}
-			doc, err := pdf.Render(signed, pdf.Options{Template: t, Production: production})
+			// The profile's footer data is its company's: another RUC's CFE
+			// (a DGI sample) prints without it.
+			var footer pdf.Footer
+			note := ""
+			if c, err := cfe.ParseXML(signed); err == nil {
+				if c.Emisor.RUCEmisor == p.Company.RUC {
+					footer = footerOf(p)
+				} else {
+					note = fmt.Sprintf("; el RUC emisor %s no es el del perfil: el pie no lleva sus datos", c.Emisor.RUCEmisor)
+				}
+			}
+			doc, err := pdf.Render(signed, pdf.Options{Template: t, Production: production, Footer: footer})
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			if err := os.WriteFile(out, doc, 0o644); err != nil {
 				return fmt.Errorf("no se puede escribir %s: %w", out, unwrapPathError(err))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "escrito %s: plantilla %s, %d bytes\n", out, t.Name, len(doc))
+			fmt.Fprintf(cmd.OutOrStdout(), "escrito %s: plantilla %s, %d bytes%s\n", out, t.Name, len(doc), note)
 			return nil
 		},
 	}

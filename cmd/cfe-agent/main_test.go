@@ -287,7 +287,7 @@ func TestAgent_ListenAddresses(t *testing.T) {
 func TestAgent_ProfileCommands(t *testing.T) {
 	dataDir := t.TempDir()
 	env := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "CFE_AGENT_HOSTED_URL=http://127.0.0.1:18788",
-		"CFE_AGENT_HOSTED_API_KEY=xx_test_ClaveSecretaQueNoDebeVerse")
+		"CFE_AGENT_HOSTED_API_KEY=xx_test_ClaveSecretaQueNoDebeVerse", "CFE_AGENT_COMPANY_WEB_URL=https://www.otra.com.uy/cfe")
 	out, code := runCLI(t, env, "profile", "list")
 	if code != 0 || !strings.Contains(out, "* sandbox") || !strings.Contains(out, "219999830019") {
 		t.Fatalf("profile list: exit %d\n%s", code, out)
@@ -295,6 +295,12 @@ func TestAgent_ProfileCommands(t *testing.T) {
 	out, code = runCLI(t, env, "profile", "show")
 	if code != 0 || strings.Contains(out, "ClaveSecreta") || !strings.Contains(out, "***") {
 		t.Fatalf("profile show leaks or hides nothing: exit %d\n%s", code, out)
+	}
+	// The footer's data: the default's test values, and an override.
+	for _, want := range []string{`fecha_emisor: "2012-10-01"`, "web_url: https://www.otra.com.uy/cfe", "constancia_iva_al_dia: true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("profile show lacks %q:\n%s", want, out)
+		}
 	}
 	if out, code = runCLI(t, env, "profile", "use", "otro"); code == 0 || !strings.Contains(out, "otro") {
 		t.Fatalf("profile use of a missing profile: exit %d\n%s", code, out)
@@ -314,7 +320,8 @@ func TestAgent_Doctor(t *testing.T) {
 	dataDir := t.TempDir()
 	out, code := runCLI(t, agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "doctor")
 	for _, want := range []string{"OK   zona horaria: America/Montevideo (-03:00)", "OK   certificado:", "OK   CAE 101:",
-		"OK   impresora archivo: guarda los PDF en " + filepath.Join(dataDir, "impresiones")} {
+		"OK   impresora archivo: guarda los PDF en " + filepath.Join(dataDir, "impresiones"),
+		"OK   pie impreso: Fecha emisor 01/10/2012; e-Tickets verificables en https://www.ejemplo.com.uy/comprobantes"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q", want)
 		}
@@ -330,6 +337,14 @@ func TestAgent_Doctor(t *testing.T) {
 		t.Fatal(err)
 	}
 	yaml = bytes.Replace(yaml, []byte("    printers:\n"), []byte("    printers:\n      caja:\n        backend: cups\n        queue: Caja_Inexistente\n"), 1)
+	// A profile without the footer's data: doctor warns, the footer being
+	// incomplete (the e-Tickets point to www.dgi.gub.uy).
+	for _, key := range []string{"      fecha_emisor: ", "      web_url: "} {
+		if !bytes.Contains(yaml, []byte(key)) {
+			t.Fatalf("the default config.yaml has no %q", key)
+		}
+		yaml = regexp.MustCompile(`(?m)^`+key+`.*\n`).ReplaceAll(yaml, nil)
+	}
 	if err := os.WriteFile(cfgFile, yaml, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -337,6 +352,14 @@ func TestAgent_Doctor(t *testing.T) {
 	if code != 1 || !regexp.MustCompile(`(?m)^FAIL impresora caja: .*"Caja_Inexistente"`).MatchString(out) ||
 		!strings.Contains(out, "OK   impresora archivo:") {
 		t.Errorf("doctor with a CUPS queue that is not there: exit %d\n%s", code, out)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^WARN pie impreso: el perfil no indica company.fecha_emisor ni company.resolucion`),
+		regexp.MustCompile(`(?m)^WARN pie impreso: el perfil no indica company.web_url: los e-Tickets \(101, 102, 103, 131, 132, 133\)`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("doctor on a profile without the footer's data lacks %s", want)
+		}
 	}
 	out, code = runCLI(t, append(agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "TZ=UTC"), "doctor")
 	if code != 1 || !strings.Contains(out, "FAIL zona horaria:") {
@@ -380,7 +403,30 @@ func TestAgent_PrintsAndRenders(t *testing.T) {
 		!strings.Contains(string(text), fmt.Sprintf("Serie %s Nº %v", res["serie"], res["numero"])) {
 		t.Fatalf("pdftotext of the printed PDF (%v):\n%s", err, text)
 	}
+	// The default profile's footer data (test values of default.yaml).
+	footer := []string{"Fecha emisor: 01/10/2012", "Puede verificar comprobante en www.ejemplo.com.uy/comprobantes", "IVA al día"}
+	mustContainAll(t, "the printed e-Ticket", string(text), footer...)
 	a.stop(t)
+
+	// render gives the profile's own CFE the same footer, with the
+	// constancia turned off by the environment.
+	signedXML := filepath.Join(t.TempDir(), "ticket.xml")
+	if err := os.WriteFile(signedXML, []byte(res["xml_firmado"].(string)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(t.TempDir(), "ticket.pdf")
+	if msg, code := runCLI(t, append(env, "CFE_AGENT_PRINT_CONSTANCIA_IVA_AL_DIA=false"), "render", "--variant", "Rollo58",
+		signedXML, "-o", own); code != 0 || strings.Contains(msg, "RUC") {
+		t.Fatalf("render of the agent's e-Ticket: exit %d\n%s", code, msg)
+	}
+	text, err = exec.Command(pdftotext, "-enc", "UTF-8", own, "-").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContainAll(t, "the rendered e-Ticket", string(text), footer[:2]...)
+	if strings.Contains(string(text), "IVA al día") {
+		t.Errorf("render printed the constancia that the profile turned off:\n%s", text)
+	}
 
 	// render reads DGI's own signed sample, with no agent running.
 	sample := filepath.Join(testtool.SharedDir(t), "dgi", "samples", "extracted-cfe", "Sob_Ej_Mod_19072016__CFE_111_A1.xml")
@@ -392,13 +438,51 @@ func TestAgent_PrintsAndRenders(t *testing.T) {
 	if err != nil || !strings.Contains(string(text), "e-Factura") || !strings.Contains(string(text), "Serie A Nº 1") {
 		t.Fatalf("pdftotext of the rendered sample (%v):\n%s", err, text)
 	}
+	// DGI's samples are of its test RUC, the default profile's: they get its
+	// footer data. A profile of another company does not lend it its own.
+	mustContainAll(t, "the rendered sample", string(text), "Fecha emisor: 01/10/2012",
+		"Puede verificar comprobante en www.dgi.gub.uy")
+	cfgFile := filepath.Join(dataDir, "config.yaml")
+	cfgText, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bytes.Replace(cfgText, []byte(`ruc: "219999830019"`), []byte(`ruc: "214844360018"`), 1)
+	if bytes.Equal(other, cfgText) {
+		t.Fatal("the default config.yaml has no RUC 219999830019")
+	}
+	if err := os.WriteFile(cfgFile, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	msg, code := runCLI(t, env, "render", sample, "-o", out)
+	if code != 0 || !strings.Contains(msg, "el RUC emisor 219999830019 no es el del perfil") {
+		t.Fatalf("render of another company's CFE: exit %d\n%s", code, msg)
+	}
+	if text, err = exec.Command(pdftotext, "-enc", "UTF-8", out, "-").Output(); err != nil || strings.Contains(string(text), "Fecha emisor") {
+		t.Errorf("another company's CFE printed the profile's Fecha emisor (%v):\n%s", err, text)
+	}
+	if err := os.WriteFile(cfgFile, cfgText, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if msg, code := runCLI(t, env, "render", "--variant", "Inexistente", sample, "-o", out); code == 0 ||
 		!strings.Contains(msg, "Inexistente") {
 		t.Fatalf("render with an unknown template: exit %d\n%s", code, msg)
 	}
 
-	msg, code := runCLI(t, env, "printers")
+	msg, code = runCLI(t, env, "printers")
 	if code != 0 || !regexp.MustCompile(`archivo\s+dir\s+`+regexp.QuoteMeta(filepath.Join(dataDir, "impresiones"))).MatchString(msg) {
 		t.Fatalf("printers: exit %d\n%s", code, msg)
+	}
+}
+
+// mustContainAll fails for each of want that text lacks; runs of white space
+// count as one space, so that text wrapped over lines still matches.
+func mustContainAll(t *testing.T, what, text string, want ...string) {
+	t.Helper()
+	flat := strings.Join(strings.Fields(text), " ")
+	for _, w := range want {
+		if !strings.Contains(flat, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
 	}
 }

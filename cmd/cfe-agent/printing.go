@@ -43,10 +43,15 @@ func newPrinting(a *agent) localapi.Printing {
 		Printers:        printers,
 		DefaultTemplate: a.profile.Print.FormatoRepImpresa,
 		Production:      a.profile.Environment == profiles.Produccion,
-		// FechaEmisor, Resolucion and WebURL stay unset until profiles holds
-		// them: the footer then prints neither "Fecha emisor" nor "Res.",
-		// and e-Tickets send the reader to www.dgi.gub.uy (pdf's fallback).
+		Footer:          footerOf(a.profile),
 	})
+}
+
+// footerOf is what the profile says for the printed footer: the Fecha
+// emisor or resolution, the company's web site and the IVA constancia.
+func footerOf(p profiles.Profile) pdf.Footer {
+	return pdf.Footer{FechaEmisor: p.Company.FechaEmisor.Date, Resolucion: p.Company.Resolucion,
+		WebURL: p.Company.WebURL, OmitIVAConstancia: !p.Print.ConstanciaIVAAlDia}
 }
 
 // templateCatalog maps the profile's custom templates onto pdf's; a
