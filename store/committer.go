@@ -53,14 +53,18 @@ func (db *DB) runCommitter() {
 // below them. It marks them as being written and records the counter value
 // each one must follow on disk.
 //
-// Under load it may hold them back a little instead (returning no batch and
-// how long it may wait at most; a Commit or Release wakes it before): while
-// more CFEs are being signed than twice the processors Go runs on, the
-// processors have work without the writes, and those CFEs will be ready within
-// about one signature. Waiting for them makes fewer, larger transactions,
-// which saves the per-transaction cost (two fsyncs and the pages every
-// transaction rewrites) for more signing. No ready CFE waits longer than
-// Options.MaxBatchDelay, and a lone caller never waits.
+// Under load it may hold them back a little instead, returning no batch and
+// how long it may wait at most (a Commit or Release wakes it before). Each
+// transaction costs two fsyncs and rewrites the same pages whatever its size,
+// so when the processors are saturated anyway, fewer and larger transactions
+// leave more of them to signing. It holds back while all of these are true:
+//   - more CFEs have recently been in progress at once than Go has processors
+//     (DB.busy), so the processors have work without the writes;
+//   - some CFE is still being signed, so more will be ready soon;
+//   - fewer than 4/5 of the recent CFEs in progress are ready;
+//   - no ready CFE has waited Options.MaxBatchDelay yet.
+//
+// A lone caller, or fewer callers than processors, never waits.
 func (db *DB) collect(now time.Time) (batch []*slot, wait time.Duration) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -95,7 +99,9 @@ func (db *DB) collect(now time.Time) (batch []*slot, wait time.Duration) {
 	if len(found) == 0 {
 		return nil, 0
 	}
-	if left := db.opts.MaxBatchDelay - now.Sub(oldest); signing > 2*runtime.GOMAXPROCS(0) && len(found) < maxBatch && left > 0 {
+	saturated := db.busy > float64(runtime.GOMAXPROCS(0))
+	if left := db.opts.MaxBatchDelay - now.Sub(oldest); saturated && signing > 0 &&
+		float64(len(found)) < 0.8*db.busy && len(found) < maxBatch && left > 0 {
 		return nil, left
 	}
 	for _, r := range found {

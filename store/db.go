@@ -32,8 +32,8 @@ type Options struct {
 	// nor released before a waiting higher commit takes it back (default 30 s).
 	ReservationTimeout time.Duration
 	// MaxBatchDelay bounds how long the committer may hold a ready CFE back
-	// to write it with others when many are being signed at once (default
-	// 3 ms; see collect). A lone caller is never held back.
+	// to write it with others when more CFEs are in progress than processors
+	// (default 3 ms; see collect). A lone caller is never held back.
 	MaxBatchDelay time.Duration
 	// NearlyUsedUpPercent is the share of a range, in percent, from which
 	// RangeStatus flags it as nearly used up (default 90).
@@ -81,6 +81,7 @@ type DB struct {
 	closed bool
 	ranges map[cfe.Type][]cfe.CAERange // by preference: see byPreference
 	seqs   map[seqKey]*sequence
+	busy   float64 // recent peak of CFEs in progress at once: see noteBusyLocked and collect
 
 	transactions atomic.Uint64 // commit transactions written since Open
 

@@ -22,10 +22,10 @@
 //   - Group commit: while one transaction is being fsynced, new commits queue
 //     up; the committer then writes all of them that are ready in the next
 //     transaction. Batches grow with concurrency. A lone caller never waits
-//     for others; while more CFEs are being signed than twice the processors,
-//     ready ones may be held back up to Options.MaxBatchDelay to share a
-//     transaction with them (the processors have signing to do meanwhile, and
-//     each transaction saved is two fsyncs saved). A CFE that fails its own checks (uuid conflict, range expired...)
+//     for others; while more CFEs are in progress than processors, ready ones
+//     may be held back up to Options.MaxBatchDelay to share a transaction with
+//     those still being signed (the processors have signing to do meanwhile,
+//     and each transaction saved is two fsyncs saved). A CFE that fails its own checks (uuid conflict, range expired...)
 //     fails alone; it does not fail the others of its batch, although the
 //     higher numbers of its own serie must then wait, as below.
 //   - Released numbers: when a reserved number is released (its request failed)

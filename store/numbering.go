@@ -158,8 +158,23 @@ func (db *DB) Reserve(ctx context.Context, t cfe.Type, today cfe.Date) (*cfe.Res
 	}
 	res := &cfe.Reservation{Type: t, Serie: r.Serie, Nro: n, Range: r}
 	db.seq(seqKey{t, r.Serie}).take(n, &slot{res: res, since: time.Now(), done: make(chan struct{})})
+	db.noteBusyLocked()
 	return res, nil
 }
+
+// noteBusyLocked updates DB.busy with the CFEs in progress now (reserved,
+// waiting for their turn or being written). The caller holds db.mu.
+func (db *DB) noteBusyLocked() {
+	n := 0
+	for _, q := range db.seqs {
+		n += len(q.slots)
+	}
+	db.busy = max(float64(n), db.busy*busyDecay)
+}
+
+// busyDecay is how much DB.busy forgets per reservation: a peak counts for
+// some tens of reservations.
+const busyDecay = 0.95
 
 // pick chooses the range and number of the next reservation of type t, as
 // Reserve documents. The caller holds db.mu.

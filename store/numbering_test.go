@@ -543,60 +543,70 @@ func TestDB_Commit_FailureInsideABatch(t *testing.T) {
 }
 
 func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
-	busy := 2 * runtime.GOMAXPROCS(0) // collect holds back while more than this are being signed
-	t.Run("a lone caller is not held back", func(t *testing.T) {
-		db, _ := openStore(t, store.Options{MaxBatchDelay: time.Hour})
-		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
-		issue(t, db, cfe.ETicket, "alone") // would block for an hour if held
-	})
-	t.Run("ready CFEs wait for the ones being signed", func(t *testing.T) {
-		db, _ := openStore(t, store.Options{MaxBatchDelay: time.Hour})
-		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
-		rs := make([]*cfe.Reservation, busy+2)
+	// More CFEs in progress than processors: the committer holds ready ones
+	// back while others are being signed (see collect).
+	many := runtime.GOMAXPROCS(0) + 3
+	reserveMany := func(t *testing.T, db *store.DB) []*cfe.Reservation {
+		rs := make([]*cfe.Reservation, many)
 		for i := range rs {
 			rs[i] = reserve(t, db, cfe.ETicket)
 		}
-		first := commitAsync(t, db, rs[0], "first") // busy+1 still being signed: held
+		return rs
+	}
+	open := func(t *testing.T, delay time.Duration) *store.DB {
+		db, _ := openStore(t, store.Options{MaxBatchDelay: delay})
+		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+		return db
+	}
+	t.Run("a lone caller is not held back", func(t *testing.T) {
+		db := open(t, time.Hour)
+		for i := range 3 {
+			issue(t, db, cfe.ETicket, fmt.Sprint("alone-", i)) // would block for an hour if held
+		}
+	})
+	t.Run("after a burst, a lone caller is not held back", func(t *testing.T) {
+		db := open(t, time.Hour)
+		for _, r := range reserveMany(t, db) {
+			db.Release(r)
+		}
+		issue(t, db, cfe.ETicket, "alone")
+	})
+	t.Run("ready CFEs wait for the ones being signed", func(t *testing.T) {
+		db := open(t, time.Hour)
+		rs := reserveMany(t, db)
+		first := commitAsync(t, db, rs[0], "c-0")
 		time.Sleep(50 * time.Millisecond)
 		if n := commitTransactions(t, db); n != 0 {
-			t.Fatalf("%d transactions while %d CFEs were being signed; want the first one held", n, busy+1)
+			t.Fatalf("%d transactions while %d CFEs were being signed; want the first one held", n, many-1)
 		}
-		second := commitAsync(t, db, rs[1], "second") // now busy are being signed: write both
-		for _, done := range []<-chan error{first, second} {
-			if err := <-done; err != nil {
+		done := []<-chan error{first}
+		for i, r := range rs[1 : many-1] { // all but the last: 4/5 are ready
+			done = append(done, commitAsync(t, db, r, fmt.Sprint("c-", i+1)))
+		}
+		for _, d := range done {
+			if err := <-d; err != nil {
 				t.Fatal(err)
 			}
 		}
-		if n := commitTransactions(t, db); n != 1 {
-			t.Errorf("the two commits took %d transactions, want 1", n)
+		if n := commitTransactions(t, db); n >= uint64(len(done)) {
+			t.Errorf("%d commits took %d transactions: not grouped", len(done), n)
 		}
-		for _, r := range rs[2:] {
-			db.Release(r)
-		}
+		db.Release(rs[many-1])
 	})
-	t.Run("a release wakes the held ones", func(t *testing.T) {
-		db, _ := openStore(t, store.Options{MaxBatchDelay: time.Hour})
-		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
-		rs := make([]*cfe.Reservation, busy+2)
-		for i := range rs {
-			rs[i] = reserve(t, db, cfe.ETicket)
-		}
+	t.Run("the last one being signed given back wakes the held ones", func(t *testing.T) {
+		db := open(t, time.Hour)
+		rs := reserveMany(t, db)
 		first := commitAsync(t, db, rs[0], "first")
-		db.Release(rs[len(rs)-1]) // the highest: no hole, one fewer being signed
+		for i := len(rs) - 1; i > 0; i-- { // from the top: no hole below the first
+			db.Release(rs[i])
+		}
 		if err := <-first; err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range rs[1 : len(rs)-1] {
-			db.Release(r)
-		}
 	})
 	t.Run("never longer than MaxBatchDelay", func(t *testing.T) {
-		db, _ := openStore(t, store.Options{MaxBatchDelay: 20 * time.Millisecond})
-		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
-		rs := make([]*cfe.Reservation, busy+2)
-		for i := range rs {
-			rs[i] = reserve(t, db, cfe.ETicket)
-		}
+		db := open(t, 20*time.Millisecond)
+		rs := reserveMany(t, db)
 		if err := <-commitAsync(t, db, rs[0], "first"); err != nil { // held, then written alone
 			t.Fatal(err)
 		}
