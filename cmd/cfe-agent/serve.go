@@ -14,6 +14,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/autostart"
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
@@ -60,6 +61,7 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 // cashier chooses "Salir"; then it closes everything in reverse order. The
 // server and the store are up before the tray appears.
 func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
+	issuer.TuneRuntime()
 	dataDir, err := profiles.DataDir(opts.dataDir)
 	if err != nil {
 		return err
