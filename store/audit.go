@@ -16,6 +16,7 @@ const (
 	AuditRangeImported = "range_imported"    // a CAE range was added
 	AuditDelivered     = "delivered"         // the hosted service accepted a CFE
 	AuditRejected      = "delivery_rejected" // the hosted service refused a CFE for good
+	AuditUsedElsewhere = "used_elsewhere"    // numbers were marked as used by another system
 )
 
 // AuditEvent is one entry of the append-only audit log. It is stored as the

@@ -169,7 +169,9 @@ func (db *DB) rangeStatus(tx *bolt.Tx, r cfe.CAERange, today cfe.Date) (RangeSta
 
 // usedIn counts the committed numbers of range r. Within a range, committed
 // numbers are consecutive (numbering only jumps to the first number of a
-// range), so the first and last committed ones give the count.
+// range, or past numbers used elsewhere, which MarkUsedElsewhere allows only
+// before the first commit in the range), so the first and last committed ones
+// give the count.
 func usedIn(tx *bolt.Tx, k seqKey, r cfe.CAERange) int64 {
 	lo, hi := numberKey(k, r.DNro), numberKey(k, r.HNro)
 	c := tx.Bucket(bucketByNumber).Cursor()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -55,7 +56,45 @@ func newCAECommand(opts *globalOptions) *cobra.Command {
 			}
 			return w.Flush()
 		},
-	})
+	}, newCAEUsedElsewhereCommand(opts))
+	return cmd
+}
+
+// newCAEUsedElsewhereCommand is "cae used-elsewhere": the migration step for a
+// shop whose previous billing software (or another machine) already used the
+// first numbers of a range.
+func newCAEUsedElsewhereCommand(opts *globalOptions) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "used-elsewhere TIPO SERIE HASTA",
+		Short: "Registra que otro sistema ya usó los números del rango hasta HASTA (antes de emitir con el agente)",
+		Long: "Registra que otro sistema (el programa de facturación anterior u otra caja) ya usó los números\n" +
+			"del tipo y la serie hasta HASTA, en el rango CAE que contiene HASTA: el agente sigue desde HASTA+1.\n" +
+			"Se hace una vez, antes de que el agente firme en ese rango, y queda en el registro de auditoría.",
+		Args: cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := strconv.Atoi(args[0])
+			if err != nil {
+				return cfe.Errorf(cfe.EINVALID, "tipo: %q no es un número de tipo de CFE", args[0])
+			}
+			upTo, err := strconv.ParseInt(args[2], 10, 64)
+			if err != nil {
+				return cfe.Errorf(cfe.EINVALID, "hasta: %q no es un número", args[2])
+			}
+			a, err := openAgent(cmd.Context(), *opts, cliLogger())
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			if err := a.db.MarkUsedElsewhere(cmd.Context(), cfe.Type(t), args[1], upTo, reason); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "registrado: %s serie %s usado por otro sistema hasta el número %d; el agente sigue desde el %d\n",
+				cfe.Type(t).Name(), args[1], upTo, upTo+1)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "qué sistema usó los números (obligatorio; queda en la auditoría)")
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -309,6 +310,22 @@ func TestAgent_ProfileCommands(t *testing.T) {
 	if code != 0 || strings.Count(out, "sandbox") != 21 {
 		t.Fatalf("cae list: want the 21 sandbox ranges, exit %d\n%s", code, out)
 	}
+	// Migration: the previous billing software used e-Tickets A 1 to 25.
+	if out, code = runCLI(t, env, "cae", "used-elsewhere", "101", "A", "25"); code == 0 || !strings.Contains(out, "motivo") {
+		t.Fatalf("cae used-elsewhere without a reason: exit %d\n%s", code, out)
+	}
+	out, code = runCLI(t, env, "cae", "used-elsewhere", "101", "A", "25", "--reason", "sistema anterior")
+	if code != 0 || !strings.Contains(out, "el agente sigue desde el 26") {
+		t.Fatalf("cae used-elsewhere: exit %d\n%s", code, out)
+	}
+	out, code = runCLI(t, env, "cae", "list")
+	m := regexp.MustCompile(`(?m)^101\s+A\s+1\s+(\d+)\s+(\d+)\s+(\d+)\s`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("cae list after used-elsewhere: exit %d\n%s", code, out)
+	}
+	if hasta, usados, restan := atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[3]); usados != 0 || restan != hasta-25 {
+		t.Errorf("e-Ticket A range after 1-25 were used elsewhere: %d used, %d left of %d; want 0 and %d", usados, restan, hasta, hasta-25)
+	}
 	// DGI's sample CAE belongs to another RUC (and expired in 2018): refused.
 	sample := filepath.Join(testtool.SharedDir(t), "dgi", "samples", "CAE_215071660012_90160134272_e-Factura.xml")
 	if out, code = runCLI(t, env, "cae", "import", sample); code == 0 || !strings.Contains(out, "215071660012") {
@@ -485,4 +502,13 @@ func mustContainAll(t *testing.T, what, text string, want ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, w, text)
 		}
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// MarkUsedElsewhere records that another system (the billing software the
+// shop used before, or another machine) already used the numbers of type t
+// and serie up to upTo in the CAE range that holds upTo: the next number
+// handed out is upTo+1 (or the start of another range when upTo ends this
+// one). It is done once, before the agent signs in that range, and is written
+// to the audit log with reason.
+//
+// Errors: EINVALID for an unknown type, an empty reason, an upTo outside
+// every range of t and serie, or at or below the last number already used
+// (nothing to mark); ECONFLICT when the agent already stored CFEs in that
+// range (their numbers and the other system's would interleave);
+// EUNAVAILABLE when a CFE of the serie is being signed or ctx is done.
+func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, upTo int64, reason string) error {
+	const op = "store.MarkUsedElsewhere"
+	reason = strings.TrimSpace(reason)
+	var fs []cfe.FieldError
+	if !t.Valid() {
+		fs = append(fs, field("tipo", "%d no es un tipo de CFE de DGI", int(t)))
+	}
+	if reason == "" {
+		fs = append(fs, field("motivo", "es obligatorio (por ejemplo, el sistema que usó los números)"))
+	}
+	if len(fs) > 0 {
+		return invalid(op, fs...)
+	}
+	k := seqKey{t, serie}
+
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return errClosed(op)
+	}
+	var r *cfe.CAERange
+	for _, c := range db.ranges[t] {
+		if c.Serie == serie && c.DNro <= upTo && upTo <= c.HNro {
+			r = &c
+			break
+		}
+	}
+	if r == nil {
+		return invalid(op, field("hasta", "el número %d no pertenece a ningún rango CAE cargado del tipo %d serie %s", upTo, int(t), serie))
+	}
+	q := db.seq(k)
+	if len(q.slots) > 0 {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op,
+			Message: fmt.Sprintf("hay comprobantes del tipo %d serie %s firmándose; reintente", int(t), serie)}
+	}
+	if upTo <= q.last {
+		return invalid(op, field("hasta", "el último número usado del tipo %d serie %s ya es %d", int(t), serie, q.last))
+	}
+	err := db.update(ctx, op, func(tx *bolt.Tx) error {
+		if used := usedIn(tx, k, *r); used > 0 {
+			return &cfe.Error{Code: cfe.ECONFLICT, Op: op,
+				Message: fmt.Sprintf("el agente ya firmó %d comprobantes en el rango %s; los números usados por otro sistema deben registrarse antes de emitir en el rango", used, r.ID)}
+		}
+		if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord{Type: t, Serie: serie, Last: upTo}); err != nil {
+			return err
+		}
+		return appendAudit(tx, AuditEvent{At: db.opts.Now(), Kind: AuditUsedElsewhere, Type: t, Serie: serie,
+			Nro: upTo, RangeID: r.ID, Detail: fmt.Sprintf("numbers %d-%d used elsewhere: %s", max(q.last+1, r.DNro), upTo, reason)})
+	})
+	if err != nil {
+		return err
+	}
+	q.last = upTo
+	return nil
+}
