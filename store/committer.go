@@ -124,6 +124,7 @@ func (db *DB) write(batch []*slot) {
 	results := make([]error, len(batch))
 	deferred := make([]bool, len(batch))
 	txErr := db.bolt.Update(func(tx *bolt.Tx) error {
+		db.room.ensure(tx.Size())
 		broken := map[seqKey]bool{}
 		ranges := rangeCache{}
 		for i, s := range batch {

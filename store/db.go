@@ -85,6 +85,8 @@ type DB struct {
 
 	transactions atomic.Uint64 // commit transactions written since Open
 
+	room *headroom // written space past the data; used by the committer only
+
 	// The sizes of the outbox and the rejected list, counted once by Open and
 	// then kept by the transactions that change them (on commit), so that
 	// Stats, which /health calls, does not walk the lists.
@@ -125,6 +127,9 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
 	}
+	var used int64
+	_ = bdb.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
+	db.room = openHeadroom(path, used)
 	go db.runCommitter()
 	return db, nil
 }
@@ -257,6 +262,7 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	close(db.quit)
 	<-db.committerDone
+	db.room.close()
 	return db.bolt.Close()
 }
 
