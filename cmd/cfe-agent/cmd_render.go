@@ -8,6 +8,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/pdf"
+	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
 func newRenderCommand(opts *globalOptions) *cobra.Command {
@@ -53,12 +54,24 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			// (a DGI sample) prints without it.
 			var footer pdf.Footer
 			note := ""
+			own := false
 			if c, err := cfe.ParseXML(signed); err == nil {
-				if c.Emisor.RUCEmisor == p.Company.RUC {
+				if own = c.Emisor.RUCEmisor == p.Company.RUC; own {
 					footer = footerOf(p)
 				} else {
 					note = fmt.Sprintf("; el RUC emisor %s no es el del perfil: el pie no lleva sus datos", c.Emisor.RUCEmisor)
 				}
+			}
+			// A print without the test watermark passes for a fiscal
+			// document: only the company's own CFEs of a production profile
+			// may have one.
+			if production && (p.Environment != profiles.Produccion || !own) {
+				why := fmt.Sprintf("el perfil %q es del entorno %s", cfg.Active, p.Environment)
+				if p.Environment == profiles.Produccion {
+					why = "el CFE no es de la empresa del perfil"
+				}
+				return cfe.Errorf(cfe.EINVALID, "--production solo vale para los CFE de la empresa de un perfil de producción "+
+					"(%s); sin --production el PDF lleva la marca de agua de prueba", why)
 			}
 			doc, err := pdf.Render(signed, pdf.Options{Template: t, Production: production, Footer: footer})
 			if err != nil {
@@ -72,7 +85,7 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&variant, "variant", "", "template: Estandar, Rollo, Rollo58 or one of the profile's (default: the profile's format)")
-	cmd.Flags().BoolVar(&production, "production", false, "no test watermark (only for CFEs of a production profile)")
+	cmd.Flags().BoolVar(&production, "production", false, "no test watermark (only for the company's own CFEs on a production profile)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "PDF file to write")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -445,6 +446,17 @@ func TestAgent_PrintsAndRenders(t *testing.T) {
 		t.Errorf("render printed the constancia that the profile turned off:\n%s", text)
 	}
 
+	// Without the test watermark a print passes for a fiscal document: a
+	// sandbox profile cannot render one, and nothing is written.
+	noMark := filepath.Join(t.TempDir(), "sin-marca.pdf")
+	if msg, code := runCLI(t, env, "render", "--production", signedXML, "-o", noMark); code == 0 ||
+		!strings.Contains(msg, "--production solo vale") || !strings.Contains(msg, "entorno sandbox") {
+		t.Fatalf("render --production on a sandbox profile: exit %d\n%s", code, msg)
+	}
+	if _, err := os.Stat(noMark); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("render --production refused but wrote %s (%v)", noMark, err)
+	}
+
 	// render reads DGI's own signed sample, with no agent running.
 	sample := filepath.Join(testtool.SharedDir(t), "dgi", "samples", "extracted-cfe", "Sob_Ej_Mod_19072016__CFE_111_A1.xml")
 	out := filepath.Join(t.TempDir(), "factura.pdf")
@@ -477,6 +489,29 @@ func TestAgent_PrintsAndRenders(t *testing.T) {
 	}
 	if text, err = exec.Command(pdftotext, "-enc", "UTF-8", out, "-").Output(); err != nil || strings.Contains(string(text), "Fecha emisor") {
 		t.Errorf("another company's CFE printed the profile's Fecha emisor (%v):\n%s", err, text)
+	}
+	// A production profile renders its company's CFEs without the
+	// watermark on request, and still refuses to for another company's.
+	prod := bytes.Replace(cfgText, []byte("environment: sandbox"), []byte("environment: produccion"), 1)
+	if bytes.Equal(prod, cfgText) {
+		t.Fatal("the default config.yaml has no environment: sandbox")
+	}
+	if err := os.WriteFile(cfgFile, prod, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if msg, code := runCLI(t, env, "render", "--production", sample, "-o", out); code != 0 {
+		t.Fatalf("render --production on a production profile: exit %d\n%s", code, msg)
+	}
+	if text, err = exec.Command(pdftotext, "-enc", "UTF-8", out, "-").Output(); err != nil ||
+		strings.Contains(string(text), "sin valor fiscal") || !strings.Contains(string(text), "Serie A Nº 1") {
+		t.Errorf("render --production on a production profile (%v):\n%s", err, text)
+	}
+	if err := os.WriteFile(cfgFile, bytes.Replace(prod, []byte(`ruc: "219999830019"`), []byte(`ruc: "214844360018"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if msg, code := runCLI(t, env, "render", "--production", sample, "-o", out); code == 0 ||
+		!strings.Contains(msg, "el CFE no es de la empresa del perfil") {
+		t.Fatalf("render --production of another company's CFE: exit %d\n%s", code, msg)
 	}
 	if err := os.WriteFile(cfgFile, cfgText, 0o600); err != nil {
 		t.Fatal(err)
