@@ -26,7 +26,6 @@ const (
 	minTokenLen = 16
 	maxCopies   = 10
 	maxLeyenda  = 300
-	maxWebURL   = 120
 	minFontSize = 6
 	maxFontSize = 14
 	maxWarnDays = 365
@@ -37,14 +36,6 @@ const (
 // nameRule is the shape of profile, printer and template names: they become
 // viper keys, which are case-insensitive and split at dots.
 var nameRule = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
-
-// resolucionRule is the number and year of a DGI resolution, as the footer
-// prints it after "Res." (V24: "Res. XX/año").
-var resolucionRule = regexp.MustCompile(`^[1-9][0-9]{0,5}/20[0-9]{2}$`)
-
-// minFechaEmisor is the earliest believable date of entry into the CFE
-// regime: an earlier one is a typing mistake (the regime is far younger).
-var minFechaEmisor = cfe.Date{Year: 2000, Month: time.January, Day: 1}
 
 const nameRuleText = "use de 1 a 32 minúsculas, dígitos, - o _ (empezando por letra o dígito)"
 
@@ -131,7 +122,8 @@ func (v *validator) profile(at string, p Profile) {
 }
 
 // company checks the emitter fields with DGI's rules (cfe.CheckEmisor, zone A
-// C40-C51), and that every phone listed and the e-mail address are real ones.
+// C40-C51), that every phone listed and the e-mail address are real ones, and
+// the printed footer's data (cfe.CheckFooter).
 func (v *validator) company(at string, p Profile) {
 	for _, f := range cfe.CheckEmisor(p.Emisor()) {
 		v.fail(at+"."+companyKey(f.Campo), "%s", f.Mensaje)
@@ -147,39 +139,19 @@ func (v *validator) company(at string, p Profile) {
 			v.fail(at+".correo", "se espera una dirección de correo como ventas@empresa.com.uy")
 		}
 	}
-	v.footer(at, c)
-}
-
-// footer checks what the printed footer says about the company: the date it
-// entered the CFE regime or, instead, the resolution that incorporated it,
-// and the web site where it publishes its e-Tickets.
-func (v *validator) footer(at string, c Company) {
-	if !c.FechaEmisor.IsZero() && c.FechaEmisor.Before(minFechaEmisor) {
-		v.fail(at+".fecha_emisor", "la fecha de ingreso al régimen de CFE no puede ser anterior a %d", minFechaEmisor.Year)
-	}
-	switch {
-	case c.Resolucion == "":
-	case !resolucionRule.MatchString(c.Resolucion):
-		v.fail(at+".resolucion", "se espera el número y el año de la resolución de DGI, como 1234/2016 (se imprime «Res. 1234/2016»)")
-	case !c.FechaEmisor.IsZero():
-		v.fail(at+".resolucion", "indique fecha_emisor o resolucion, no ambas: quien ingresó por resolución imprime solo la resolución")
-	}
-	if c.WebURL != "" {
-		u, err := url.Parse(c.WebURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
-			u.Fragment != "" || strings.ContainsFunc(c.WebURL, unicode.IsSpace) || utf8.RuneCountInString(c.WebURL) > maxWebURL {
-			v.fail(at+".web_url", "se espera la dirección web (http o https, hasta %d caracteres) donde la empresa publica "+
-				"sus e-Tickets, como https://www.empresa.com.uy/comprobantes", maxWebURL)
-		}
+	// The printed footer's data: Fecha emisor or resolution, and web site.
+	for _, f := range cfe.CheckFooter(c.FechaEmisor.Date, c.Resolucion, c.WebURL) {
+		v.fail(at+"."+companyKey(f.Campo), "%s", f.Mensaje)
 	}
 }
 
 // companyKeys maps the emitter's field names in a request (cfe.CheckEmisor)
-// to the company's keys in config.yaml.
+// and the footer's (cfe.CheckFooter) to the company's keys in config.yaml.
 var companyKeys = map[string]string{
 	"ruc": "ruc", "razonSocial": "razon_social", "nombreComercial": "nombre_comercial", "giro": "giro",
 	"telefonos": "telefonos", "correo": "correo", "sucursal": "sucursal", "codigoSucursal": "cdg_dgi_sucur",
 	"domicilioFiscal": "domicilio_fiscal", "ciudad": "ciudad", "departamento": "departamento",
+	"fechaEmisor": "fecha_emisor", "resolucion": "resolucion", "webUrl": "web_url",
 }
 
 // companyKey returns the config.yaml key of a request field name, keeping an
