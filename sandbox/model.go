@@ -1,6 +1,10 @@
 package sandbox
 
-import "time"
+import (
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
 
 // User is a person who logs in. Secrets are stored only as hashes: the
 // password and temporary password with bcrypt, user API keys with SHA-256
@@ -40,7 +44,10 @@ func (u *User) belongsTo(id int64) bool {
 }
 
 // Company is an emitter. PerMinute and PerHour, when positive, are the
-// default rate limits of its API keys.
+// default rate limits of its API keys. FechaEmisor or Resolucion, WebURL and
+// OmitIVAConstancia are its printed footer's data (pdf.Footer); companies
+// stored before they existed read them as zero: no Fecha emisor nor
+// resolution, e-Tickets verified at www.dgi.gub.uy, and the constancia.
 type Company struct {
 	ID                int64            `json:"id"`
 	RUC               string           `json:"ruc"`
@@ -52,6 +59,10 @@ type Company struct {
 	Templates         []TemplateConfig `json:"templates,omitempty"`
 	PerMinute         int              `json:"perMinute,omitempty"`
 	PerHour           int              `json:"perHour,omitempty"`
+	FechaEmisor       cfe.Date         `json:"fechaEmisor,omitzero"`
+	Resolucion        string           `json:"resolucion,omitempty"`
+	WebURL            string           `json:"webUrl,omitempty"`
+	OmitIVAConstancia bool             `json:"omitIvaConstancia,omitempty"`
 }
 
 // APIKey is a company API key. Only the SHA-256 of the complete key is kept.

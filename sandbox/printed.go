@@ -108,7 +108,7 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 }
 
 // render makes the PDF of rec with the variant asked for, else the
-// company's FormatoRepImpresa.
+// company's FormatoRepImpresa, and the company's footer data.
 func (s *Server) render(rec *CFERecord, company *Company, variant string) ([]byte, error) {
 	cat, err := catalog(company.Templates)
 	if err != nil {
@@ -121,9 +121,18 @@ func (s *Server) render(rec *CFERecord, company *Company, variant string) ([]byt
 	if err != nil {
 		return nil, invalid(cfe.FieldError{Campo: "variant", Mensaje: cfe.ErrorMessage(err)})
 	}
-	out, err := pdf.Render(rec.XML, pdf.Options{Template: tmpl, Production: s.cfg.Environment == EnvProduccion, Adenda: rec.Adenda})
+	out, err := pdf.Render(rec.XML, pdf.Options{Template: tmpl, Production: s.cfg.Environment == EnvProduccion, Adenda: rec.Adenda,
+		Footer: company.footer()})
 	if err != nil {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Message: errPDFRender.Message, Err: err}
 	}
 	return out, nil
+}
+
+// footer is the company's data for the printed footer. A company without
+// any (stored before the sandbox kept it, or seeded without it) prints
+// neither "Fecha emisor" nor "Res.", sends e-Tickets to www.dgi.gub.uy and
+// prints the IVA constancia where the CFE allows it.
+func (c *Company) footer() pdf.Footer {
+	return pdf.Footer{FechaEmisor: c.FechaEmisor, Resolucion: c.Resolucion, WebURL: c.WebURL, OmitIVAConstancia: c.OmitIVAConstancia}
 }

@@ -148,21 +148,28 @@ func pageSize(info string) string {
 // with a document that is not a CFE.
 func corruptCFE(t *testing.T, dir string, id int64) {
 	t.Helper()
+	key := binary.BigEndian.AppendUint64(nil, uint64(id)) // the record's id key
+	editRecord(t, dir, "cfes", func(*bolt.Tx) []byte { return key }, func(rec map[string]any) { rec["xml"] = []byte("<roto/>") })
+}
+
+// editRecord changes one JSON record of bucket, the one at key, in a closed
+// server's file.
+func editRecord(t *testing.T, dir, bucket string, key func(*bolt.Tx) []byte, edit func(rec map[string]any)) {
+	t.Helper()
 	db, err := bolt.Open(filepath.Join(dir, "cfe-sandbox-sandbox.db"), 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("cfes"))
-		key := binary.BigEndian.AppendUint64(nil, uint64(id)) // the record's id key
+		b, k := tx.Bucket([]byte(bucket)), key(tx)
 		var rec map[string]any
-		if err := json.Unmarshal(b.Get(key), &rec); err != nil {
+		if err := json.Unmarshal(b.Get(k), &rec); err != nil {
 			return err
 		}
-		rec["xml"] = []byte("<roto/>")
+		edit(rec)
 		raw, _ := json.Marshal(rec)
-		return b.Put(key, raw)
+		return b.Put(k, raw)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -180,5 +187,127 @@ func TestPDF_Production(t *testing.T) {
 	text := pdfTool(t, "pdftotext", r.body)
 	if strings.Contains(text, watermark) || !strings.Contains(text, "Alfa S.A.") {
 		t.Errorf("a production PDF shows the watermark or lacks the emitter:\n%s", text)
+	}
+}
+
+// pdfText returns the text of the PDF of the CFE uuid, asked with the
+// credential headers h.
+func (e *env) pdfText(t *testing.T, uuid string, h ...string) string {
+	t.Helper()
+	r := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: uuid}, h...).expect(t, http.StatusOK)
+	return pdfTool(t, "pdftotext", r.body)
+}
+
+// shows fails t unless text has every one of want and none of unwanted.
+func shows(t *testing.T, text string, want, unwanted []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("the PDF does not show %q:\n%s", w, text)
+		}
+	}
+	for _, u := range unwanted {
+		if strings.Contains(text, u) {
+			t.Errorf("the PDF shows %q:\n%s", u, text)
+		}
+	}
+}
+
+const (
+	verifyDGI = "Puede verificar comprobante en www.dgi.gub.uy"
+	ivaAlDia  = "IVA al día" // pdf.ConstanciaIVAalDia
+)
+
+// TestPDF_Footer: the PDF prints the footer data of the CFE's company, as the
+// agent prints those of its profile.
+func TestPDF_Footer(t *testing.T) {
+	e := start(t, func(c *sandbox.Config) {
+		alfa, beta := &c.Seed.Companies[0], &c.Seed.Companies[1]
+		alfa.FechaEmisor, alfa.WebURL, alfa.ConstanciaIVAAlDia = "2015-03-02", "https://www.alfa.com.uy/cfe/", new(false)
+		beta.Resolucion = "798/2012"
+	})
+	e.emit(ticketRequest("alfa-1"))
+	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("beta-1"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
+
+	t.Run("Fecha emisor, the web site of an e-Ticket and no constancia", func(t *testing.T) {
+		shows(t, e.pdfText(t, "alfa-1", "X-API-Key", keyAlfa),
+			[]string{"Fecha emisor: 02/03/2015", "Puede verificar comprobante en www.alfa.com.uy/cfe"},
+			[]string{"Res. ", "www.dgi.gub.uy", ivaAlDia})
+	})
+	t.Run("a resolution instead of Fecha emisor; no web site: DGI's", func(t *testing.T) {
+		shows(t, e.pdfText(t, "beta-1", "X-API-Key", keyBeta),
+			[]string{"Res. 798/2012", verifyDGI, ivaAlDia}, []string{"Fecha emisor"})
+	})
+	t.Run("a company stored without footer data still issues and prints", func(t *testing.T) {
+		e.close()
+		editRecord(t, e.cfg.DataDir, "companies", func(tx *bolt.Tx) []byte { return tx.Bucket([]byte("rucs")).Get([]byte(rucAlfa)) },
+			func(rec map[string]any) {
+				if rec["fechaEmisor"] != "2015-03-02" || rec["webUrl"] != "https://www.alfa.com.uy/cfe/" || rec["omitIvaConstancia"] != true {
+					t.Errorf("stored company %v, want its footer data", rec)
+				}
+				for _, k := range []string{"fechaEmisor", "resolucion", "webUrl", "omitIvaConstancia"} {
+					delete(rec, k) // as a file written before the sandbox kept them
+				}
+			})
+		e.open()
+		e.emit(ticketRequest("alfa-2"))
+		for _, uuid := range []string{"alfa-1", "alfa-2"} {
+			shows(t, e.pdfText(t, uuid, "X-API-Key", keyAlfa), []string{verifyDGI, ivaAlDia}, []string{"Fecha emisor", "Res. "})
+		}
+	})
+}
+
+func TestLoadSeed_Footer(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "seed.json")
+	raw := `{"companies": [
+		{"ruc": "211111110015", "razonSocial": "Alfa S.A.", "fechaEmisor": "2015-03-02", "webUrl": "https://www.alfa.com.uy/cfe", "constanciaIvaAlDia": false},
+		{"ruc": "212222220011", "razonSocial": "Beta S.R.L.", "resolucion": "798/2012"}]}`
+	if err := os.WriteFile(f, []byte(raw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sandbox.LoadSeed(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alfa, beta := s.Companies[0], s.Companies[1]
+	if alfa.FechaEmisor != "2015-03-02" || alfa.WebURL != "https://www.alfa.com.uy/cfe" || alfa.ConstanciaIVAAlDia == nil || *alfa.ConstanciaIVAAlDia {
+		t.Errorf("Alfa %+v", alfa)
+	}
+	if beta.Resolucion != "798/2012" || beta.FechaEmisor != "" || beta.ConstanciaIVAAlDia != nil {
+		t.Errorf("Beta %+v", beta)
+	}
+}
+
+// TestSeed_FooterErrors: the seed's footer data follow the agent profile's
+// rules, and a broken one stops the start naming the company and the field.
+func TestSeed_FooterErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  func(*sandbox.SeedCompany)
+		field string
+		says  string
+	}{
+		{"a date in another format", func(c *sandbox.SeedCompany) { c.FechaEmisor = "02/03/2015" }, "fechaEmisor", "AAAA-MM-DD"},
+		{"a date that does not exist", func(c *sandbox.SeedCompany) { c.FechaEmisor = "2015-02-30" }, "fechaEmisor", "AAAA-MM-DD"},
+		{"a date before the regime", func(c *sandbox.SeedCompany) { c.FechaEmisor = "1999-12-31" }, "fechaEmisor", "anterior a 2000"},
+		{"a resolution with Res.", func(c *sandbox.SeedCompany) { c.Resolucion = "Res. 798/2012" }, "resolucion", "1234/2016"},
+		{"a resolution without its year", func(c *sandbox.SeedCompany) { c.Resolucion = "798" }, "resolucion", "1234/2016"},
+		{"a resolution and a date", func(c *sandbox.SeedCompany) { c.FechaEmisor, c.Resolucion = "2015-03-02", "798/2012" }, "resolucion", "no ambas"},
+		{"a web site without scheme", func(c *sandbox.SeedCompany) { c.WebURL = "www.alfa.com.uy" }, "webUrl", "http o https"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			seed := testSeed()
+			c.edit(&seed.Companies[0])
+			srv, err := sandbox.New(sandbox.Config{Environment: sandbox.EnvSandbox, DataDir: t.TempDir(), PasswordCost: 4, Seed: seed})
+			if err == nil {
+				srv.Close()
+				t.Fatal("the seed was accepted")
+			}
+			for _, want := range []string{rucAlfa, c.field + ": ", c.says} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+		})
 	}
 }

@@ -24,6 +24,11 @@ type Seed struct {
 }
 
 // SeedCompany is a company; limits, when positive, are its keys' defaults.
+// The footer fields are those of the agent's profile (company.fecha_emisor,
+// company.resolucion, company.web_url, print.constancia_iva_al_dia) with the
+// same rules (cfe.CheckFooter): fechaEmisor (YYYY-MM-DD) or resolucion
+// ("1234/2016"), not both; webUrl http or https; constanciaIvaAlDia true
+// when omitted.
 type SeedCompany struct {
 	RUC               string           `json:"ruc"`
 	RazonSocial       string           `json:"razonSocial"`
@@ -34,6 +39,12 @@ type SeedCompany struct {
 	Plantillas        []TemplateConfig `json:"plantillas,omitempty"` // custom print templates
 	LimitePorMinuto   int              `json:"limitePorMinuto,omitempty"`
 	LimitePorHora     int              `json:"limitePorHora,omitempty"`
+
+	// The printed footer's data.
+	FechaEmisor        string `json:"fechaEmisor,omitempty"`
+	Resolucion         string `json:"resolucion,omitempty"`
+	WebURL             string `json:"webUrl,omitempty"`
+	ConstanciaIVAAlDia *bool  `json:"constanciaIvaAlDia,omitempty"`
 }
 
 // SeedUser is a user of the companies named by RUC.
@@ -85,7 +96,11 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 	rec := &Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: orDefault(c.FormatoRepImpresa, defaultFormato),
 		DomFiscal: orDefault(c.DomicilioFiscal, defaultDomFiscal), Ciudad: orDefault(c.Ciudad, defaultCiudad),
 		Departamento: orDefault(c.Departamento, defaultDepartamento), Templates: c.Plantillas,
-		PerMinute: c.LimitePorMinuto, PerHour: c.LimitePorHora}
+		PerMinute: c.LimitePorMinuto, PerHour: c.LimitePorHora, Resolucion: c.Resolucion, WebURL: c.WebURL,
+		OmitIVAConstancia: c.ConstanciaIVAAlDia != nil && !*c.ConstanciaIVAAlDia}
+	if err := c.footer(rec); err != nil {
+		return nil, fmt.Errorf("company %s: %w", c.RUC, err)
+	}
 	cat, err := catalog(rec.Templates)
 	if err != nil {
 		return nil, fmt.Errorf("company %s: %w", c.RUC, err)
@@ -97,6 +112,19 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 		return nil, err
 	}
 	return rec, putPoint(sd.tx, newIssuingPoint(rec.ID, defaultTerminal))
+}
+
+// footer reads c's Fecha emisor into rec and checks rec's footer data with
+// the rules of the agent's profile.
+func (c SeedCompany) footer(rec *Company) error {
+	if c.FechaEmisor != "" {
+		d, err := cfe.ParseDate(c.FechaEmisor)
+		if err != nil {
+			return invalid(cfe.FieldError{Campo: "fechaEmisor", Mensaje: err.Error()})
+		}
+		rec.FechaEmisor = d
+	}
+	return invalid(cfe.CheckFooter(rec.FechaEmisor, rec.Resolucion, rec.WebURL)...)
 }
 
 // user adds u. ECONFLICT when the username exists.
