@@ -58,10 +58,10 @@ func (s *Server) bootstrap() error {
 	return nil
 }
 
-// demo creates the demo company, its issuing point and the demo user, and
-// returns the company's id.
+// demo creates the demo company (with its footer data), its issuing point
+// and the demo user, and returns the company's id.
 func (sd seeder) demo(password string) (int64, error) {
-	c, err := sd.company(SeedCompany{RUC: demoRUC, RazonSocial: demoRazonSocial})
+	c, err := sd.company(SeedCompany{RUC: demoRUC, RazonSocial: demoRazonSocial, FechaEmisor: demoFechaEmisor, WebURL: demoWebURL})
 	if err != nil {
 		return 0, err
 	}

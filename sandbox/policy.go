@@ -87,12 +87,16 @@ const (
 	dbOpenTimeout   = 2 * time.Second
 )
 
-// Demo data created on first run.
+// Demo data created on first run. The demo company's footer data are the
+// test values of the agent's embedded default profile (profiles/default.yaml),
+// which names the same company, so its PDFs print the whole footer.
 const (
 	demoUsername    = "demo"
 	demoEmail       = "demo@sandbox.invalid"
 	demoRUC         = "219999830019" // DGI's test RUC
 	demoRazonSocial = "Empresa de Prueba S.A."
+	demoFechaEmisor = "2012-10-01"
+	demoWebURL      = "https://www.ejemplo.com.uy/comprobantes"
 )
 
 // What a new company gets when its seed or command does not say: its

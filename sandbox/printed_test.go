@@ -228,6 +228,8 @@ func TestPDF_Footer(t *testing.T) {
 	})
 	e.emit(ticketRequest("alfa-1"))
 	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("beta-1"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
+	demo := bearer(e.login("demo", "demo-password").Token)
+	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("demo-1"), demo...).expect(t, http.StatusOK)
 
 	t.Run("Fecha emisor, the web site of an e-Ticket and no constancia", func(t *testing.T) {
 		shows(t, e.pdfText(t, "alfa-1", "X-API-Key", keyAlfa),
@@ -237,6 +239,10 @@ func TestPDF_Footer(t *testing.T) {
 	t.Run("a resolution instead of Fecha emisor; no web site: DGI's", func(t *testing.T) {
 		shows(t, e.pdfText(t, "beta-1", "X-API-Key", keyBeta),
 			[]string{"Res. 798/2012", verifyDGI, ivaAlDia}, []string{"Fecha emisor"})
+	})
+	t.Run("the demo company's PDF is complete out of the box", func(t *testing.T) {
+		shows(t, e.pdfText(t, "demo-1", demo...),
+			[]string{"Fecha emisor: 01/10/2012", "Puede verificar comprobante en www.ejemplo.com.uy/comprobantes", ivaAlDia}, nil)
 	})
 	t.Run("a company stored without footer data still issues and prints", func(t *testing.T) {
 		e.close()
