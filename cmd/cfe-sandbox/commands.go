@@ -117,11 +117,13 @@ func userCommand(data *dataFlags) *cobra.Command {
 func companyCommand(data *dataFlags) *cobra.Command {
 	company := &cobra.Command{Use: "company", Short: "Manage companies"}
 	var c sandbox.SeedCompany
+	constancia := true
 	add := &cobra.Command{
 		Use:   "add",
 		Short: "Add a company",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.ConstanciaIVAAlDia = &constancia
 			return withAdmin(data, func(a *sandbox.Admin) error {
 				id, err := a.AddCompany(c)
 				if err != nil {
@@ -137,6 +139,10 @@ func companyCommand(data *dataFlags) *cobra.Command {
 	add.Flags().StringVar(&c.FormatoRepImpresa, "formato", "", "default print template (Estandar when empty)")
 	add.Flags().IntVar(&c.LimitePorMinuto, "limite-por-minuto", 0, "default per-minute limit of the company's API keys")
 	add.Flags().IntVar(&c.LimitePorHora, "limite-por-hora", 0, "default per-hour limit of the company's API keys")
+	add.Flags().StringVar(&c.FechaEmisor, "fecha-emisor", "", "date the company entered the CFE regime (YYYY-MM-DD), printed in the footer")
+	add.Flags().StringVar(&c.Resolucion, "resolucion", "", "DGI resolution that incorporated the company (1234/2016), printed instead of --fecha-emisor")
+	add.Flags().StringVar(&c.WebURL, "web-url", "", "web site (http or https) where the company's e-Tickets are verified")
+	add.Flags().BoolVar(&constancia, "constancia-iva-al-dia", true, "print the IVA al día constancia in the footer where the CFE allows it")
 	cobra.CheckErr(add.MarkFlagRequired("ruc"))
 	cobra.CheckErr(add.MarkFlagRequired("razon-social"))
 	company.AddCommand(add)

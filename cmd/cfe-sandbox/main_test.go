@@ -48,11 +48,20 @@ var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
 func TestCommands(t *testing.T) {
 	dir := t.TempDir()
-	if out, err := run(t, "company", "add", "--data-dir", dir, "--ruc", "211111110015", "--razon-social", "Alfa S.A."); err != nil || !strings.Contains(out, "added") {
+	if out, err := run(t, "company", "add", "--data-dir", dir, "--ruc", "211111110015", "--razon-social", "Alfa S.A.",
+		"--fecha-emisor", "2015-03-02", "--web-url", "https://www.alfa.com.uy/cfe", "--constancia-iva-al-dia=false"); err != nil || !strings.Contains(out, "added") {
 		t.Fatalf("company add: %v\n%s", err, out)
 	}
 	if _, err := run(t, "company", "add", "--data-dir", dir, "--ruc", "211111110016", "--razon-social", "X"); err == nil {
 		t.Error("a RUC with a wrong check digit was accepted")
+	}
+	if _, err := run(t, "company", "add", "--data-dir", dir, "--ruc", "212222220011", "--razon-social", "Beta S.R.L.",
+		"--fecha-emisor", "2015-03-02", "--resolucion", "798/2012"); err == nil || !strings.Contains(err.Error(), "resolucion: ") {
+		t.Errorf("a Fecha emisor with a resolution: error %v, want one naming resolucion", err)
+	}
+	if _, err := run(t, "company", "add", "--data-dir", dir, "--ruc", "212222220011", "--razon-social", "Beta S.R.L.",
+		"--web-url", "www.beta.com.uy"); err == nil || !strings.Contains(err.Error(), "webUrl: ") {
+		t.Errorf("a web site without scheme: error %v, want one naming webUrl", err)
 	}
 	out, err := run(t, "user", "add", "--data-dir", dir, "--username", "ana", "--empresa", "211111110015")
 	if err != nil {
