@@ -52,15 +52,19 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			}
 			// The profile's footer data is its company's: another RUC's CFE
 			// (a DGI sample) prints without it.
+			// A file that is no CFE fails here with pdf.Render's own error,
+			// before --production could blame its RUC.
+			c, err := cfe.ParseXML(signed)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
 			var footer pdf.Footer
 			note := ""
-			own := false
-			if c, err := cfe.ParseXML(signed); err == nil {
-				if own = c.Emisor.RUCEmisor == p.Company.RUC; own {
-					footer = footerOf(p)
-				} else {
-					note = fmt.Sprintf("; el RUC emisor %s no es el del perfil: el pie no lleva sus datos", c.Emisor.RUCEmisor)
-				}
+			own := c.Emisor.RUCEmisor == p.Company.RUC
+			if own {
+				footer = footerOf(p)
+			} else {
+				note = fmt.Sprintf("; el RUC emisor %s no es el del perfil: el pie no lleva sus datos", c.Emisor.RUCEmisor)
 			}
 			// A print without the test watermark passes for a fiscal
 			// document: only the company's own CFEs of a production profile

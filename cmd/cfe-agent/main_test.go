@@ -513,6 +513,15 @@ func TestAgent_PrintsAndRenders(t *testing.T) {
 		!strings.Contains(msg, "el CFE no es de la empresa del perfil") {
 		t.Fatalf("render --production of another company's CFE: exit %d\n%s", code, msg)
 	}
+	// A file that is no CFE reports why, not a foreign RUC.
+	notCFE := filepath.Join(t.TempDir(), "no-cfe.xml")
+	if err := os.WriteFile(notCFE, []byte(`<CFE version="1.0" xmlns="http://cfe.dgi.gub.uy"><Otro/></CFE>`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if msg, code := runCLI(t, env, "render", "--production", notCFE, "-o", out); code == 0 ||
+		strings.Contains(msg, "no es de la empresa") || !strings.Contains(msg, "es obligatorio") {
+		t.Fatalf("render --production of a file that is no CFE: exit %d\n%s", code, msg)
+	}
 	if err := os.WriteFile(cfgFile, cfgText, 0o600); err != nil {
 		t.Fatal(err)
 	}
