@@ -9,6 +9,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/pdf"
 	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/signer"
 )
 
 func newRenderCommand(opts *globalOptions) *cobra.Command {
@@ -77,6 +78,14 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 				return cfe.Errorf(cfe.EINVALID, "--production solo vale para los CFE de la empresa de un perfil de producción "+
 					"(%s); sin --production el PDF lleva la marca de agua de prueba", why)
 			}
+			// The RUC alone is not enough: the company's own test CFEs carry
+			// it too. They are signed with another certificate.
+			if production {
+				if err := signedByProfile(signed, p.Resolve(dataDir)); err != nil {
+					return cfe.Errorf(cfe.EINVALID, "--production solo vale para los CFE firmados con el certificado del perfil: %s",
+						cfe.ErrorMessage(err))
+				}
+			}
 			doc, err := pdf.Render(signed, pdf.Options{Template: t, Production: production, Footer: footer})
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
@@ -93,4 +102,15 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "output", "o", "", "PDF file to write")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
+}
+
+// signedByProfile verifies that signed carries a valid signature made with the
+// certificate of profile p.
+func signedByProfile(signed []byte, p profiles.Profile) error {
+	s, err := loadSigner(p.Certificate)
+	if err != nil {
+		return err
+	}
+	_, err = signer.Verify(signed, signer.VerifyOptions{Certificate: s.Certificate()})
+	return err
 }

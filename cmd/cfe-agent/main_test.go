@@ -499,12 +499,21 @@ func TestAgent_PrintsAndRenders(t *testing.T) {
 	if err := os.WriteFile(cfgFile, prod, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if msg, code := runCLI(t, env, "render", "--production", sample, "-o", out); code != 0 {
+	if msg, code := runCLI(t, env, "render", "--production", signedXML, "-o", out); code != 0 {
 		t.Fatalf("render --production on a production profile: exit %d\n%s", code, msg)
 	}
 	if text, err = exec.Command(pdftotext, "-enc", "UTF-8", out, "-").Output(); err != nil ||
-		strings.Contains(string(text), "sin valor fiscal") || !strings.Contains(string(text), "Serie A Nº 1") {
+		strings.Contains(string(text), "sin valor fiscal") || !strings.Contains(string(text), fmt.Sprintf("Serie %s Nº %v", res["serie"], res["numero"])) {
 		t.Errorf("render --production on a production profile (%v):\n%s", err, text)
+	}
+	// DGI's sample has the profile's RUC but DGI's signature, as the
+	// company's own test CFEs would have their test certificate's.
+	if msg, code := runCLI(t, env, "render", "--production", sample, "-o", noMark); code == 0 ||
+		!strings.Contains(msg, "firmados con el certificado del perfil") {
+		t.Fatalf("render --production of a CFE signed with another certificate: exit %d\n%s", code, msg)
+	}
+	if _, err := os.Stat(noMark); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("render --production refused but wrote %s (%v)", noMark, err)
 	}
 	if err := os.WriteFile(cfgFile, bytes.Replace(prod, []byte(`ruc: "219999830019"`), []byte(`ruc: "214844360018"`), 1), 0o600); err != nil {
 		t.Fatal(err)
