@@ -1,6 +1,7 @@
 package store
 
 import (
+	"os"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -106,7 +107,15 @@ var _ cfe.IssueStore = (*DB)(nil)
 func Open(path string, opts Options) (*DB, error) {
 	const op = "store.Open"
 	opts = opts.withDefaults()
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	var file *os.File // bbolt's own, for the headroom
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := os.OpenFile(name, flag, perm)
+			if file == nil && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+				file = f
+			}
+			return f, err
+		}})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
 			Message: "ya hay un agente ejecutándose con estos datos (" + path + ")"}
@@ -129,7 +138,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	var used int64
 	_ = bdb.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
-	db.room = openHeadroom(path, used)
+	db.room = newHeadroom(file, used)
 	go db.runCommitter()
 	return db, nil
 }
@@ -262,7 +271,6 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	close(db.quit)
 	<-db.committerDone
-	db.room.close()
 	return db.bolt.Close()
 }
 
