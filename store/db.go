@@ -1,12 +1,12 @@
 package store
 
 import (
-	"os"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
