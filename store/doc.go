@@ -62,8 +62,8 @@
 // rejected (deliveries the hosted service refused for good) and audit (sequence
 // → JSON event).
 //
-// On Linux the committer keeps some written zeros in the file past the data
-// (headroom.go), so that commits overwrite allocated blocks instead of filling
-// the hole bbolt leaves when it grows the file; the file is therefore up to a
-// few MiB larger than its data.
+// On ext4 and XFS the committer keeps some written zeros in the file past the
+// data (headroom.go), so that commits overwrite allocated blocks instead of
+// filling the hole bbolt leaves when it grows the file; the file is therefore
+// up to a few MiB larger than its data.
 package store
