@@ -41,6 +41,10 @@ func headroomLead(used int64) int64 { return min(max(used/8, 256<<10), 4<<20) }
 // transaction's own pages, little next to them in time.
 const headroomChunk = 256 << 10
 
+// seekHole is lseek's SEEK_HOLE on Linux, the only system where
+// allocatesInPlace can be true: the first hole at or past an offset.
+const seekHole = 4
+
 // zeros is the buffer the zeros are written from.
 var zeros [headroomChunk]byte
 

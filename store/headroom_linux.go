@@ -6,9 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// seekHole is lseek's SEEK_HOLE: the first hole at or past an offset.
-const seekHole = unix.SEEK_HOLE
-
 // allocatesInPlace reports whether f is on a filesystem where overwriting a
 // written block reuses it (ext4, XFS), so that headroom pays off.
 func allocatesInPlace(f *os.File) bool {

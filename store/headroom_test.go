@@ -21,19 +21,13 @@ import (
 // written blocks, not a hole, past the data the commits wrote, and that the
 // zeros there leave the file consistent and complete after a reopen.
 func TestHeadroom_CommitsWriteIntoAllocatedBlocks(t *testing.T) {
-	dir := t.TempDir()
+	db, path := openStore(t, store.Options{})
 	var fs unix.Statfs_t
-	if err := unix.Statfs(dir, &fs); err != nil || fs.Type != unix.EXT4_SUPER_MAGIC {
+	if err := unix.Statfs(filepath.Dir(path), &fs); err != nil || fs.Type != unix.EXT4_SUPER_MAGIC {
 		// Headroom is on for XFS too, but XFS preallocates past the end of
 		// a growing file itself, and this test could not tell the two apart.
 		t.Skipf("the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
 	}
-	path := filepath.Join(dir, "agent.db")
-	db, err := store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100000, farAway))
 	const n = 600
 	docs := make([]*cfe.Issued, 0, n)

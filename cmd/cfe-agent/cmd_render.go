@@ -51,14 +51,14 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("no se puede leer %s: %w", args[0], unwrapPathError(err))
 			}
-			// The profile's footer data is its company's: another RUC's CFE
-			// (a DGI sample) prints without it.
-			// A file that is no CFE fails here with pdf.Render's own error,
-			// before --production could blame its RUC.
+			// A file that is no CFE fails here, before --production could
+			// blame its RUC.
 			c, err := cfe.ParseXML(signed)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
+			// The profile's footer data is its company's: another RUC's CFE
+			// (a DGI sample) prints without it.
 			var footer pdf.Footer
 			note := ""
 			own := c.Emisor.RUCEmisor == p.Company.RUC
@@ -67,23 +67,9 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			} else {
 				note = fmt.Sprintf("; el RUC emisor %s no es el del perfil: el pie no lleva sus datos", c.Emisor.RUCEmisor)
 			}
-			// A print without the test watermark passes for a fiscal
-			// document: only the company's own CFEs of a production profile
-			// may have one.
-			if production && (p.Environment != profiles.Produccion || !own) {
-				why := fmt.Sprintf("el perfil %q es del entorno %s", cfg.Active, p.Environment)
-				if p.Environment == profiles.Produccion {
-					why = "el CFE no es de la empresa del perfil"
-				}
-				return cfe.Errorf(cfe.EINVALID, "--production solo vale para los CFE de la empresa de un perfil de producción "+
-					"(%s); sin --production el PDF lleva la marca de agua de prueba", why)
-			}
-			// The RUC alone is not enough: the company's own test CFEs carry
-			// it too. They are signed with another certificate.
 			if production {
-				if err := signedByProfile(signed, p.Resolve(dataDir)); err != nil {
-					return cfe.Errorf(cfe.EINVALID, "--production solo vale para los CFE firmados con el certificado del perfil: %s",
-						cfe.ErrorMessage(err))
+				if err := mayOmitWatermark(signed, own, cfg.Active, p.Resolve(dataDir)); err != nil {
+					return err
 				}
 			}
 			doc, err := pdf.Render(signed, pdf.Options{Template: t, Production: production, Footer: footer})
@@ -104,13 +90,26 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// signedByProfile verifies that signed carries a valid signature made with the
-// certificate of profile p.
-func signedByProfile(signed []byte, p profiles.Profile) error {
-	s, err := loadSigner(p.Certificate)
-	if err != nil {
-		return err
+// mayOmitWatermark says whether signed may be printed without the test
+// watermark, which would make it pass for a fiscal document: only a CFE of the
+// company of profile p (named name), own, signed with p's certificate, and p
+// a production profile. The RUC alone is not enough: the company's own test
+// CFEs carry it too, signed with another certificate.
+func mayOmitWatermark(signed []byte, own bool, name string, p profiles.Profile) error {
+	const rule = "--production solo vale para los CFE de la empresa de un perfil de producción, firmados con el certificado del perfil"
+	switch {
+	case p.Environment != profiles.Produccion:
+		return cfe.Errorf(cfe.EINVALID, "%s (el perfil %q es del entorno %s); sin --production el PDF lleva la marca de agua de prueba",
+			rule, name, p.Environment)
+	case !own:
+		return cfe.Errorf(cfe.EINVALID, "%s (el CFE no es de la empresa del perfil); sin --production el PDF lleva la marca de agua de prueba", rule)
 	}
-	_, err = signer.Verify(signed, signer.VerifyOptions{Certificate: s.Certificate()})
-	return err
+	s, err := loadSigner(p.Certificate)
+	if err == nil {
+		_, err = signer.Verify(signed, signer.VerifyOptions{Certificate: s.Certificate()})
+	}
+	if err != nil {
+		return cfe.Errorf(cfe.EINVALID, "%s: %s", rule, cfe.ErrorMessage(err))
+	}
+	return nil
 }
