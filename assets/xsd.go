@@ -2,9 +2,12 @@ package assets
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/beevik/etree"
 )
 
 //go:embed xsd/*.xsd
@@ -14,9 +17,16 @@ var xsdFS embed.FS
 const (
 	SchemaCFE = "CFEDGI.xsd" // a standalone signed CFE
 	SchemaCAE = "CAE.xsd"    // a DGI CAE file
+	// SchemaCAE2012 is for CAE files of DGI's first layout (they declare
+	// CAE_v1.1.xsd, 2012), which had no TA (Tipo de Autorización) in DA. DGI
+	// does not publish that schema any more: WriteSchemas derives it from
+	// CAE.xsd by leaving TA out, the one element such a file lacks (DGI's
+	// signed 2012 sample in shared/dgi/samples).
+	SchemaCAE2012 = "CAE-2012.xsd"
 )
 
-// WriteSchemas writes DGI's embedded XSD set into dir (for xmllint) and returns dir.
+// WriteSchemas writes DGI's embedded XSD set into dir (for xmllint), with the
+// derived SchemaCAE2012, and returns dir.
 func WriteSchemas(dir string) (string, error) {
 	entries, err := fs.ReadDir(xsdFS, "xsd")
 	if err != nil {
@@ -31,5 +41,51 @@ func WriteSchemas(dir string) (string, error) {
 			return "", err
 		}
 	}
+	if err := writeCAE2012(dir); err != nil {
+		return "", fmt.Errorf("deriving %s: %w", SchemaCAE2012, err)
+	}
 	return dir, nil
+}
+
+// caeType2012 is the derived type file SchemaCAE2012 includes.
+const caeType2012 = "CAEType-2012.xsd"
+
+// writeCAE2012 writes SchemaCAE2012 and its type file into dir: CAE.xsd and
+// CAEType.xsd with the element TA of DA removed.
+func writeCAE2012(dir string) error {
+	types, err := readSchema("CAEType.xsd")
+	if err != nil {
+		return err
+	}
+	ta := types.FindElement(`//complexType[@name='CAEdefType']//element[@name='DA']//element[@name='TA']`)
+	if ta == nil {
+		return fmt.Errorf("CAEType.xsd has no element TA in DA")
+	}
+	ta.Parent().RemoveChild(ta)
+	if err := types.WriteToFile(filepath.Join(dir, caeType2012)); err != nil {
+		return err
+	}
+	top, err := readSchema(SchemaCAE)
+	if err != nil {
+		return err
+	}
+	inc := top.FindElement(`/schema/include[@schemaLocation='CAEType.xsd']`)
+	if inc == nil {
+		return fmt.Errorf("%s does not include CAEType.xsd", SchemaCAE)
+	}
+	inc.CreateAttr("schemaLocation", caeType2012)
+	return top.WriteToFile(filepath.Join(dir, SchemaCAE2012))
+}
+
+// readSchema parses the embedded schema file name.
+func readSchema(name string) (*etree.Document, error) {
+	b, err := xsdFS.ReadFile("xsd/" + name)
+	if err != nil {
+		return nil, err
+	}
+	doc := etree.NewDocument()
+	if err := doc.ReadFromBytes(b); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/beevik/etree"
@@ -181,9 +182,35 @@ func describeDocument(b []byte) (string, string) {
 		}
 		return "CFE", assets.SchemaCFE
 	case "CAE":
+		if caeLayout2012(doc.Root()) {
+			return "archivo CAE (formato 2012, sin TA)", assets.SchemaCAE2012
+		}
 		return "archivo CAE", assets.SchemaCAE
 	}
 	return "documento " + doc.Root().Tag, ""
+}
+
+// caeSchemaVersion matches the CAE schema a CAE file declares in
+// xsi:schemaLocation ("http://cfe.dgi.gub.uy CAE_v1.1.xsd").
+var caeSchemaVersion = regexp.MustCompile(`\bCAE_v(\d+)\.(\d+)\.xsd\b`)
+
+// caeLayout2012 reports whether the CAE file root is of DGI's first layout:
+// its DA has no TA and it declares a CAE schema older than 1.4, the first
+// seen with TA (DGI's 2016 sample). The declaration is inside what DGI
+// signed, so a file cannot claim the old layout without breaking the
+// signature; a TA-less file that declares no version or a newer one is
+// checked against CAE.xsd and fails there.
+func caeLayout2012(root *etree.Element) bool {
+	if da := root.SelectElement("DA"); da == nil || da.SelectElement("TA") != nil {
+		return false
+	}
+	m := caeSchemaVersion.FindStringSubmatch(root.SelectAttrValue("xsi:schemaLocation", ""))
+	if m == nil {
+		return false
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	return major < 1 || major == 1 && minor < 4
 }
 
 // readCertificate reads a PEM or DER certificate file.
