@@ -116,15 +116,17 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 
 // footer reads c's Fecha emisor into rec and checks rec's footer data with
 // the rules of the agent's profile.
+// Every field in error is reported, not only the first.
 func (c SeedCompany) footer(rec *Company) error {
+	var fields []cfe.FieldError
 	if c.FechaEmisor != "" {
 		d, err := cfe.ParseDate(c.FechaEmisor)
 		if err != nil {
-			return invalid(cfe.FieldError{Campo: "fechaEmisor", Mensaje: err.Error()})
+			fields = append(fields, cfe.FieldError{Campo: "fechaEmisor", Mensaje: err.Error()})
 		}
 		rec.FechaEmisor = d
 	}
-	return invalid(cfe.CheckFooter(rec.FechaEmisor, rec.Resolucion, rec.WebURL)...)
+	return invalid(append(fields, cfe.CheckFooter(rec.FechaEmisor, rec.Resolucion, rec.WebURL)...)...)
 }
 
 // user adds u. ECONFLICT when the username exists.

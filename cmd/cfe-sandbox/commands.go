@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
@@ -124,10 +126,13 @@ func companyCommand(data *dataFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.ConstanciaIVAAlDia = &constancia
+			if !cfe.ValidRUC(c.RUC) {
+				return fmt.Errorf("--ruc: %q is not a RUC (12 digits ending in DGI's check digit)", c.RUC)
+			}
 			return withAdmin(data, func(a *sandbox.Admin) error {
 				id, err := a.AddCompany(c)
 				if err != nil {
-					return err
+					return namingFlags(err, companyFlags)
 				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "company %s added with id %d\n", c.RUC, id)
 				return err
@@ -147,6 +152,33 @@ func companyCommand(data *dataFlags) *cobra.Command {
 	cobra.CheckErr(add.MarkFlagRequired("razon-social"))
 	company.AddCommand(add)
 	return company
+}
+
+// companyFlags names the flags of company add by the seed fields that the
+// sandbox's errors name.
+var companyFlags = map[string]string{
+	"fechaEmisor": "--fecha-emisor",
+	"resolucion":  "--resolucion",
+	"webUrl":      "--web-url",
+}
+
+// namingFlags rewrites an error about seed fields so that it names the
+// command's flags instead: one line per field, "--flag: message". Other
+// errors are returned as they are.
+func namingFlags(err error, flags map[string]string) error {
+	fields := cfe.ErrorFields(err)
+	if len(fields) == 0 {
+		return err
+	}
+	lines := make([]string, 0, len(fields))
+	for _, f := range fields {
+		name := f.Campo
+		if flag, ok := flags[name]; ok {
+			name = flag
+		}
+		lines = append(lines, name+": "+f.Mensaje)
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 func withAdmin(data *dataFlags, fn func(*sandbox.Admin) error) error {
