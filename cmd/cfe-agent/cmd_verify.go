@@ -194,17 +194,25 @@ func describeDocument(b []byte) (string, string) {
 // xsi:schemaLocation ("http://cfe.dgi.gub.uy CAE_v1.1.xsd").
 var caeSchemaVersion = regexp.MustCompile(`\bCAE_v(\d+)\.(\d+)\.xsd\b`)
 
+// xsiNS is the namespace of xsi:schemaLocation.
+const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
+
 // caeLayout2012 reports whether the CAE file root is of DGI's first layout:
-// its DA has no TA and it declares a CAE schema older than 1.4, the first
-// seen with TA (DGI's 2016 sample). The declaration is inside what DGI
-// signed, so a file cannot claim the old layout without breaking the
-// signature; a TA-less file that declares no version or a newer one is
+// its DA has no TA and it declares a CAE schema older than 1.4 (the version
+// DGI's 2016 sample, which has TA, declares). The declaration is inside what
+// DGI signed, so a file cannot claim the old layout without failing the
+// signature check; a TA-less file that declares no version or a newer one is
 // checked against CAE.xsd and fails there.
 func caeLayout2012(root *etree.Element) bool {
 	if da := root.SelectElement("DA"); da == nil || da.SelectElement("TA") != nil {
 		return false
 	}
-	m := caeSchemaVersion.FindStringSubmatch(root.SelectAttrValue("xsi:schemaLocation", ""))
+	var m []string
+	for _, a := range root.Attr {
+		if a.Key == "schemaLocation" && a.NamespaceURI() == xsiNS {
+			m = caeSchemaVersion.FindStringSubmatch(a.Value)
+		}
+	}
 	if m == nil {
 		return false
 	}
