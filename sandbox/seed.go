@@ -90,8 +90,15 @@ type seeder struct {
 
 // company adds c with one issuing point. ECONFLICT when its RUC exists.
 func (sd seeder) company(c SeedCompany) (*Company, error) {
-	if !cfe.ValidRUC(c.RUC) || strings.TrimSpace(c.RazonSocial) == "" {
-		return nil, fmt.Errorf("company %q: a valid RUC (12 digits, DGI check digit) and a razonSocial are required", c.RUC)
+	var required []cfe.FieldError
+	if !cfe.ValidRUC(c.RUC) {
+		required = append(required, cfe.FieldError{Campo: "ruc", Mensaje: "se esperan 12 dígitos que terminen en el dígito verificador de DGI"})
+	}
+	if strings.TrimSpace(c.RazonSocial) == "" {
+		required = append(required, cfe.FieldError{Campo: "razonSocial", Mensaje: "falta la razón social"})
+	}
+	if err := invalid(required...); err != nil {
+		return nil, fmt.Errorf("company %q: %w", c.RUC, err)
 	}
 	rec := &Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: orDefault(c.FormatoRepImpresa, defaultFormato),
 		DomFiscal: orDefault(c.DomicilioFiscal, defaultDomFiscal), Ciudad: orDefault(c.Ciudad, defaultCiudad),
@@ -115,8 +122,7 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 }
 
 // footer reads c's Fecha emisor into rec and checks rec's footer data with
-// the rules of the agent's profile.
-// Every field in error is reported, not only the first.
+// the rules of the agent's profile, reporting every field in error.
 func (c SeedCompany) footer(rec *Company) error {
 	var fields []cfe.FieldError
 	if c.FechaEmisor != "" {

@@ -2,8 +2,10 @@ package main_test
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +47,7 @@ func TestVerify_DGISamplesAndCAEFiles(t *testing.T) {
 
 	code, lines := verifyLines(t, append([]string{"--cert", cert}, files...)...)
 	if code != 0 || len(lines) != len(files) {
-		t.Fatalf("verify of DGI's samples: exit %d, %d report lines for %d files:\n%s", code, len(lines), len(files), strings.Join(mapValues(lines), "\n"))
+		t.Fatalf("verify of DGI's samples: exit %d, %d report lines for %d files:\n%s", code, len(lines), len(files), strings.Join(slices.Collect(maps.Values(lines)), "\n"))
 	}
 	for _, f := range files {
 		if !strings.HasPrefix(lines[f], "OK ") || !strings.Contains(lines[f], "firma rsa-sha1 válida") {
@@ -128,12 +130,4 @@ func TestVerify_CAEWithoutTANeedsTheOldLayoutDeclared(t *testing.T) {
 			t.Errorf("TA-less file %s: %q", filepath.Base(f), lines[f])
 		}
 	}
-}
-
-func mapValues(m map[string]string) []string {
-	var out []string
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }

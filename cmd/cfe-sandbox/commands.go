@@ -126,9 +126,6 @@ func companyCommand(data *dataFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.ConstanciaIVAAlDia = &constancia
-			if !cfe.ValidRUC(c.RUC) {
-				return fmt.Errorf("--ruc: %q is not a RUC (12 digits ending in DGI's check digit)", c.RUC)
-			}
 			return withAdmin(data, func(a *sandbox.Admin) error {
 				id, err := a.AddCompany(c)
 				if err != nil {
@@ -157,6 +154,8 @@ func companyCommand(data *dataFlags) *cobra.Command {
 // companyFlags names the flags of company add by the seed fields that the
 // sandbox's errors name.
 var companyFlags = map[string]string{
+	"ruc":         "--ruc",
+	"razonSocial": "--razon-social",
 	"fechaEmisor": "--fecha-emisor",
 	"resolucion":  "--resolucion",
 	"webUrl":      "--web-url",
