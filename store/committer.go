@@ -123,28 +123,34 @@ func (db *DB) write(batch []*slot) {
 	now := db.opts.Now()
 	results := make([]error, len(batch))
 	deferred := make([]bool, len(batch))
-	txErr := db.bolt.Update(func(tx *bolt.Tx) error {
-		db.room.ensure(tx.Size())
-		broken := map[seqKey]bool{}
-		ranges := rangeCache{}
-		for i, s := range batch {
-			k := s.key()
-			if broken[k] {
-				deferred[i] = true
-				continue
+	var txErr error
+	if db.journal != nil {
+		txErr = db.journal.cover(batch, now) // the journal must bound a number before the number is on disk
+	}
+	if txErr == nil {
+		txErr = db.bolt.Update(func(tx *bolt.Tx) error {
+			db.room.ensure(tx.Size())
+			broken := map[seqKey]bool{}
+			ranges := rangeCache{}
+			for i, s := range batch {
+				k := s.key()
+				if broken[k] {
+					deferred[i] = true
+					continue
+				}
+				if err := checkCommit(tx, ranges, s); err != nil {
+					results[i], broken[k] = err, true
+					continue
+				}
+				if err := putCommit(tx, s.rec, now); err != nil {
+					return err
+				}
+				tx.OnCommit(func() { db.pending.Add(1) })
 			}
-			if err := checkCommit(tx, ranges, s); err != nil {
-				results[i], broken[k] = err, true
-				continue
-			}
-			if err := putCommit(tx, s.rec, now); err != nil {
-				return err
-			}
-			tx.OnCommit(func() { db.pending.Add(1) })
-		}
-		return nil
-	})
-	db.transactions.Add(1)
+			return nil
+		})
+		db.transactions.Add(1)
+	}
 
 	db.mu.Lock()
 	defer db.mu.Unlock()

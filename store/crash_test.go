@@ -30,12 +30,17 @@ var crashRanges = []cfe.CAERange{
 
 const crashWorkers = 8
 
+// crashJournalBlock is the journal's block when the crashing agent keeps one
+// (TestJournal_KilledThenStoreLost sets CFE_STORE_TEST_JOURNAL).
+const crashJournalBlock = 20
+
 // crashMain is an agent that commits from 8 goroutines until it is killed.
 // After each Commit returns it prints "uuid type serie number sha256(XML)".
 // One reservation in ten is released instead of committed, as when a request
 // fails after taking its number.
 func crashMain(path, run string) int {
-	db, err := store.Open(path, store.Options{ReclaimTimeout: 50 * time.Millisecond})
+	db, err := store.Open(path, store.Options{ReclaimTimeout: 50 * time.Millisecond,
+		Journal: os.Getenv("CFE_STORE_TEST_JOURNAL"), JournalBlock: crashJournalBlock})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1

@@ -45,6 +45,23 @@ type Options struct {
 	// Now is the clock for recorded times (audit events, commit times, outbox
 	// age); default time.Now. Waiting uses the real clock.
 	Now func() time.Time
+	// Journal is the path of the numbering journal, a small file that must
+	// live outside the store file (and preferably outside its directory):
+	// with it, a store file found behind the journal (deleted, truncated,
+	// replaced by an older copy) resumes numbering above the journal's mark
+	// instead of issuing numbers again (hold.go, docs/numbering.md). Empty:
+	// no journal.
+	Journal string
+	// JournalBlock is how many numbers the journal reserves ahead of a
+	// committed number (default DefaultJournalBlock): the journal is written
+	// once per block, and at most a block is skipped after a crash followed
+	// by the loss of the store file.
+	JournalBlock int
+	// HoldWithoutJournal makes Open hold numbering when the journal does not
+	// exist (a new data directory, or one that lost both files): Reserve then
+	// refuses until ResumeNumbering or MarkUsedElsewhere. Set it when a source
+	// that can say where numbering stands (the hosted service) is configured.
+	HoldWithoutJournal bool
 }
 
 func (o Options) withDefaults() Options {
@@ -69,6 +86,9 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.JournalBlock <= 0 {
+		o.JournalBlock = DefaultJournalBlock
+	}
 	return o
 }
 
@@ -87,6 +107,9 @@ type DB struct {
 	transactions atomic.Uint64 // commit transactions written since Open
 
 	room *headroom // written space past the data; used by the committer only
+
+	journal *journal    // nil without Options.Journal
+	hold    *holdRecord // why Reserve refuses: numbering is not known yet (hold.go); nil when it is
 
 	// The sizes of the outbox and the rejected list, counted once by Open and
 	// then kept by the transactions that change them (on commit), so that
@@ -107,6 +130,9 @@ var _ cfe.IssueStore = (*DB)(nil)
 func Open(path string, opts Options) (*DB, error) {
 	const op = "store.Open"
 	opts = opts.withDefaults()
+	if err := checkFileSize(path); err != nil {
+		return nil, err
+	}
 	var file *os.File // bbolt's own, for the headroom
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
@@ -127,7 +153,11 @@ func Open(path string, opts Options) (*DB, error) {
 	db := &DB{bolt: bdb, path: path, opts: opts,
 		ranges: map[cfe.Type][]cfe.CAERange{}, seqs: map[seqKey]*sequence{},
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), committerDone: make(chan struct{})}
-	if err := db.init(); err != nil {
+	err = db.init()
+	if err == nil {
+		err = db.openNumbering()
+	}
+	if err != nil {
 		_ = bdb.Close()
 		var ce *cfe.Error
 		if errors.As(err, &ce) {
@@ -271,6 +301,7 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	close(db.quit)
 	<-db.committerDone
+	db.closeJournal()
 	return db.bolt.Close()
 }
 

@@ -21,7 +21,13 @@ import (
 // every range of t and serie, or at or below the last number already used
 // (nothing to mark); ECONFLICT when the agent already stored CFEs in that
 // range (their numbers and the other system's would interleave);
-// EUNAVAILABLE when a CFE of the serie is being signed or ctx is done.
+// EUNAVAILABLE when a CFE of the serie is being signed, ctx is done or the
+// numbering journal cannot be written.
+//
+// While numbering is held (Options.HoldWithoutJournal, hold.go), marking a
+// serie also settles it: the agent numbers it again from upTo+1. upTo 0 then
+// settles the serie without marking anything: the technician confirms that
+// no other system used its numbers beyond what the store holds.
 func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, upTo int64, reason string) error {
 	const op = "store.MarkUsedElsewhere"
 	reason = strings.TrimSpace(reason)
@@ -41,6 +47,11 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 	defer db.mu.Unlock()
 	if db.closed {
 		return errClosed(op)
+	}
+	if upTo == 0 && db.hold != nil {
+		// "None": while numbering is held, the technician confirms that no
+		// other system used numbers of the serie beyond what the store has.
+		return db.releaseLocked(ctx, op, k, reason)
 	}
 	var r *cfe.CAERange
 	for _, c := range db.ranges[t] {
@@ -75,5 +86,10 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 		return err
 	}
 	q.last = upTo
-	return nil
+	if db.journal != nil {
+		if err := db.journal.raise(k, upTo, db.opts.Now()); err != nil {
+			return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err, Message: "no se pudo escribir el diario de numeración"}
+		}
+	}
+	return db.releaseLocked(ctx, op, k, reason)
 }

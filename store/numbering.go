@@ -151,6 +151,9 @@ func (db *DB) Reserve(ctx context.Context, t cfe.Type, today cfe.Date) (*cfe.Res
 	if db.closed {
 		return nil, errClosed(op)
 	}
+	if err := db.holdLocked(op, t, today); err != nil {
+		return nil, err
+	}
 	r, n, ok := db.pick(t, today)
 	if !ok {
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Respuesta: cfe.RespSinRangoCAE,
