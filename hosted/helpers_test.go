@@ -286,7 +286,14 @@ var certificate = sync.OnceValues(func() (*signer.Credentials, error) {
 // e-Ticket ranges in series A (numbers 1 to 120) and B.
 func openLocal(t testing.TB, path string, c *clock) *local {
 	t.Helper()
-	db, err := store.Open(path, store.Options{Now: c.Now})
+	return openLocalWith(t, path, c, store.Options{})
+}
+
+// openLocalWith is openLocal with store options (the clock is the test's).
+func openLocalWith(t testing.TB, path string, c *clock, opts store.Options) *local {
+	t.Helper()
+	opts.Now = c.Now
+	db, err := store.Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
