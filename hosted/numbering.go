@@ -1,8 +1,8 @@
 package hosted
 
 import (
+	"cmp"
 	"context"
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -24,9 +24,10 @@ type IssuedSummary struct {
 	Origen     string    `json:"origen"`
 }
 
-// Search lists the company's CFEs of type t signed from desde to hasta,
-// inclusive (GET /api/v1/cfeemitido/buscar, interface §4.3; tipoFiltro is
-// the type code, the dates YYYY-MM-DD).
+// Search lists the company's CFEs of type t (every type when t is 0) signed
+// from desde to hasta, inclusive (GET /api/v1/cfeemitido/buscar, interface
+// §4.3; tipoFiltro is the type code, 0 for every type, as the sandbox
+// documents it; the dates are YYYY-MM-DD).
 //
 // Errors: EINVALID when the service refuses a parameter; EUNAUTHORIZED;
 // EFORBIDDEN; EUNAVAILABLE.
@@ -47,70 +48,71 @@ type LastNumber struct {
 	Last  int64
 }
 
-// searchWindow is the first span LastNumbers searches back from today;
-// each further span is twice as long.
+// searchWindow is the first span, in days, LastNumbers searches back from
+// today; each further span is twice as long.
 const searchWindow = 7
 
 // LastNumbers asks the service for the highest number it holds in each of
 // ranges (CFEs the agent delivered, and any the service issued itself from
-// the same CAE), by (type, serie). Within a serie numbers grow with time, so
-// it searches back from today in growing spans of signing dates and stops,
-// for each serie, at the first span holding one of its numbers, or at the
-// authorization date of its oldest range. A serie the service holds no
-// number of is absent from the answer. Searching starts one day after today
-// so that a clock a little behind the service's misses nothing.
+// the same CAE), by (type, serie), in the order of the ranges' types and
+// series. Within a serie numbers grow with time, so it searches back from
+// today, every type at once, in growing spans of signing dates, and stops
+// once every serie was found or the span passes the authorization date of
+// the oldest range. A serie the service holds no number of is absent from
+// the answer. Searching starts one day after today so that a clock a little
+// behind the service's misses nothing.
 //
-// Errors: those of Search; nothing is returned unless every type was asked.
+// Errors: those of Search; nothing is returned unless the search completed.
 func (c *Client) LastNumbers(ctx context.Context, ranges []cfe.CAERange, today cfe.Date) ([]LastNumber, error) {
-	byType := map[cfe.Type][]cfe.CAERange{}
+	type seq struct {
+		t     cfe.Type
+		serie string
+	}
+	open := map[seq]bool{} // series not found yet
+	oldest := today
 	for _, r := range ranges {
-		byType[r.Type] = append(byType[r.Type], r)
+		open[seq{r.Type, r.Serie}] = true
+		from := r.Autorizado
+		if from.IsZero() {
+			from = today.AddDays(-3 * 366) // no authorization date: CAE ranges are valid for up to about two years
+		}
+		if from.Before(oldest) {
+			oldest = from
+		}
 	}
 	var out []LastNumber
-	for _, t := range slices.Sorted(maps.Keys(byType)) {
-		rs := byType[t]
-		oldest := today
-		open := map[string]bool{} // series not found yet
-		for _, r := range rs {
-			open[r.Serie] = true
-			from := r.Autorizado
-			if from.IsZero() {
-				from = today.AddDays(-3 * 366) // no authorization date: CAE ranges are valid for up to about two years
-			}
-			if from.Before(oldest) {
-				oldest = from
+	hasta, span := today.AddDays(1), searchWindow
+	for len(open) > 0 && !hasta.Before(oldest) {
+		desde := hasta.AddDays(-span + 1)
+		if desde.Before(oldest) {
+			desde = oldest
+		}
+		found, err := c.Search(ctx, 0, desde, hasta)
+		if err != nil {
+			return nil, err
+		}
+		last := map[seq]int64{}
+		for _, f := range found {
+			k := seq{cfe.Type(f.TipoCfe), f.Serie}
+			if open[k] && inRanges(ranges, k.t, k.serie, f.Nro) {
+				last[k] = max(last[k], f.Nro)
 			}
 		}
-		hasta, span := today.AddDays(1), searchWindow
-		for len(open) > 0 && !hasta.Before(oldest) {
-			desde := hasta.AddDays(-span + 1)
-			if desde.Before(oldest) {
-				desde = oldest
-			}
-			found, err := c.Search(ctx, t, desde, hasta)
-			if err != nil {
-				return nil, err
-			}
-			last := map[string]int64{}
-			for _, f := range found {
-				if cfe.Type(f.TipoCfe) != t || !open[f.Serie] || !inRanges(rs, f.Serie, f.Nro) {
-					continue
-				}
-				last[f.Serie] = max(last[f.Serie], f.Nro)
-			}
-			for serie, n := range last {
-				out = append(out, LastNumber{Type: t, Serie: serie, Last: n})
-				delete(open, serie)
-			}
-			hasta, span = desde.AddDays(-1), span*2
+		for k, n := range last {
+			out = append(out, LastNumber{Type: k.t, Serie: k.serie, Last: n})
+			delete(open, k)
 		}
+		hasta, span = desde.AddDays(-1), span*2
 	}
+	slices.SortFunc(out, func(a, b LastNumber) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Serie, b.Serie))
+	})
 	return out, nil
 }
 
-func inRanges(rs []cfe.CAERange, serie string, n int64) bool {
+func inRanges(rs []cfe.CAERange, t cfe.Type, serie string, n int64) bool {
 	for _, r := range rs {
-		if r.Serie == serie && r.DNro <= n && n <= r.HNro {
+		if r.Type == t && r.Serie == serie && r.DNro <= n && n <= r.HNro {
 			return true
 		}
 	}

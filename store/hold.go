@@ -24,7 +24,9 @@ import (
 // with is held when Options.HoldWithoutJournal is set: Reserve refuses every
 // type until ResumeNumbering (the hosted service's last numbers) or, serie by
 // serie, MarkUsedElsewhere (a technician's word) says where numbering stands.
-// The hold is kept in the store file itself, so it survives restarts.
+// The hold is kept in the store file itself, so it survives restarts. A file
+// with numbers but no identity was written before journals existed (an
+// upgrade): it is trusted, and gets its first journal.
 
 // Audit kinds of the numbering checks.
 const (
@@ -91,10 +93,12 @@ func (db *DB) openNumbering() error {
 		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: fmt.Sprintf("el diario de numeración %s está dañado; no se puede saber por qué número sigue la numeración", path)}
 	}
-	id, err := db.ensureStoreID()
+	hadData := len(db.countersLocked()) > 0
+	id, legacy, err := db.ensureStoreID()
 	if err != nil {
 		return err
 	}
+	legacy = legacy && hadData // a file with numbers, written before journals existed: its first journal
 	now := db.opts.Now()
 	var raised []SeqNumber
 	var details []string
@@ -113,7 +117,7 @@ func (db *DB) openNumbering() error {
 					id, path, jf.StoreID, jf.Clean, jf.WrittenAt.Format(time.RFC3339), last, floor, last+1, floor))
 			}
 		}
-	} else if db.opts.HoldWithoutJournal && db.hold == nil {
+	} else if db.opts.HoldWithoutJournal && db.hold == nil && !legacy {
 		if err := db.putHold(holdRecord{Since: now, Reason: holdReason}, AuditEvent{At: now, Kind: AuditNumberingHeld,
 			Detail: "no numbering journal at " + path + ": signing held until the hosted service or a technician says where numbering stands"}); err != nil {
 			return err
@@ -174,18 +178,18 @@ func (db *DB) closeJournal() {
 	_ = db.journal.write(entries, true, db.opts.Now()) // on failure the dirty journal stays: safe, only coarser
 }
 
-// ensureStoreID returns the file's identity, giving a new or older file one.
-func (db *DB) ensureStoreID() (string, error) {
-	var id string
+// ensureStoreID returns the file's identity, giving a new or older file one;
+// created reports that it had none.
+func (db *DB) ensureStoreID() (id string, created bool, err error) {
 	_ = db.bolt.View(func(tx *bolt.Tx) error {
 		id = string(tx.Bucket(bucketMeta).Get(keyStoreID))
 		return nil
 	})
 	if id != "" {
-		return id, nil
+		return id, false, nil
 	}
 	id = newStoreID()
-	return id, db.bolt.Update(func(tx *bolt.Tx) error {
+	return id, true, db.bolt.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keyStoreID, []byte(id))
 	})
 }

@@ -390,6 +390,20 @@ func TestDB_NumberingHold(t *testing.T) {
 		putRanges(t, db, ranges...)
 		wantCode(t, db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 0, "nada"), cfe.EINVALID)
 	})
+	t.Run("a file written before journals existed is trusted", func(t *testing.T) {
+		storePath, journalPath := journalDirs(t)
+		db := openAt(t, storePath, store.Options{}) // no journal: the file gets no identity, as before this version
+		putRanges(t, db, ranges...)
+		issueN(t, db, "antes", 2)
+		db.Close()
+		db = open(t, storePath, journalPath)
+		if h := db.NumberingHold(); h != nil {
+			t.Fatalf("hold %+v on an upgraded file", h)
+		}
+		if n := nextNumber(t, db); n != 3 {
+			t.Fatalf("next %d, want 3", n)
+		}
+	})
 	t.Run("a journal present means no hold", func(t *testing.T) {
 		storePath, journalPath := journalDirs(t)
 		db := openAt(t, storePath, store.Options{Journal: journalPath})
