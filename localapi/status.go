@@ -42,6 +42,18 @@ type State struct {
 	// Hosted is the last check of the hosted service, nil when the profile
 	// names none (the agent then works offline only).
 	Hosted *Hosted
+	// NumberingHold is why the store refuses to number (it does not know
+	// where numbering stands: docs/numbering.md); nil when it numbers.
+	NumberingHold *NumberingHold
+}
+
+// NumberingHold is a store that waits to know where numbering stands.
+type NumberingHold struct {
+	Since  time.Time
+	Reason string // Spanish
+	// Settled lists the series a technician already settled, in Spanish
+	// ("e-Ticket serie A"); every other serie waits.
+	Settled []string
 }
 
 // Certificate describes the signing certificate.
@@ -126,6 +138,17 @@ type StateReport struct {
 	// Hosted is the hosted service as last checked; null when the profile
 	// names none.
 	Hosted *HostedReport `json:"hosted"`
+	// Numeracion is present while the agent refuses to number because it
+	// does not know where numbering stands (docs/numbering.md).
+	Numeracion *NumberingReport `json:"numeracion,omitempty"`
+}
+
+// NumberingReport is a numbering hold.
+type NumberingReport struct {
+	EnEspera          bool      `json:"en_espera"`
+	Desde             time.Time `json:"desde"`
+	Motivo            string    `json:"motivo"`
+	SeriesConfirmadas []string  `json:"series_confirmadas"`
 }
 
 // CertificateReport describes the signing certificate.
@@ -261,6 +284,7 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		rep.addOutbox(st.Outbox, now)
 		rep.addReceipts(st.Receipts)
 		rep.addHosted(st.Hosted, st.Outbox, now)
+		rep.addNumberingHold(st.NumberingHold)
 	}
 	rep.OK = rep.Status != HealthError
 	return rep
@@ -352,6 +376,23 @@ func (rep *StateReport) addCAE(ranges []CAERangeUse) {
 	if !usable {
 		rep.flag(HealthError, "no hay números CAE vigentes para ningún tipo de comprobante: no se puede firmar")
 	}
+}
+
+// addNumberingHold reports a store that refuses to number until it knows
+// where numbering stands: the agent cannot sign (the series a technician
+// already settled excepted).
+func (rep *StateReport) addNumberingHold(h *NumberingHold) {
+	if h == nil {
+		return
+	}
+	rep.Numeracion = &NumberingReport{EnEspera: true, Desde: h.Since.In(cfe.Montevideo), Motivo: h.Reason,
+		SeriesConfirmadas: append([]string{}, h.Settled...)}
+	msg := "no se puede firmar: " + h.Reason + ". Se consulta al servicio en línea el último número usado; " +
+		"si no responde, un técnico debe ejecutar «cfe-agent cae used-elsewhere»"
+	if len(h.Settled) > 0 {
+		msg += " (ya confirmadas: " + strings.Join(h.Settled, ", ") + ")"
+	}
+	rep.flag(HealthError, msg)
 }
 
 func (rep *StateReport) addOutbox(o Outbox, now time.Time) {

@@ -78,6 +78,37 @@ func TestServer_Health(t *testing.T) {
 		}
 	})
 
+	t.Run("numbering held is an error with 503, and /state says why", func(t *testing.T) {
+		st := healthyState()
+		since := time.Date(2026, 5, 14, 9, 30, 0, 0, cfe.Montevideo)
+		st.NumberingHold = &localapi.NumberingHold{Since: since,
+			Reason:  "no se sabe por qué número sigue la numeración: el archivo de datos es nuevo o no tiene diario de numeración",
+			Settled: []string{"e-Ticket serie A"}}
+		ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
+		resp, body := ts.send(t, request{path: "/health"})
+		h := decodeObject(t, body)
+		want := []any{"no se puede firmar: no se sabe por qué número sigue la numeración: el archivo de datos es nuevo o no tiene " +
+			"diario de numeración. Se consulta al servicio en línea el último número usado; si no responde, un técnico debe " +
+			"ejecutar «cfe-agent cae used-elsewhere» (ya confirmadas: e-Ticket serie A)"}
+		if resp.StatusCode != http.StatusServiceUnavailable || h["ok"] != false || h["status"] != "error" || !reflect.DeepEqual(h["warnings"], want) {
+			t.Fatalf("status %d body %s, want 503 error with %v", resp.StatusCode, body, want)
+		}
+		rep, err := ts.client.State(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := rep.Numeracion; n == nil || !n.EnEspera || !n.Desde.Equal(since) || !strings.HasPrefix(n.Motivo, "no se sabe") ||
+			!slices.Equal(n.SeriesConfirmadas, []string{"e-Ticket serie A"}) {
+			t.Fatalf("/state numeracion = %+v", rep.Numeracion)
+		}
+		// Without a hold the field is absent.
+		ok := startServer(t, nil)
+		_, body = ok.send(t, request{path: "/state"})
+		if _, present := decodeObject(t, body)["numeracion"]; present {
+			t.Fatalf("/state without a hold carries numeracion: %s", body)
+		}
+	})
+
 	t.Run("state source failure is an error, cause logged not shown", func(t *testing.T) {
 		ts := startServer(t, func(c *localapi.ServerConfig) {
 			c.State = fixedState{err: errors.New("bolt: /var/lib/cfe-agent/agent.db: input/output error")}

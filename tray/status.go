@@ -18,7 +18,8 @@ type Assessment struct {
 
 // Assess maps a state report (or the error of reading it) to the icon state
 // and the tooltip's reason. The module's own status decides: "error" (cannot
-// sign: time zone wrong, certificate expired, no CAE numbers) is red,
+// sign: time zone wrong, certificate expired, no CAE numbers, numbering held
+// until the agent knows where it stands) is red,
 // "degraded" (certificate or CAE ranges expiring or running out, outbox
 // backlog, hosted service unreachable) is amber; a module that does not
 // answer is red.

@@ -28,6 +28,8 @@ func TestAssess(t *testing.T) {
 		{"zone and CAE", report("error", "zona horaria incorrecta", "no quedan números"), nil,
 			assets.IconError, "zona horaria incorrecta\nno quedan números"},
 		{"error without reason", report("error"), nil, assets.IconError, "el agente no puede firmar"},
+		{"numbering held", report("error", "no se puede firmar: no se sabe por qué número sigue la numeración: el archivo de datos es nuevo o no tiene diario de numeración. Se consulta al servicio en línea el último número usado; si no responde, un técnico debe ejecutar «cfe-agent cae used-elsewhere»"), nil,
+			assets.IconError, "no se puede firmar: no se sabe por qué número sigue la numeración: el archivo de datos es nuevo o no tiene diario de numeración. Se consulta al servicio en línea el último número usado; si no responde, un técnico debe ejecutar «cfe-agent cae used-elsewhere»"},
 		{"unreachable", nil, errors.New("connection refused"), assets.IconError, "el agente no responde"},
 	}
 	for _, c := range cases {

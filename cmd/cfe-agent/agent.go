@@ -86,9 +86,24 @@ func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agen
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
 		return nil, err
 	}
+	if a.hosted, err = newHostedClient(a.profile.Hosted, log); err != nil {
+		return nil, err
+	}
+	journal := journalPath(dataDir, a.profile.Environment, a.name)
+	_, statErr := os.Stat(filepath.Dir(journal))
 	a.db, err = store.Open(dbPath, store.Options{
 		NearlyUsedUpPercent: 100 - a.profile.CAE.WarnRemainingPct,
 		NearExpiryDays:      a.profile.CAE.WarnDaysBeforeExpiry,
+		Journal:             journal,
+		// A journal missing from the folder where one was kept (the store
+		// and the journal both deleted, or an old copy of the store put back
+		// without its journal) makes the store wait for the hosted service to
+		// say where numbering stands (settleNumbering), when there is one to
+		// ask. A data directory that never had a journal (a first start, or
+		// an upgrade) does not wait: it signs offline from the start, and
+		// settleNumbering still raises its counters when the service answers
+		// before the agent serves (docs/numbering.md).
+		HoldWithoutJournal: statErr == nil && a.hosted != nil && a.hosted.Auth() != hosted.AuthNone,
 	})
 	if err != nil {
 		return nil, err
@@ -107,11 +122,14 @@ func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agen
 		Emisor: a.profile.Emisor,
 		Tax:    taxConfig(a.profile.Tax),
 	})
-	if a.hosted, err = newHostedClient(a.profile.Hosted, log); err != nil {
-		a.Close()
-		return nil, err
-	}
 	return a, nil
+}
+
+// journalPath is where the numbering journal of a profile lives: in the data
+// directory but outside the store's folder, so that losing or replacing the
+// store file (or its folder) leaves it (docs/numbering.md).
+func journalPath(dataDir string, env profiles.Environment, profile string) string {
+	return filepath.Join(dataDir, "numbering", string(env), strings.ToLower(profile)+".json")
 }
 
 // Close releases what openAgent opened.

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/store"
 )
 
 // newHostedClient returns the client of the profile's hosted service, or nil
@@ -85,4 +87,74 @@ func hostedState(a *agent) *localapi.Hosted {
 			LimitHour: r.LimitHour, RemainingHour: r.RemainingHour, ObservedAt: r.ObservedAt}
 	}
 	return h
+}
+
+// Bounds of settleNumbering.
+const (
+	// numberingCheckTimeout bounds the check the agent makes before it
+	// serves: a service that does not answer in time is asked again in the
+	// background while numbering is held, and not at all otherwise.
+	numberingCheckTimeout = 10 * time.Second
+	// numberingRetry is the pause between attempts while numbering is held.
+	numberingRetry = 15 * time.Second
+)
+
+// settleNumbering asks the hosted service for the last number it holds of
+// every (type, serie) of the store's ranges and raises the store's counters
+// to them (store.ResumeNumbering), ending a hold. It runs before the agent
+// serves: a store behind the service (an old backup put back, a lost journal)
+// then resumes above what the service already has. Without a hosted service
+// or credentials there is nothing to ask.
+func (a *agent) settleNumbering(ctx context.Context) error {
+	if a.hosted == nil || a.hosted.Auth() == hosted.AuthNone {
+		return nil
+	}
+	ranges, err := a.db.Ranges(ctx)
+	if err != nil {
+		return err
+	}
+	lasts, err := a.hosted.LastNumbers(ctx, ranges, cfe.DateOf(time.Now().In(cfe.Montevideo)))
+	if err != nil {
+		return err
+	}
+	seqs := make([]store.SeqNumber, len(lasts))
+	for i, l := range lasts {
+		seqs[i] = store.SeqNumber{Type: l.Type, Serie: l.Serie, Last: l.Last}
+		a.log.Info("the hosted service's last number", "type", int(l.Type), "serie", l.Serie, "number", l.Last)
+	}
+	return a.db.ResumeNumbering(ctx, "the hosted service "+a.hosted.BaseURL().String(), seqs)
+}
+
+// checkNumbering runs settleNumbering once, bounded, before the agent
+// serves. While the store stays held it returns a function that keeps
+// asking in the background until the service answers or ctx ends; nil
+// otherwise.
+func (a *agent) checkNumbering(ctx context.Context) func(context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, numberingCheckTimeout)
+	err := a.settleNumbering(cctx)
+	cancel()
+	if err != nil {
+		a.log.Warn("could not ask the hosted service where numbering stands", "err", err)
+	}
+	if a.db.NumberingHold() == nil {
+		return nil
+	}
+	a.log.Warn("numbering is held: signing is refused until the hosted service answers or a technician runs \"cfe-agent cae used-elsewhere\"",
+		"reason", a.db.NumberingHold().Reason)
+	return func(ctx context.Context) {
+		t := time.NewTicker(numberingRetry)
+		defer t.Stop()
+		for a.db.NumberingHold() != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := a.settleNumbering(ctx); err != nil {
+				a.log.Warn("could not ask the hosted service where numbering stands", "err", err)
+				continue
+			}
+			a.log.Info("numbering known from the hosted service: signing resumes")
+		}
+	}
 }

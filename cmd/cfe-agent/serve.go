@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -140,6 +141,7 @@ func (r *runner) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	settle := a.checkNumbering(ctx)
 	srv := newServer(a, a.profile.Listen, r.log)
 	if err := srv.Open(); err != nil {
 		a.Close()
@@ -155,6 +157,9 @@ func (r *runner) open(ctx context.Context) error {
 	s := &session{a: a, srv: srv, client: client, stop: stop}
 	if d := newDeliverer(a); d != nil {
 		s.done.Go(func() { d.Run(bg) })
+	}
+	if settle != nil {
+		s.done.Go(func() { settle(bg) })
 	}
 	r.cur = s
 	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
@@ -382,6 +387,12 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 		st.Receipts.LastSignedAt = st.Receipts.Recent[0].TmstFirma
 	}
 	st.Hosted = hostedState(s.a)
+	if h := s.a.db.NumberingHold(); h != nil {
+		st.NumberingHold = &localapi.NumberingHold{Since: h.Since, Reason: h.Reason}
+		for _, r := range h.Released {
+			st.NumberingHold.Settled = append(st.NumberingHold.Settled, fmt.Sprintf("%s serie %s", r.Type.Name(), r.Serie))
+		}
+	}
 	return st, nil
 }
 
