@@ -13,15 +13,32 @@ import (
 // BenchmarkCommit measures Reserve+Commit of a CFE of about 2 KB, with real
 // fsync, from one goroutine and from 8 (the group commit's case).
 func BenchmarkCommit(b *testing.B) {
-	b.Run("serial", func(b *testing.B) {
-		db := benchStore(b)
+	for _, j := range []struct {
+		name string
+		opts func(testing.TB) store.Options
+	}{
+		{"", func(testing.TB) store.Options { return store.Options{} }},
+		// With the numbering journal, written once per block of numbers
+		// (journal.go): its cost is spread over the block.
+		{"journal-", func(t testing.TB) store.Options {
+			_, journal := journalDirs(t)
+			return store.Options{Journal: journal}
+		}},
+	} {
+		benchCommit(b, j.name, j.opts)
+	}
+}
+
+func benchCommit(b *testing.B, prefix string, opts func(testing.TB) store.Options) {
+	b.Run(prefix+"serial", func(b *testing.B) {
+		db := benchStore(b, opts(b))
 		for i := 0; b.Loop(); i++ {
 			commitOne(b, db, fmt.Sprint("serial-", i))
 		}
 		reportBatch(b, db)
 	})
-	b.Run("parallel-8", func(b *testing.B) {
-		db := benchStore(b)
+	b.Run(prefix+"parallel-8", func(b *testing.B) {
+		db := benchStore(b, opts(b))
 		b.SetParallelism((8 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)) // at least 8 goroutines
 		var n atomic.Int64
 		b.RunParallel(func(pb *testing.PB) {
@@ -38,8 +55,8 @@ func reportBatch(b *testing.B, db *store.DB) {
 	b.ReportMetric(float64(b.N)/float64(commitTransactions(b, db)), "CFEs/tx")
 }
 
-func benchStore(b *testing.B) *store.DB {
-	db, _ := openStore(b, store.Options{})
+func benchStore(b *testing.B, opts store.Options) *store.DB {
+	db, _ := openStore(b, opts)
 	putRanges(b, db, newRange(cfe.ETicket, "A", 1, 9_999_999, farAway))
 	return db
 }
