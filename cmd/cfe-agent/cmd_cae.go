@@ -70,7 +70,9 @@ func newCAEUsedElsewhereCommand(opts *globalOptions) *cobra.Command {
 		Short: "Registra que otro sistema ya usó los números del rango hasta HASTA (antes de emitir con el agente)",
 		Long: "Registra que otro sistema (el programa de facturación anterior u otra caja) ya usó los números\n" +
 			"del tipo y la serie hasta HASTA, en el rango CAE que contiene HASTA: el agente sigue desde HASTA+1.\n" +
-			"Se hace una vez, antes de que el agente firme en ese rango, y queda en el registro de auditoría.",
+			"Se hace una vez, antes de que el agente firme en ese rango, y queda en el registro de auditoría.\n" +
+			"Si la numeración está en espera (se perdió el archivo de datos y su diario de numeración), también\n" +
+			"confirma la serie; HASTA 0 la confirma sin registrar nada (ningún número usado fuera del agente).",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := strconv.Atoi(args[0])
