@@ -42,6 +42,18 @@
 // number is stored on success and given back on failure. Release after Commit
 // is a harmless no-op, so callers may simply defer Release.
 //
+// # Knowing where numbering stands
+//
+// The file alone cannot tell that it was deleted, truncated or replaced by an
+// older copy. With Options.Journal, a small journal outside the file bounds
+// every committed number (written once per block of numbers, and exactly at
+// Close); Open raises the counters of a file found behind it. Without a
+// journal, Options.HoldWithoutJournal holds numbering until ResumeNumbering
+// (the hosted service's last numbers) or MarkUsedElsewhere settles it. Open
+// also refuses a file shorter than its own meta page says (bbolt would die
+// of SIGBUS on it). See journal.go, hold.go, precheck.go and
+// docs/numbering.md.
+//
 // # Encoding
 //
 // Records are JSON with explicit field names owned by this package (see

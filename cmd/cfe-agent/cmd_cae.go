@@ -91,6 +91,10 @@ func newCAEUsedElsewhereCommand(opts *globalOptions) *cobra.Command {
 			if err := a.db.MarkUsedElsewhere(cmd.Context(), cfe.Type(t), args[1], upTo, reason); err != nil {
 				return err
 			}
+			if upTo == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "confirmado: ningún número de %s serie %s se usó fuera del agente\n", cfe.Type(t).Name(), args[1])
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "registrado: %s serie %s usado por otro sistema hasta el número %d; el agente sigue desde el %d\n",
 				cfe.Type(t).Name(), args[1], upTo, upTo+1)
 			return nil

@@ -74,6 +74,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.zone(report)
 	d.certificate(report)
 	d.ranges(report)
+	d.numbering(report)
 	d.footer(p, report)
 	d.listen(p, report, running)
 	d.outbox(report)
@@ -150,6 +151,20 @@ func (d *doctor) ranges(r *localapi.StateReport) {
 	if usable == 0 {
 		d.line("FAIL", "CAE", "no hay ningún rango CAE utilizable: importe los archivos CAE de DGI (cfe-agent cae import)")
 	}
+}
+
+// numbering reports a store that refuses to number until it knows where
+// numbering stands (docs/numbering.md).
+func (d *doctor) numbering(r *localapi.StateReport) {
+	n := r.Numeracion
+	if n == nil {
+		return
+	}
+	msg := n.Motivo + "; se espera la consulta al servicio en línea o «cfe-agent cae used-elsewhere TIPO SERIE HASTA»"
+	if len(n.SeriesConfirmadas) > 0 {
+		msg += " (ya confirmadas: " + strings.Join(n.SeriesConfirmadas, ", ") + ")"
+	}
+	d.line("FAIL", "numeración", "%s", msg)
 }
 
 // footer checks the profile's data for the printed footer that DGI asks

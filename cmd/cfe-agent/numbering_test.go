@@ -205,17 +205,25 @@ func TestAgent_LostDataAsksTheService(t *testing.T) {
 			}
 		}
 		a.stop(t)
+		out, _ := runCLI(t, down, "doctor")
+		if !strings.Contains(out, "FAIL numeración") || !strings.Contains(out, "no se sabe por qué número sigue la numeración") {
+			t.Errorf("doctor does not report the hold:\n%s", out)
+		}
 
 		// The technician knows the last e-Ticket was A-6 (the service had it).
-		out, code := runCLI(t, down, "cae", "used-elsewhere", "101", "A", "6", "--reason", "último número según el servicio en línea")
+		out, code = runCLI(t, down, "cae", "used-elsewhere", "101", "A", "6", "--reason", "último número según el servicio en línea")
 		if code != 0 {
 			t.Fatalf("cae used-elsewhere: exit %d\n%s", code, out)
+		}
+		out, code = runCLI(t, down, "cae", "used-elsewhere", "111", "A", "0", "--reason", "las e-Facturas no se usan en esta caja")
+		if code != 0 || !strings.Contains(out, "confirmado: ningún número de e-Factura serie A se usó fuera del agente") {
+			t.Fatalf("cae used-elsewhere 111 A 0: exit %d\n%s", code, out)
 		}
 		a = startAgent(t, down, "--listen", "127.0.0.1:0")
 		// Nothing was consumed by the refusals: the next number is A-7.
 		signTickets(t, a.baseURL, "confirmado", 7, 1)
 		_, health = getJSON(t, a.baseURL+"/health")
-		if w := fmt.Sprint(health["warnings"]); !strings.Contains(w, "ya confirmadas: e-Ticket serie A") {
+		if w := fmt.Sprint(health["warnings"]); !strings.Contains(w, "ya confirmadas: e-Ticket serie A, e-Factura serie A") {
 			t.Errorf("/health after settling e-Ticket serie A: %v", w)
 		}
 		a.stop(t)
