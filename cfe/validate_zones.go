@@ -27,13 +27,12 @@ func indicatorRule(ind int, info TypeInfo, admitted []int, where string) string 
 }
 
 // indicatorBans applies the rules that forbid indicators whatever the type:
-// MntBruto 3 and CAEEspecial 1 exclude the taxed ones (V24 B-C4, G-C5).
+// MntBruto 3 excludes the taxed ones (V24 B-C4, D-C7). The ban of an
+// exonerated CAE (G-C5 1) depends on the range and is in caeRules.
 func (v *validator) indicatorBans(campo string, ind int) {
 	switch {
 	case v.c.IdDoc.MntBruto == 3 && slices.Contains([]int{1, 2, 3, 4, 11, 12}, ind):
 		v.add(campo, "con montoBruto 3 (IVA mínimo o Monotributo) no se admiten los indicadores 1, 2, 3, 4, 11 ni 12")
-	case v.c.CAEData.CAEEspecial == 1 && slices.Contains([]int{2, 3, 4, 11, 12}, ind):
-		v.add(campo, "con un CAE especial de exonerado no se admiten los indicadores 2, 3, 4, 11 ni 12")
 	case v.c.IdDoc.IndCompraMEReventa != 0 && ind != indCompraME:
 		v.add(campo, "en una compra de moneda extranjera para reventa solo se admite el indicador 17")
 	case ind == indCompraME && v.c.IdDoc.IndCompraMEReventa == 0:

@@ -129,7 +129,10 @@ func (s *Issuer) issue(ctx context.Context, op, id, hash, adenda string, build f
 		return nil, &cfe.Error{Code: cfe.EINVALID, Op: op, Respuesta: cfe.RespZonaHoraria, Message: z.Message()}
 	}
 
-	res, err := s.cfg.Store.Reserve(ctx, doc.Type(), today)
+	// Only a range whose CAE the document agrees with (A-C10, G-C5) is used.
+	res, err := s.cfg.Store.ReserveFor(ctx, doc.Type(), today, func(r cfe.CAERange) error {
+		return cfe.CheckCAE(doc, r.CAEData())
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -136,6 +136,15 @@ func (q *sequence) commit(n int64) {
 // usable; EINVALID for an unknown type or a zero date; EUNAVAILABLE when ctx is
 // done or the store is closed.
 func (db *DB) Reserve(ctx context.Context, t cfe.Type, today cfe.Date) (*cfe.Reservation, error) {
+	return db.ReserveFor(ctx, t, today, nil)
+}
+
+// ReserveFor is Reserve among the ranges fits accepts (nil accepts all), as
+// cfe.IssueStore documents: each serie offers the range and number Reserve
+// would take from it, and a serie whose offer fits refuses is passed over, so
+// no number is ever skipped. When every offer is refused, the error is fits's
+// answer for the offer Reserve would have taken.
+func (db *DB) ReserveFor(ctx context.Context, t cfe.Type, today cfe.Date, fits cfe.RangeCheck) (*cfe.Reservation, error) {
 	const op = "store.Reserve"
 	if err := ctx.Err(); err != nil {
 		return nil, ctxError(op, err)
@@ -151,7 +160,10 @@ func (db *DB) Reserve(ctx context.Context, t cfe.Type, today cfe.Date) (*cfe.Res
 	if db.closed {
 		return nil, errClosed(op)
 	}
-	r, n, ok := db.pick(t, today)
+	r, n, ok, refused := db.pick(t, today, fits)
+	if refused != nil {
+		return nil, refused
+	}
 	if !ok {
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Respuesta: cfe.RespSinRangoCAE,
 			Message: fmt.Sprintf("no hay un rango CAE vigente con números disponibles para el tipo %d (%s)", int(t), t.Name())}
@@ -177,8 +189,9 @@ func (db *DB) noteBusyLocked() {
 const busyDecay = 0.95
 
 // pick chooses the range and number of the next reservation of type t, as
-// Reserve documents. The caller holds db.mu.
-func (db *DB) pick(t cfe.Type, today cfe.Date) (cfe.CAERange, int64, bool) {
+// ReserveFor documents; refused is fits's error when it refused every offer.
+// The caller holds db.mu.
+func (db *DB) pick(t cfe.Type, today cfe.Date, fits cfe.RangeCheck) (_ cfe.CAERange, _ int64, ok bool, refused error) {
 	type candidate struct {
 		r    cfe.CAERange
 		n    int64
@@ -202,20 +215,33 @@ func (db *DB) pick(t cfe.Type, today cfe.Date) (cfe.CAERange, int64, bool) {
 			best[r.Serie] = candidate{r, n, fill}
 		}
 	}
-	var chosen *candidate
+	var chosen, first *candidate // the preferred offer that fits, the preferred offer
+	prefer := func(c candidate, over *candidate) bool {
+		return over == nil || (c.fill && !over.fill) || (c.fill == over.fill && byPreference(c.r, over.r) < 0)
+	}
+	errs := map[string]error{}
 	for _, serie := range order {
 		c := best[serie]
-		switch {
-		case chosen == nil, c.fill && !chosen.fill:
-			chosen = &c
-		case c.fill == chosen.fill && byPreference(c.r, chosen.r) < 0:
+		if prefer(c, first) {
+			first = &c
+		}
+		if fits != nil {
+			if err := fits(c.r); err != nil {
+				errs[serie] = err
+				continue
+			}
+		}
+		if prefer(c, chosen) {
 			chosen = &c
 		}
 	}
-	if chosen == nil {
-		return cfe.CAERange{}, 0, false
+	switch {
+	case chosen != nil:
+		return chosen.r, chosen.n, true, nil
+	case first != nil:
+		return cfe.CAERange{}, 0, false, errs[first.r.Serie]
 	}
-	return chosen.r, chosen.n, true
+	return cfe.CAERange{}, 0, false, nil
 }
 
 // Release gives back a reservation that will not be committed: its number is
