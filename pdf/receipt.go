@@ -414,10 +414,8 @@ func globalAdjusts(c *cfe.CFE) []fact {
 	var out []fact
 	for _, g := range c.DscRcgGlobal {
 		label := movimiento[g.TpoMovDR]
+		// ValorDR is an amount also with TpoDR 2 (V24 D-C6; see cfe/totals.go).
 		value := moneyIn(c.Totales.TpoMoneda, g.ValorDR)
-		if g.TpoDR == 2 {
-			value = rate(g.ValorDR)
-		}
 		out = append(out, fact{label: joinNonEmpty(": ", label, g.GlosaDR), value: value})
 	}
 	return out
