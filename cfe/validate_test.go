@@ -128,6 +128,32 @@ func TestValidate_invalidRequests(t *testing.T) {
 			r.CFE.DescuentosRecargosGlobales = []RequestGlobalAdjust{{TipoMovimiento: "R", Tipo: 1, Glosa: "Flete",
 				Valor: dec("10"), IndicadorFacturacion: indSuspenso}}
 		}, nil, "cfe.idDoc.montoBruto", "debe ser 2"},
+		{"MntBruto 3 in a sale on behalf of others (V25 K-C1)", ETicketCtaAjena, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indVentaMinimo
+			r.CFE.IdDoc.MontoBruto = 3
+		}, nil, "cfe.idDoc.montoBruto", "indicador de facturación 16"},
+		{"perception on a line without agent indicator (B-C6)", EFactura, func(r *Request) {
+			r.CFE.Detalles[0].RetencionesPercepciones = []RequestRetencion{{Codigo: "2183213", Valor: dec("10")}}
+		}, nil, "cfe.detalles[0].indicadorAgenteResponsable", "obligatorio cuando la línea tiene retenciones"},
+		{"otra tasa net without its IVA (A-C123)", EFactura, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indOtraTasa
+			r.CFE.Totales = &RequestTotales{MontoIvaOtraTasa: decp("0")}
+		}, nil, "cfe.totales.montoIvaOtraTasa", "mayor que 0"},
+		{"period before October 2011 (A-C7)", EFactura, func(r *Request) {
+			r.CFE.IdDoc.PeriodoDesde, r.CFE.IdDoc.PeriodoHasta = datep("2011-09-30"), datep("2011-10-31")
+		}, nil, "cfe.idDoc.periodoDesde", "fuera del rango"},
+		{"value date in a later month (V25 A-C5.1)", EResguardo, func(r *Request) {
+			r.CFE.IdDoc.FechaValor = datep("2026-12-01")
+		}, nil, "cfe.idDoc.fechaValor", "mes posterior"},
+		{"mandante is the issuer (V25 K-C4)", ETicketCtaAjena, func(r *Request) {
+			r.CFE.ComplementoFiscal.Documento = testParams().Emisor.RUCEmisor
+		}, nil, "cfe.complementoFiscal.documento", "no puede ser la empresa que emite"},
+		{"reference dated 61 days after signing (F-C7)", ETicketNC, func(r *Request) {
+			r.CFE.Referencias[0].Fecha = datep("2027-01-23")
+		}, nil, "cfe.referencias[0].fecha", "60 días"},
+		{"the same CFE referenced twice (V25 F-C3)", ETicketNC, func(r *Request) {
+			r.CFE.Referencias = append(r.CFE.Referencias, r.CFE.Referencias[0])
+		}, nil, "cfe.referencias[1].numero", "repite la referencia de la línea 1"},
 		{"zero price on a taxed line", ETicket, func(r *Request) { r.CFE.Detalles[0].PrecioUnitario = decp("0") }, nil,
 			"cfe.detalles[0].precioUnitario", "mayor que 0"},
 		{"price on a free delivery", ETicket, func(r *Request) { r.CFE.Detalles[0].IndicadorFacturacion = 5 }, nil,
@@ -424,8 +450,17 @@ func TestCheckCAE(t *testing.T) {
 		{"Monotributo MIDES CAE, e-Factura Exportación", EFacturaExp, nil, 4, "cfe.idDoc.montoBruto", "debe ser 3"},
 		{"IVA mínimo CAE, e-Boleta with MntBruto 2", EBoleta, func(r *Request) { r.CFE.IdDoc.MontoBruto = 2 }, 2, "cfe.idDoc.montoBruto", "debe ser 3"},
 		// A-C10's exception: sales on behalf of others.
-		{"IVA mínimo CAE, cuenta ajena", ETicketCtaAjena, nil, 2, "", ""},
-		{"ordinary CAE, cuenta ajena, MntBruto 3", EFacturaCtaAjena, ivaMinimo, 0, "", ""},
+		{"ordinary CAE, cuenta ajena", ETicketCtaAjena, nil, 0, "", ""},
+		{"ordinary CAE, cuenta ajena, mandante's IVA mínimo line", EFacturaCtaAjena, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indVentaMinimo
+		}, 0, "", ""},
+		// V25 G-C5: no sale on behalf of others with a special CAE.
+		{"IVA mínimo CAE, cuenta ajena", ETicketCtaAjena, nil, 2, "cfe.idDoc.tipoCfe", "cuenta ajena"},
+		{"Monotributo CAE, cuenta ajena note", EFacturaCtaAjenaNC, ivaMinimo, 3, "cfe.idDoc.tipoCfe", "CAEEspecial 3"},
+		// A-C17: Monotributo issuers do not use IVA al día.
+		{"Monotributo CAE with ivaAlDia", ETicket, func(r *Request) { ivaMinimo(r); r.CFE.IdDoc.IvaAlDia = 1 }, 3, "cfe.idDoc.ivaAlDia", "Monotributo"},
+		{"Monotributo MIDES CAE with ivaAlDia", EFactura, func(r *Request) { ivaMinimo(r); r.CFE.IdDoc.IvaAlDia = 1 }, 4, "cfe.idDoc.ivaAlDia", "Monotributo MIDES"},
+		{"IVA mínimo CAE with ivaAlDia", ETicket, func(r *Request) { ivaMinimo(r); r.CFE.IdDoc.IvaAlDia = 1 }, 2, "", ""},
 		// Types without A-C10.
 		{"IVA mínimo CAE, e-Remito", ERemito, nil, 2, "", ""},
 		{"Monotributo CAE, e-Resguardo", EResguardo, nil, 3, "", ""},
