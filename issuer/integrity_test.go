@@ -280,3 +280,35 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A certificate outside its validity refuses the request (06) before a number
+// is reserved: the store is not asked for one.
+func TestIssuer_ExpiredCertificateRefusedBeforeNumbering(t *testing.T) {
+	h := newHarness(t)
+	for name, from := range map[string]time.Time{
+		"expired":       testNow.AddDate(-3, 0, 0),
+		"not yet valid": testNow.AddDate(0, 0, 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			creds, err := signer.GenerateTestCertificate(testEmisor.RUCEmisor, testEmisor.RznSoc, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sg, err := signer.New(signer.Config{Credentials: creds, Now: func() time.Time { return testNow }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &countingStore{DB: h.db}
+			_, err = issuerOver(h, st, signerAdapter{sg}).Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, "cert-"+name)))
+			if cfe.RespuestaOf(err) != cfe.RespCertificado {
+				t.Fatalf("got %v (%s), want 06", err, cfe.RespuestaOf(err))
+			}
+			if n := st.reserved.Load(); n != 0 {
+				t.Fatalf("%d numbers were reserved for a request the certificate refuses", n)
+			}
+		})
+	}
+	if n := nextNumber(t, h, "cert-ok"); n != 1 {
+		t.Fatalf("next number %d, want 1", n)
+	}
+}

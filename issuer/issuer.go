@@ -26,6 +26,15 @@ type Signer interface {
 	Sign(unsigned []byte) (signed []byte, digestValue string, err error)
 }
 
+// ReadySigner is a Signer that can tell, before a number is reserved, that it
+// cannot sign now (no certificate, an expired one): Ready returns the error
+// Sign would return, a *cfe.Error with Respuesta cfe.RespCertificado. The
+// issuer asks a Signer that implements it.
+type ReadySigner interface {
+	Signer
+	Ready() error
+}
+
 // Config wires an Issuer.
 type Config struct {
 	Store  cfe.IssueStore
@@ -135,6 +144,11 @@ func (s *Issuer) issue(ctx context.Context, op, id, hash, adenda string, build f
 	}
 	if z := s.cfg.Zone(now); !z.OK() {
 		return nil, &cfe.Error{Code: cfe.EINVALID, Op: op, Respuesta: cfe.RespZonaHoraria, Message: z.Message()}
+	}
+	if r, ok := s.cfg.Signer.(ReadySigner); ok {
+		if err := r.Ready(); err != nil {
+			return nil, err
+		}
 	}
 
 	for attempt := 1; ; attempt++ {
