@@ -112,12 +112,15 @@ func (l *layout) emitter(w float64, a alignment) block {
 	return c.b
 }
 
-// document is zone 2: RUC, type name, serie and number.
+// document is zone 2, in DGI's order (V24 "Identificación del
+// comprobante", top right): RUC, type name, serie and number, forma de pago,
+// all at least 3 mm high.
 func (l *layout) document(w float64) block {
 	c := column{w: w}
 	c.para(l.heading(), center, l.r.ruc)
 	c.para(l.heading(), center, l.r.typeName)
 	c.para(l.heading(), center, l.r.number)
+	c.para(l.legend(), center, l.r.payment)
 	return c.b
 }
 

@@ -21,7 +21,8 @@ type receipt struct {
 	ruc      string // "RUC 219999830019"
 	typeName string // "e-Factura", followed by "Cobranza" for an own collection
 	number   string // "Serie A Nº 1"
-	facts    []fact // date, forma de pago, currency...
+	payment  string // "Forma de pago: Contado", "" when the CFE has none
+	facts    []fact // date, currency...
 	legends  []string
 	// Zone 3, receptor.
 	receptor *party
@@ -102,6 +103,7 @@ func newReceipt(c *cfe.CFE, digest string, opts *Options) *receipt {
 		ruc:          "RUC " + c.Emisor.RUCEmisor,
 		typeName:     info.Name,
 		number:       "Serie " + id.Serie + " Nº " + itoa(id.Nro),
+		payment:      prefixed("Forma de pago: ", formaPago[id.FmaPago]),
 		facts:        docFacts(c, info),
 		legends:      docLegends(c),
 		receptor:     receptorOf(c, info),
@@ -203,7 +205,6 @@ func docFacts(c *cfe.CFE, info cfe.TypeInfo) []fact {
 			out = append(out, fact{label: label, value: value})
 		}
 	}
-	add("Forma de pago", formaPago[id.FmaPago])
 	if id.FchVenc != nil {
 		add("Vencimiento", date(*id.FchVenc))
 	}
