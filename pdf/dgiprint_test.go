@@ -1,9 +1,12 @@
 package pdf
 
 import (
+	"fmt"
+	"image"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
@@ -38,6 +41,92 @@ func printTemplates(t *testing.T) []Template {
 		out = append(out, tmpl)
 	}
 	return out
+}
+
+// V24 Adenda: printed "dentro del cuerpo del CFE, manteniendo márgenes de
+// 5 mm con los datos del comprobante". Measured on the rasterised page: from
+// the box's edges (found by following its side rule from a word of the
+// Adenda) to the nearest ink above and below, on every page the box is on.
+func TestRender_AdendaKeepsFiveMillimetres(t *testing.T) {
+	const minGap = 5.0
+	note := fixture(cfe.EFacturaNC) // references, then the Adenda
+	note.MediosPago = []cfe.MedioPago{{NroLinMP: 1, GlosaMP: "Transferencia", ValorPago: num("536")}}
+	long := manyLines(25)
+	var text []string
+	for i := 1; i <= 90; i++ {
+		text = append(text, fmt.Sprintf("adenda-%02d entregar en depósito", i))
+	}
+	docs := []struct {
+		name, adenda string
+		doc          []byte
+	}{
+		{"e-Ticket", "adenda-01 Cliente frecuente Nº 1234\nadenda-02 Puntos acumulados: 536", signedFixture(t, cfe.ETicket)},
+		{"credit note", "adenda-01 Pedido 5531\nadenda-02 Atención: Sra. Núñez", signed(t, note)},
+		{"Adenda over pages", strings.Join(text, "\n"), signed(t, long)},
+	}
+	for _, d := range docs {
+		for _, tmpl := range printTemplates(t) {
+			what := d.name + " " + tmpl.Name
+			pdf := render(t, d.doc, Options{Template: tmpl, Production: true, Adenda: d.adenda})
+			words := pdfWords(t, pdf)
+			pages := map[int]word{} // the first word of the Adenda on each page
+			for _, w := range words {
+				if w.text != "ADENDA" && !strings.HasPrefix(w.text, "adenda-") {
+					continue
+				}
+				if first, ok := pages[w.page]; !ok || w.y0 < first.y0 {
+					pages[w.page] = w
+				}
+			}
+			if len(pages) == 0 {
+				t.Fatalf("%s: no Adenda printed", what)
+			}
+			for p, w := range pages {
+				g := pdfRaster(t, pdf, p)
+				top, bottom, ok := boxAround(g, w)
+				if !ok {
+					t.Errorf("%s page %d: no box rule left of %q", what, p, w.text)
+					continue
+				}
+				if gap, found := clearance(g, top, -1); found && gap < minGap {
+					t.Errorf("%s page %d: the Adenda's box starts %.2f mm under the data above it, want ≥ %.0f mm",
+						what, p, gap, minGap)
+				}
+				if gap, found := clearance(g, bottom, +1); found && gap < minGap {
+					t.Errorf("%s page %d: the data below the Adenda's box is %.2f mm from it, want ≥ %.0f mm",
+						what, p, gap, minGap)
+				}
+			}
+			if d.name == "Adenda over pages" && tmpl.Base == Estandar && len(pages) < 2 {
+				t.Errorf("%s: the Adenda is on %d page, the test wants it to continue on the next", what, len(pages))
+			}
+		}
+	}
+}
+
+// boxAround finds the box a word is printed in: the first vertical rule
+// left of the word, followed up and down while it has ink. It returns the
+// first and last rows of the box's ink.
+func boxAround(g *image.Gray, w word) (top, bottom int, ok bool) {
+	y := px((w.y0 + w.y1) / 2)
+	x := px(w.x0) - 1
+	for ; x >= g.Rect.Min.X && !inked(g, x, y); x-- {
+	}
+	if x < g.Rect.Min.X {
+		return 0, 0, false
+	}
+	// The darkest of the rule's columns: its middle, not an anti-aliased edge.
+	for _, c := range []int{x - 1, x - 2} {
+		if c >= g.Rect.Min.X && g.GrayAt(c, y).Y < g.GrayAt(x, y).Y {
+			x = c
+		}
+	}
+	for top = y; top > g.Rect.Min.Y && inked(g, x, top-1); top-- {
+	}
+	for bottom = y; bottom < g.Rect.Max.Y-1 && inked(g, x, bottom+1); bottom++ {
+	}
+	// A rule, not a letter: it spans more than the word's line.
+	return top, bottom, bottom-top > px(w.y1-w.y0)
 }
 
 // V24 "Identificación del comprobante": in the top-right corner, in this

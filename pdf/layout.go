@@ -217,6 +217,12 @@ func (l *layout) framed(w float64, title string, lines []string) []block {
 	return out
 }
 
+// adendaGap is the least room between the Adenda's box and the CFE's data
+// above and below it: DGI's 5 mm (V24 Adenda: "dentro del cuerpo del CFE,
+// manteniendo márgenes de 5 mm con los datos del comprobante"), and half a
+// millimetre for the width of the box's rules.
+const adendaGap = 5.5
+
 // adenda is the Adenda in its box (V24: inside a delimited area titled
 // "ADENDA").
 func (l *layout) adenda(w float64) []block {
