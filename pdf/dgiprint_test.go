@@ -214,3 +214,41 @@ func run(l textLine, first, last string) word {
 	}
 	return out
 }
+
+// V24 receptor zone: the receptor's document (C.I., RUC or other) prints
+// "indicando el país emisor del documento" (A-C61, printed: I), a C.I.
+// included. The country is on the document's line, under the box's title.
+func TestRender_ReceptorDocumentCountry(t *testing.T) {
+	tests := []struct {
+		name string
+		rc   cfe.Receptor
+		want []string
+	}{
+		{"C.I.", cfe.Receptor{TipoDocRecep: 3, CodPaisRecep: "UY", DocRecep: "12345672", RznSocRecep: "Ana Suárez"},
+			[]string{"C.I.", "12345672", "(UY)"}},
+		{"DNI", cfe.Receptor{TipoDocRecep: 6, CodPaisRecep: "AR", DocRecepExt: "20123456", RznSocRecep: "Juan Pérez"},
+			[]string{"DNI", "20123456", "(AR)"}},
+		{"passport", cfe.Receptor{TipoDocRecep: 5, CodPaisRecep: "BR", DocRecepExt: "FX123456", RznSocRecep: "João Silva"},
+			[]string{"Pasaporte", "FX123456", "(BR)"}},
+		{"NIFE", cfe.Receptor{TipoDocRecep: 7, CodPaisRecep: "ES", DocRecepExt: "B12345678", RznSocRecep: "Ibérica S.L."},
+			[]string{"NIFE", "B12345678", "(ES)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fixture(cfe.ETicket)
+			c.Receptor = &tt.rc
+			doc := signed(t, c)
+			for _, tmpl := range printTemplates(t) {
+				ls := lines(pdfWords(t, render(t, doc, Options{Template: tmpl, Production: true})))
+				title, line := lineWith(ls, "CONSUMO", "FINAL"), lineWith(ls, tt.want...)
+				if line < 0 {
+					t.Errorf("%s: no line shows %q", tmpl.Name, tt.want)
+					continue
+				}
+				if title < 0 || ls[line].top() < ls[title].bottom() || ls[line].top()-ls[title].bottom() > 6 {
+					t.Errorf("%s: the document %q is not under the receptor box's title", tmpl.Name, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -271,14 +271,18 @@ func docLegends(c *cfe.CFE) []string {
 // docNames are the receptor document types (TipoDocRecep, V24 A-C60).
 var docNames = map[int]string{1: "NIE", 2: "RUC", 3: "C.I.", 4: "Otro", 5: "Pasaporte", 6: "DNI", 7: "NIFE"}
 
-// docOf formats an identity document: "RUC 214844360018", "C.I. 12345678",
-// "Pasaporte X123 (AR)" (the country only for foreign documents).
+// docOf formats an identity document with the country that issued it:
+// "C.I. 12345678 (UY)", "Pasaporte X123 (AR)". V24 A-C61 (the document's
+// country, ISO 3166 alpha-2, or 99) is to be printed wherever the document
+// is ("I"), and the receptor zone asks for the "país emisor del documento"
+// of a C.I. as of a foreign document; the code is printed as the CFE
+// carries it.
 func docOf(kind int, number, country string) string {
 	if number == "" {
 		return ""
 	}
 	s := joinNonEmpty(" ", docNames[kind], number)
-	if country != "" && country != "UY" {
+	if country = strings.TrimSpace(country); country != "" {
 		s += " (" + country + ")"
 	}
 	return s
