@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
@@ -41,6 +42,66 @@ func printTemplates(t *testing.T) []Template {
 		out = append(out, tmpl)
 	}
 	return out
+}
+
+// V24 B-C4 note 6: "El signo correspondiente a los indicadores de
+// facturación 7, 8 y 9, debe imprimirse en lugar del código". IndFact 8 is
+// an item deducted ("a rebajar") from a remito already issued: its quantity
+// prints with a minus sign, and so does its amount where the table has one
+// (e-Remito de Exportación, whose total subtracts it, A-C113); no note calls
+// it an annulment.
+func TestRender_IndFact8PrintsTheSign(t *testing.T) {
+	ref := func(typ cfe.Type) []cfe.Referencia {
+		return []cfe.Referencia{{NroLinRef: 1, TpoDocRef: typ, Serie: "A", NroCFERef: 41, RazonRef: "Mercadería devuelta",
+			FechaCFEref: &cfe.Date{Year: 2026, Month: time.March, Day: 13}}}
+	}
+	remito := fixture(cfe.ERemito)
+	remito.Items[0].IndFact = 8 // 40 cajas deducted from remito A-41; the second line is an ordinary one
+	remito.Referencias = ref(cfe.ERemito)
+	export := fixture(cfe.ERemitoExp)
+	export.Items[0].IndFact = 8 // 500 kg × 4.50 deducted from remito A-41
+	export.Referencias = ref(cfe.ERemitoExp)
+	// A-C113 for 124: the lines minus the deducted lines = 0 − 2 250.
+	export.Totales.MntExpoyAsim, export.Totales.MntTotal = numP("-2250"), numP("-2250")
+	docs := []struct {
+		name   string
+		doc    []byte
+		signed [][]string // runs of words that must share a line
+		plain  [][]string
+	}{
+		{"e-Remito", signed(t, remito), [][]string{{"-40", "caja"}}, [][]string{{"12", "Unid"}}},
+		{"e-Remito de Exportación", signed(t, export), [][]string{{"-500", "kg"}, {"-2.250,00"}, {"USD", "-2.250,00"}}, nil},
+	}
+	for _, d := range docs {
+		for _, tmpl := range printTemplates(t) {
+			what := d.name + " " + tmpl.Name
+			pdf := render(t, d.doc, Options{Template: tmpl, Production: true})
+			ls := lines(pdfWords(t, pdf))
+			for _, run := range d.signed {
+				if lineWith(ls, run...) < 0 {
+					t.Errorf("%s: no line shows %q", what, run)
+				}
+			}
+			// The sign is the line's own: the quantity and the amount of a
+			// deducted line print on that line, an ordinary line keeps none.
+			if d.name == "e-Remito de Exportación" {
+				if i := lineWith(ls, "-500", "kg"); i >= 0 && lineWith(ls[i:i+1], "-2.250,00") < 0 {
+					t.Errorf("%s: the deducted quantity and its amount are not on one line: %q", what, ls[i])
+				}
+			}
+			for _, run := range d.plain {
+				if lineWith(ls, run...) < 0 {
+					t.Errorf("%s: the ordinary line %q is missing", what, run)
+				}
+			}
+			text := pdfText(t, pdf, 1, 0)
+			for _, misleading := range []string{"Anula", "anula", "Anulación"} {
+				if strings.Contains(text, misleading) {
+					t.Errorf("%s: a deducted line is described as %q", what, misleading)
+				}
+			}
+		}
+	}
 }
 
 // V24 Adenda: printed "dentro del cuerpo del CFE, manteniendo márgenes de
@@ -250,5 +311,40 @@ func TestRender_ReceptorDocumentCountry(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// V24 B-C10: "Cuando la unidad de medida es N/A, no es obligatorio
+// imprimir": DGI's placeholder is not a unit, and the quantity prints
+// alone on its line.
+func TestRender_UnitPlaceholderNotPrinted(t *testing.T) {
+	c := fixture(cfe.ETicket)
+	for i := range c.Items {
+		c.Items[i].UniMed = "N/A"
+	}
+	doc := signed(t, c)
+	for _, tmpl := range printTemplates(t) {
+		pdf := render(t, doc, Options{Template: tmpl, Production: true})
+		words := pdfWords(t, pdf)
+		for _, w := range words {
+			if strings.Contains(w.text, "N/A") {
+				t.Errorf("%s: %q is printed as a unit", tmpl.Name, w.text)
+			}
+		}
+		// Each line's quantity and amount: 2 × 183 = 366, 1,5 × 110 = 165.
+		ls := lines(words)
+		for _, want := range [][]string{{"2", "366,00"}, {"1,5", "165,00"}} {
+			i := lineWith(ls, "Importe")
+			found := false
+			for _, l := range ls[max(i, 0):] {
+				if lineWith([]textLine{l}, want[0]) >= 0 && lineWith([]textLine{l}, want[1]) >= 0 {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s: no line shows the quantity %s with its amount %s", tmpl.Name, want[0], want[1])
+			}
+		}
 	}
 }

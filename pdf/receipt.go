@@ -368,7 +368,7 @@ func detail(c *cfe.CFE, info cfe.TypeInfo) table {
 		{"P. unitario", right, 30}, {"Importe", right, 30}}, sums: true, currency: cur}
 	for _, it := range c.Items {
 		amount := it.MontoItem
-		if it.IndFact == 7 { // "no facturable negativo": print the sign (V24 B-C4)
+		if it.IndFact == 7 || it.IndFact == 8 { // negative lines: print the sign (V24 B-C4 note 6)
 			amount = amount.Neg()
 		}
 		t.rows = append(t.rows, row{
@@ -380,9 +380,26 @@ func detail(c *cfe.CFE, info cfe.TypeInfo) table {
 	return t
 }
 
+// qtyOf is a line's quantity and unit. A line that deducts goods from a
+// remito already issued (IndFact 8) prints its quantity with a minus sign:
+// V24 B-C4 note 6 asks for the sign of indicators 7, 8 and 9 instead of the
+// code, and an e-Remito has no amount to carry it. DGI's placeholder unit
+// "N/A" (B-C10: "cuando la unidad de medida es N/A, no es obligatorio
+// imprimir") is not a unit and is left out.
 func qtyOf(it cfe.Item) string {
-	return joinNonEmpty(" ", quantity(it.Cantidad), strings.TrimSpace(it.UniMed))
+	q := it.Cantidad
+	if it.IndFact == 8 {
+		q = q.Neg()
+	}
+	unit := strings.TrimSpace(it.UniMed)
+	if strings.EqualFold(unit, unitNotApplicable) {
+		unit = ""
+	}
+	return joinNonEmpty(" ", quantity(q), unit)
 }
+
+// unitNotApplicable is DGI's UniMed for a line without a unit of measure.
+const unitNotApplicable = "N/A"
 
 // itemNotes are the lines printed under an item: its description,
 // discounts, surcharges and retentions.
@@ -405,9 +422,6 @@ func itemNotes(it cfe.Item, currency string) []string {
 	adjust("Recargo", it.RecargoPct, it.RecargoMnt)
 	if it.IndFact == 5 {
 		out = append(out, "Entrega gratuita")
-	}
-	if it.IndFact == 9 || it.IndFact == 8 {
-		out = append(out, "Anula línea de comprobante referenciado")
 	}
 	for _, rp := range it.RetencPercep {
 		out = append(out, "Ret./perc. "+rp.CodRet+": "+moneyIn(currency, rp.ValRetPerc))
