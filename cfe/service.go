@@ -2,6 +2,7 @@ package cfe
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -114,3 +115,9 @@ type IssueStore interface {
 	// Release gives back a reservation that will not be committed.
 	Release(r *Reservation)
 }
+
+// ErrNumberGap is the cause (in Err) of a Commit that failed because a lower
+// number of its serie was given back by another CFE and nobody took it again
+// in time. The committed numbers stay gap-free; the CFE was not stored and its
+// number was given back, so it can be signed again with a new reservation.
+var ErrNumberGap = errors.New("a lower number of the serie was given back and not taken again")

@@ -19,14 +19,20 @@ const (
 
 // slot is one number handed out and not yet committed or given back.
 type slot struct {
-	res    *cfe.Reservation
-	state  slotState
-	since  time.Time     // when it was reserved (real clock)
-	rec    *issuedRecord // what to store, set by Commit
-	queued time.Time     // when Commit queued it (real clock)
-	prev   int64         // the counter value it follows, set when picked for a batch
-	done   chan struct{} // closed when finished
-	err    error         // outcome, set before done is closed
+	res   *cfe.Reservation
+	state slotState
+	since time.Time // when it was reserved (real clock)
+	// holeSince is, when the number was a hole that this slot refilled, when
+	// it first became one: if it is given back again, it is a hole as old as
+	// that, so a number that keeps being refilled and given back (a caller
+	// retrying a request that fails after its reservation) cannot hold the
+	// higher numbers of the serie longer than ReclaimTimeout.
+	holeSince time.Time
+	rec       *issuedRecord // what to store, set by Commit
+	queued    time.Time     // when Commit queued it (real clock)
+	prev      int64         // the counter value it follows, set when picked for a batch
+	done      chan struct{} // closed when finished
+	err       error         // outcome, set before done is closed
 }
 
 func (s *slot) key() seqKey { return seqKey{s.res.Type, s.res.Serie} }
@@ -95,7 +101,8 @@ func (q *sequence) next(r cfe.CAERange) (n int64, fillsHole, ok bool) {
 // take hands out n to s.
 func (q *sequence) take(n int64, s *slot) {
 	q.slots[n] = s
-	if _, ok := q.holes[n]; ok {
+	if since, ok := q.holes[n]; ok {
+		s.holeSince = since
 		delete(q.holes, n)
 		q.broadcast()
 	}
@@ -105,10 +112,14 @@ func (q *sequence) take(n int64, s *slot) {
 // number is still handed out; otherwise the sequence shrinks, dropping the
 // holes above its new top, so the next number follows the top again.
 func (q *sequence) remove(n int64, now time.Time) {
+	since := now
+	if s := q.slots[n]; s != nil && !s.holeSince.IsZero() {
+		since = s.holeSince // a refilled hole given back again keeps its age
+	}
 	delete(q.slots, n)
 	top := q.top()
 	if n < top {
-		q.holes[n] = now
+		q.holes[n] = since
 	} else {
 		for h := range q.holes {
 			if h > top {
@@ -332,12 +343,7 @@ func (db *DB) Commit(ctx context.Context, r *cfe.Reservation, doc *cfe.Issued) e
 // store needs.
 func checkIssued(r *cfe.Reservation, doc *cfe.Issued) []cfe.FieldError {
 	var fs []cfe.FieldError
-	switch {
-	case doc.UUID == "":
-		fs = append(fs, field("uuid", "es obligatorio"))
-	case len(doc.UUID) > maxUUIDLen:
-		fs = append(fs, field("uuid", "admite a lo sumo %d caracteres", maxUUIDLen))
-	}
+	fs = append(fs, cfe.CheckUUID(doc.UUID)...)
 	if doc.Type != r.Type {
 		fs = append(fs, field("tipo", "es %d pero la reserva es del tipo %d", int(doc.Type), int(r.Type)))
 	}
@@ -361,9 +367,6 @@ func checkIssued(r *cfe.Reservation, doc *cfe.Issued) []cfe.FieldError {
 	}
 	return fs
 }
-
-// maxUUIDLen bounds the uuid, which is a bbolt key.
-const maxUUIDLen = 128
 
 // await waits until the committer has finished s, or gives s up when ctx ends
 // or a lower number stays unclaimed too long, as Commit documents.
@@ -452,6 +455,10 @@ func (db *DB) blockedLocked(q *sequence, s *slot) (time.Time, error) {
 			deadline = t
 		}
 	}
+	gap := func(h int64) error {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Commit", Err: cfe.ErrNumberGap,
+			Message: fmt.Sprintf("no se guardó el comprobante: el número %d de la serie %s quedó sin usar; reintente", h, s.res.Serie)}
+	}
 	for m, o := range q.slots {
 		if m >= n || o.state != slotReserved {
 			continue
@@ -468,8 +475,7 @@ func (db *DB) blockedLocked(q *sequence, s *slot) (time.Time, error) {
 		}
 		expiry := since.Add(db.opts.ReclaimTimeout)
 		if !now.Before(expiry) {
-			return time.Time{}, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Commit",
-				Message: fmt.Sprintf("no se guardó el comprobante: el número %d de la serie %s quedó sin usar; reintente", h, s.res.Serie)}
+			return time.Time{}, gap(h)
 		}
 		earliest(expiry)
 	}
