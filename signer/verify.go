@@ -37,6 +37,10 @@ type Verified struct {
 	Algorithm       Algorithm         // the signature method
 	DigestAlgorithm crypto.Hash       // the Reference's digest method
 	DigestValue     string            // base64, as written in the document
+	// Embedded are the other certificates KeyInfo carries (a CA chain, when
+	// the signer included it), for building the certificate's chain. They
+	// are not checked here.
+	Embedded []*x509.Certificate
 }
 
 // Verify checks the enveloped signature of a whole document (a CFE, a DGI CAE
@@ -44,7 +48,8 @@ type Verified struct {
 // DGI's profile (inclusive C14N 1.0, one Reference URI="", enveloped-signature
 // transform), the digest of the document without it must equal DigestValue,
 // and SignatureValue must verify with the certificate's key. Certificate chain
-// and validity dates are not checked: that is a policy of the caller.
+// and validity dates are not checked: that is a policy of the caller (Trust,
+// CertRUC).
 //
 // Errors: EINVALID, with cause ErrNotSigned, ErrDigestMismatch (the content was
 // changed), ErrBadSignature (wrong key or changed SignedInfo), or a description
@@ -112,7 +117,20 @@ func verifyDocument(doc *etree.Document, opts VerifyOptions) (*Verified, error) 
 	if !bytes.Equal(d.Sum(nil), sig.digest) {
 		return nil, invalid(op, "el documento fue modificado después de firmarlo (DigestValue no coincide)", ErrDigestMismatch)
 	}
-	return &Verified{Certificate: cert, Algorithm: sig.algorithm, DigestAlgorithm: sig.digestHash, DigestValue: sig.digestValue}, nil
+	return &Verified{Certificate: cert, Algorithm: sig.algorithm, DigestAlgorithm: sig.digestHash, DigestValue: sig.digestValue,
+		Embedded: sig.others(cert)}, nil
+}
+
+// others returns the certificates of KeyInfo other than cert, skipping any
+// that does not parse (the signature check does not depend on them).
+func (s *signature) others(cert *x509.Certificate) []*x509.Certificate {
+	var out []*x509.Certificate
+	for _, der := range s.certificates {
+		if c, err := x509.ParseCertificate(der); err == nil && !c.Equal(cert) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // readSignature reads a Signature element and checks it follows DGI's profile.
