@@ -283,3 +283,46 @@ func TestVerify_EmbeddedCertificates(t *testing.T) {
 		t.Errorf("a KeyInfo with only the signer's certificate: %v, %d embedded", err, len(v.Embedded))
 	}
 }
+
+// DGI's example envelope splits into its 8 CFEs, each verifying with the
+// Caratula's certificate as the standalone CFE DGI signed; their digests are
+// those of the CFEs cut out of the envelope byte for byte (extracted-cfe).
+func TestReadEnvelope_DGISample(t *testing.T) {
+	env, err := ReadEnvelope(readFile(t, filepath.Join(samplesDir(t), "Sob_219999830019_Ej_Mod_19072016.xml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !env.Certificate.Equal(caratulaCert(t)) || env.RUCEmisor != "219999830019" || len(env.CFEs) != 8 {
+		t.Fatalf("certificate %q, RUC %q, %d CFEs", env.Certificate.Subject.CommonName, env.RUCEmisor, len(env.CFEs))
+	}
+	extracted, err := filepath.Glob(filepath.Join(samplesDir(t), "extracted-cfe", "*.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, f := range extracted {
+		v, err := Verify(readFile(t, f), VerifyOptions{Certificate: env.Certificate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[v.DigestValue] = true
+	}
+	for i, c := range env.CFEs {
+		v, err := Verify(c, VerifyOptions{Certificate: env.Certificate})
+		if err != nil {
+			t.Fatalf("CFE %d: %v", i+1, err)
+		}
+		if !want[v.DigestValue] {
+			t.Errorf("CFE %d: digest %s is none of the extracted CFEs'", i+1, v.DigestValue)
+		}
+		delete(want, v.DigestValue)
+	}
+	for _, bad := range [][]byte{
+		readFile(t, filepath.Join(samplesDir(t), "CAE_215071660012_90160134272_e-Factura.xml")),
+		[]byte(`<EnvioCFE xmlns="http://cfe.dgi.gub.uy"><Caratula><RUCEmisor>219999830019</RUCEmisor></Caratula></EnvioCFE>`),
+	} {
+		if _, err := ReadEnvelope(bad); cfe.ErrorCode(err) != cfe.EINVALID {
+			t.Errorf("not an envelope with a certificate: %v", err)
+		}
+	}
+}

@@ -30,16 +30,19 @@ func newVerifyCommand(opts *globalOptions) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "verify [--cert ARCHIVO]... [--profile-cert] [--allow-untrusted] ARCHIVO.xml...",
-		Short: "Verifica firma, certificado del firmante y esquema XSD de CFE firmados y archivos CAE",
-		Long: "Verifica cada archivo: la firma XML-DSig y su digest; que el certificado que firmó sea del RUC emisor " +
-			"del CFE (de DGI en un archivo CAE) y estuviera vigente en la fecha de firma (TmstFirma); que su cadena " +
-			"llegue a la Autoridad Certificadora Raíz Nacional de Uruguay o a otra autoridad acreditada que el " +
-			"programa incluye; y el esquema XSD oficial de DGI con xmllint. Con --cert la firma debe ser de ese " +
-			"certificado (o de uno de ellos, si se indica varias veces), y ese certificado se acepta aunque su cadena " +
-			"no llegue a una autoridad acreditada; --profile-cert hace lo mismo con el certificado del perfil activo " +
-			"(así se verifican los CFE de prueba, firmados con un certificado autofirmado). Con --allow-untrusted una " +
-			"cadena no confiable se informa como advertencia y no como falla. Imprime una línea por archivo y " +
-			"termina con estado 0 solo si todos pasan.",
+		Short: "Verifica firma, certificado del firmante y esquema XSD de CFE firmados, archivos CAE, reportes y sobres",
+		Long: "Verifica cada archivo (un CFE firmado, un archivo CAE de DGI, un reporte diario o un sobre de CFE, " +
+			"cuyos CFE se verifican uno por uno con el certificado de la carátula): la firma XML-DSig y su digest; " +
+			"que el certificado que firmó sea del RUC emisor del CFE o del reporte (de DGI en un archivo CAE) y " +
+			"estuviera vigente en la fecha de firma que el documento indica (TmstFirma), no hoy; que su cadena llegue, " +
+			"vigente en esa fecha, a la Autoridad Certificadora Raíz Nacional de Uruguay o a otra autoridad " +
+			"acreditada que el programa incluye; y el esquema XSD oficial de DGI con xmllint. " +
+			"Con --cert la firma debe ser de ese certificado (o de uno de ellos, si se indica varias veces), y ese " +
+			"certificado se acepta aunque su cadena no llegue a una autoridad acreditada; --profile-cert hace lo " +
+			"mismo con el certificado del perfil activo (así se verifican los CFE de prueba del agente, firmados con " +
+			"un certificado autofirmado). Con --allow-untrusted una cadena no confiable se informa como advertencia " +
+			"y no como falla; una firma inválida, otro RUC o un certificado no vigente al firmar fallan siempre. " +
+			"Imprime una línea por archivo (y una por CFE de un sobre) y termina con estado 0 solo si todos pasan.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var pinned []pin
@@ -179,26 +182,24 @@ func (v *verifier) close() {
 }
 
 // verify checks one file and prints one line: OK or FAIL, the file, and what
-// was found. It reports whether every check passed.
+// was found; for an envelope, then one indented line per CFE in it. It
+// reports whether every check passed.
 func (v *verifier) verify(w io.Writer, file string) bool {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(w, "FAIL %s: %v\n", file, unwrapPathError(err))
 		return false
 	}
-	var notes []string
+	var notes, parts []string
 	ok := true
 	fail := func(format string, args ...any) { ok = false; notes = append(notes, fmt.Sprintf(format, args...)) }
 
 	doc := describeDocument(b)
 	notes = append(notes, doc.what)
-	res, pinnedBy, err := v.signature(b)
-	if err != nil {
-		fail("firma inválida: %s", describe(err))
+	if doc.kind == kindEnvelope {
+		parts = v.envelope(b, &notes, fail)
 	} else {
-		notes = append(notes, fmt.Sprintf("firma %s válida, digest %s, certificado %q",
-			res.Algorithm, res.DigestValue, res.Certificate.Subject.CommonName))
-		v.checkSigner(doc, res, pinnedBy, &notes, fail)
+		v.checkSignature(b, doc, nil, &notes, fail)
 	}
 	switch {
 	case v.noLint:
@@ -206,7 +207,7 @@ func (v *verifier) verify(w io.Writer, file string) bool {
 	case v.xmllint == "":
 		notes = append(notes, "XSD omitido")
 	case doc.schema == "":
-		fail("XSD: no es un CFE ni un archivo CAE")
+		fail("XSD: no es un CFE, un archivo CAE, un reporte diario ni un sobre de CFE")
 	default:
 		if out, err := v.lint(b, doc.schema); err != nil {
 			fail("XSD %s inválido: %s", doc.schema, out)
@@ -214,12 +215,70 @@ func (v *verifier) verify(w io.Writer, file string) bool {
 			notes = append(notes, "XSD "+doc.schema+" válido")
 		}
 	}
-	status := "OK  "
-	if !ok {
-		status = "FAIL"
+	fmt.Fprintf(w, "%s %s: %s\n", status(ok), file, strings.Join(notes, "; "))
+	for _, p := range parts {
+		fmt.Fprintf(w, "  %s\n", p)
 	}
-	fmt.Fprintf(w, "%s %s: %s\n", status, file, strings.Join(notes, "; "))
 	return ok
+}
+
+func status(ok bool) string {
+	if ok {
+		return "OK  "
+	}
+	return "FAIL"
+}
+
+// checkSignature verifies the signature of a signed document and who made it.
+// by, when set, is the certificate an envelope names for its CFEs, used unless
+// the user pinned certificates.
+func (v *verifier) checkSignature(b []byte, doc docInfo, by *x509.Certificate, notes *[]string, fail func(string, ...any)) {
+	var res *signer.Verified
+	var pinnedBy string
+	var err error
+	if by != nil && len(v.pinned) == 0 {
+		res, err = signer.Verify(b, signer.VerifyOptions{Certificate: by})
+	} else {
+		res, pinnedBy, err = v.signature(b)
+	}
+	if err != nil {
+		fail("firma inválida: %s", describe(err))
+		return
+	}
+	*notes = append(*notes, fmt.Sprintf("firma %s válida, digest %s, certificado %q",
+		res.Algorithm, res.DigestValue, res.Certificate.Subject.CommonName))
+	v.checkSigner(doc, res, pinnedBy, notes, fail)
+}
+
+// envelope checks each CFE of an envelope (EnvioCFE) as a signed CFE of its
+// own, made with the certificate the envelope's Caratula carries (or a pinned
+// one), and returns a report line per CFE. The envelope fails if any fails.
+func (v *verifier) envelope(b []byte, notes *[]string, fail func(string, ...any)) []string {
+	env, err := signer.ReadEnvelope(b)
+	if err != nil {
+		fail("%s", describe(err))
+		return nil
+	}
+	*notes = append(*notes, fmt.Sprintf("%d CFE, certificado de la carátula %q", len(env.CFEs), env.Certificate.Subject.CommonName))
+	var parts []string
+	failed := 0
+	for i, c := range env.CFEs {
+		doc := describeDocument(c)
+		notes := []string{doc.what}
+		ok := true
+		v.checkSignature(c, doc, env.Certificate, &notes, func(format string, args ...any) {
+			ok = false
+			notes = append(notes, fmt.Sprintf(format, args...))
+		})
+		if !ok {
+			failed++
+		}
+		parts = append(parts, fmt.Sprintf("%s CFE %d/%d: %s", status(ok), i+1, len(env.CFEs), strings.Join(notes, "; ")))
+	}
+	if failed > 0 {
+		fail("%d de %d CFE del sobre no pasan la verificación", failed, len(env.CFEs))
+	}
+	return parts
 }
 
 // signature verifies the signature: by one of the pinned certificates when
@@ -258,9 +317,9 @@ func (v *verifier) checkSigner(doc docInfo, res *signer.Verified, pinnedBy strin
 		shown = "(ninguno: el certificado no indica RUC en serialNumber)"
 	}
 	switch doc.kind {
-	case kindCFE:
+	case kindCFE, kindReport:
 		if ruc != doc.ruc {
-			fail("el certificado es del RUC %s y el CFE es del RUC emisor %s", shown, doc.ruc)
+			fail("el certificado es del RUC %s y el %s es del RUC emisor %s", shown, doc.noun, doc.ruc)
 		} else {
 			note("RUC del certificado = RUC emisor %s", ruc)
 		}
@@ -327,6 +386,8 @@ const (
 	kindOther = iota
 	kindCFE
 	kindCAE
+	kindReport   // a daily report (Reporte)
+	kindEnvelope // an envelope of CFEs (EnvioCFE), whose CFEs are signed
 )
 
 // docInfo is what verify reads from a document before checking it.
@@ -334,6 +395,7 @@ type docInfo struct {
 	what        string // for the report line
 	schema      string // the XSD that validates it, "" when none
 	kind        int
+	noun        string    // "CFE", "reporte": what the RUC check names
 	ruc         string    // a CFE's RUCEmisor
 	signedAt    time.Time // TmstFirma (CFE) or TmstFrma (CAE file); zero when absent
 	signedAtTag string    // the element signedAt comes from
@@ -349,7 +411,7 @@ func describeDocument(b []byte) docInfo {
 	root := doc.Root()
 	switch root.Tag {
 	case "CFE":
-		d := docInfo{what: "CFE", schema: assets.SchemaCFE, kind: kindCFE, signedAtTag: "TmstFirma"}
+		d := docInfo{what: "CFE", schema: assets.SchemaCFE, kind: kindCFE, noun: "CFE", signedAtTag: "TmstFirma"}
 		if c, err := cfe.ParseXML(b); err == nil {
 			d.what = fmt.Sprintf("%s %s-%d", c.Type().Name(), c.IdDoc.Serie, c.IdDoc.Nro)
 		}
@@ -365,6 +427,13 @@ func describeDocument(b []byte) docInfo {
 		}
 		d.signedAt = timestamp(childText(root, "./TmstFrma"))
 		return d
+	case "Reporte":
+		d := docInfo{what: "reporte diario", schema: assets.SchemaReport, kind: kindReport, noun: "reporte", signedAtTag: "TmstFirmaEnv"}
+		d.ruc = childText(root, "./Caratula/RUCEmisor")
+		d.signedAt = timestamp(childText(root, "./Caratula/TmstFirmaEnv"))
+		return d
+	case "EnvioCFE":
+		return docInfo{what: "sobre de CFE", schema: assets.SchemaEnvelope, kind: kindEnvelope}
 	}
 	return docInfo{what: "documento " + root.Tag}
 }

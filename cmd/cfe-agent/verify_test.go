@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"maps"
 	"math/big"
 	"os"
@@ -35,10 +36,11 @@ func verifyLines(t *testing.T, args ...string) (int, map[string]string) {
 	return code, lines
 }
 
-// cfe-agent verify accepts every CFE DGI signed in its example envelope (with
-// the caratula's certificate, since they carry only issuer and serial) and
-// both of DGI's CAE files: the 2016 one against CAE.xsd, the 2012 one, which
-// predates TA, against the 2012 layout.
+// cfe-agent verify accepts every file DGI signed in its samples: the CFEs cut
+// out of its example envelope (with the caratula's certificate, since they
+// carry only issuer and serial), the envelope itself (each CFE with the
+// caratula's certificate), the daily report, and both CAE files: the 2016 one
+// against CAE.xsd, the 2012 one, which predates TA, against the 2012 layout.
 func TestVerify_DGISamplesAndCAEFiles(t *testing.T) {
 	testtool.Require(t, "xmllint")
 	samples := filepath.Join(testtool.SharedDir(t), "dgi", "samples")
@@ -46,28 +48,45 @@ func TestVerify_DGISamplesAndCAEFiles(t *testing.T) {
 	if err != nil || len(cfes) < 8 {
 		t.Fatalf("DGI's extracted CFEs: %v %v", cfes, err)
 	}
+	topLevel, err := filepath.Glob(filepath.Join(samples, "*.xml"))
+	if err != nil || len(topLevel) != 4 {
+		t.Fatalf("DGI's signed samples (2 CAE files, a report, an envelope): %v %v", topLevel, err)
+	}
 	cae2016 := filepath.Join(samples, "CAE_215071660012_90160134272_e-Factura.xml")
 	cae2012 := filepath.Join(samples, "CAE_219999830019_90120000194_e-Ticket.xml")
-	files := append([]string{cae2016, cae2012}, cfes...)
+	report := filepath.Join(samples, "Rep_219000090011_20120511_01_Ej_Mod_27032014.xml")
+	envelope := filepath.Join(samples, "Sob_219999830019_Ej_Mod_19072016.xml")
+	signed := append([]string{cae2016, cae2012, report}, cfes...)
 	cert := filepath.Join(samples, "extracted-cfe", "Sob_Ej_Mod_19072016__caratula_cert.pem")
 
-	// The CFEs are checked with the caratula's certificate pinned, the CAE
-	// files with the certificate they carry: --cert means the signature must
-	// be by that certificate, and DGI signed its CAE files with its own.
+	// The extracted CFEs are checked with the caratula's certificate pinned,
+	// the other files with the certificate they carry: --cert means the
+	// signature must be by that certificate, and DGI signed its CAE files
+	// with its own.
 	code, lines := verifyLines(t, append([]string{"--cert", cert}, cfes...)...)
-	code2, caeLines := verifyLines(t, cae2016, cae2012)
-	maps.Copy(lines, caeLines)
-	if code != 0 || code2 != 0 || len(lines) != len(files) {
-		t.Fatalf("verify of DGI's samples: exit %d and %d, %d report lines for %d files:\n%s", code, code2, len(lines), len(files), strings.Join(slices.Collect(maps.Values(lines)), "\n"))
+	code2, own := verifyLines(t, topLevel...)
+	maps.Copy(lines, own)
+	if code != 0 || code2 != 0 || len(lines) != len(cfes)+len(topLevel)+8 {
+		t.Fatalf("verify of DGI's samples: exit %d and %d, %d report lines for %d files and 8 CFEs in the envelope:\n%s", code, code2, len(lines), len(cfes)+len(topLevel), strings.Join(slices.Collect(maps.Values(lines)), "\n"))
 	}
-	// Every one is signed by a certificate of the right RUC, valid when it
-	// signed, issued by Correo Uruguayo's CA (which the binary carries).
-	for _, f := range files {
+	// Every signed document is signed by a certificate of the right RUC,
+	// valid when it signed, issued by Correo Uruguayo's CA (which the binary
+	// carries); so is each CFE of the envelope.
+	for i := 1; i <= 8; i++ {
+		signed = append(signed, fmt.Sprintf("CFE %d/8", i))
+	}
+	for _, f := range signed {
 		for _, want := range []string{"firma rsa-sha1 válida", "certificado vigente al firmar", "cadena confiable: Correo Uruguayo - CA"} {
 			if !strings.HasPrefix(lines[f], "OK ") || !strings.Contains(lines[f], want) {
 				t.Errorf("verify %s: %q lacks %q", filepath.Base(f), lines[f], want)
 			}
 		}
+	}
+	if !strings.HasPrefix(lines[envelope], "OK ") || !strings.Contains(lines[envelope], `8 CFE, certificado de la carátula "DGI-RUC PRUEBA CEDE"`) || !strings.Contains(lines[envelope], "XSD EnvioCFE.xsd válido") {
+		t.Errorf("envelope: %q", lines[envelope])
+	}
+	if !strings.Contains(lines[report], "RUC del certificado = RUC emisor 219000090011") || !strings.Contains(lines[report], "XSD ReporteDiarioCFE.xsd válido") {
+		t.Errorf("daily report: %q", lines[report])
 	}
 	for _, f := range cfes {
 		if !strings.Contains(lines[f], "RUC del certificado = RUC emisor 219999830019") {
@@ -364,4 +383,31 @@ func mustRead(t *testing.T, f string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A total changed inside DGI's example envelope breaks that CFE's signature:
+// its line and the envelope fail, the other CFEs still pass.
+func TestVerify_TamperedEnvelope(t *testing.T) {
+	testtool.Require(t, "xmllint")
+	b := mustRead(t, filepath.Join(testtool.SharedDir(t), "dgi", "samples", "Sob_219999830019_Ej_Mod_19072016.xml"))
+	changed := bytes.Replace(b, []byte("<ns0:MntPagar>168816<"), []byte("<ns0:MntPagar>1168816<"), 1)
+	if bytes.Equal(changed, b) {
+		t.Fatal("the envelope has no MntPagar 168816")
+	}
+	f := filepath.Join(t.TempDir(), "sobre.xml")
+	if err := os.WriteFile(f, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, lines := verifyLines(t, f)
+	if code != 1 || !strings.HasPrefix(lines[f], "FAIL") || !strings.Contains(lines[f], "1 de 8 CFE del sobre no pasan la verificación") {
+		t.Errorf("exit %d: %q", code, lines[f])
+	}
+	if l := lines["CFE 1/8"]; !strings.HasPrefix(l, "FAIL") || !strings.Contains(l, "firma inválida") || !strings.Contains(l, "DigestValue no coincide") {
+		t.Errorf("the changed CFE: %q", l)
+	}
+	for i := 2; i <= 8; i++ {
+		if l := lines[fmt.Sprintf("CFE %d/8", i)]; !strings.HasPrefix(l, "OK ") {
+			t.Errorf("CFE %d: %q", i, l)
+		}
+	}
 }
