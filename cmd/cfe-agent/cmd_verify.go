@@ -142,8 +142,8 @@ func activeProfileCertificate(opts globalOptions) (*x509.Certificate, error) {
 // 2012 sample CAE file).
 var dgiRUCs = map[string]bool{"214844360018": true, "219999830019": true}
 
-// verifier checks signed CFEs and CAE files. The XSD check runs xmllint with
-// DGI's schemas, which the binary carries.
+// verifier checks signed CFEs, CAE files, daily reports and envelopes. The
+// XSD check runs xmllint with DGI's schemas, which the binary carries.
 type verifier struct {
 	pinned         []pin
 	trust          signer.Trust
@@ -305,8 +305,8 @@ func (v *verifier) signature(b []byte) (*signer.Verified, string, error) {
 	return nil, "", cfe.Errorf(cfe.EINVALID, "no la hizo ninguno de los %d certificados indicados", len(v.pinned))
 }
 
-// checkSigner checks who signed: the certificate's RUC is the CFE's RUCEmisor
-// (DGI's for a CAE file), it was valid at the signing time the document
+// checkSigner checks who signed: the certificate's RUC is the CFE's (or the
+// report's) RUCEmisor, DGI's for a CAE file; it was valid at the signing time the document
 // states, and it chains to an accredited CA (or was pinned by the user).
 func (v *verifier) checkSigner(doc docInfo, res *signer.Verified, pinnedBy string, notes *[]string, fail func(string, ...any)) {
 	note := func(format string, args ...any) { *notes = append(*notes, fmt.Sprintf(format, args...)) }
@@ -318,6 +318,10 @@ func (v *verifier) checkSigner(doc docInfo, res *signer.Verified, pinnedBy strin
 	}
 	switch doc.kind {
 	case kindCFE, kindReport:
+		if doc.ruc == "" {
+			fail("el %s no indica su RUC emisor: no se puede comprobar el certificado", doc.noun)
+			return
+		}
 		if ruc != doc.ruc {
 			fail("el certificado es del RUC %s y el %s es del RUC emisor %s", shown, doc.noun, doc.ruc)
 		} else {
@@ -327,11 +331,14 @@ func (v *verifier) checkSigner(doc docInfo, res *signer.Verified, pinnedBy strin
 		if !dgiRUCs[ruc] {
 			fail("el archivo CAE no lo firmó DGI: el certificado es del RUC %s", shown)
 		} else {
-			note("firmado por DGI (RUC %s)", ruc)
+			note("RUC del certificado = RUC de DGI %s", ruc)
 		}
+	default:
+		fail("no se puede comprobar quién debía firmarlo: no es un CFE, un archivo CAE ni un reporte diario")
+		return
 	}
 	if doc.signedAt.IsZero() {
-		fail("no se encontró la fecha de firma (%s) para comprobar el certificado", doc.signedAtTag)
+		fail("falta la fecha de firma (%s) o no es una fecha y hora con zona: no se puede comprobar el certificado", doc.signedAtTag)
 		return
 	}
 	at := doc.signedAt.Format(time.RFC3339)

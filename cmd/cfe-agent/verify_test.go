@@ -93,7 +93,7 @@ func TestVerify_DGISamplesAndCAEFiles(t *testing.T) {
 			t.Errorf("verify %s: %q does not report the RUC check", filepath.Base(f), lines[f])
 		}
 	}
-	if !strings.Contains(lines[cae2016], "firmado por DGI (RUC 214844360018)") || !strings.Contains(lines[cae2012], "firmado por DGI (RUC 219999830019)") {
+	if !strings.Contains(lines[cae2016], "RUC del certificado = RUC de DGI 214844360018") || !strings.Contains(lines[cae2012], "RUC del certificado = RUC de DGI 219999830019") {
 		t.Errorf("CAE files' signer not reported:\n%s\n%s", lines[cae2016], lines[cae2012])
 	}
 	if !strings.Contains(lines[cae2016], "XSD CAE.xsd válido") {
