@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -276,6 +277,15 @@ func TestVerify_TrustOfTheSigner(t *testing.T) {
 	// makes it fail is who signed it.
 	if out, ok := testtool.XMLSecVerify(t, mustRead(t, tampered), ""); !ok {
 		t.Fatalf("xmlsec1 rejects the re-signed CFE, so the test proves nothing:\n%s", out)
+	}
+	// xmlsec1, trusting only the CAs the binary carries (no --insecure), also
+	// refuses Mallory's certificate.
+	roots := filepath.Join(testtool.RepoRoot(t), "assets", "roots")
+	out, err := exec.Command(testtool.Require(t, "xmlsec1"), "--verify", "--enabled-key-data", "x509",
+		"--trusted-pem", filepath.Join(roots, "acrn.pem"), "--trusted-pem", filepath.Join(roots, "correo-uruguayo-ca-2008.pem"),
+		"--untrusted-pem", filepath.Join(roots, "correo-uruguayo-ca-2013.pem"), tampered).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "self-signed certificate") {
+		t.Errorf("xmlsec1 with the embedded CAs as its trust: %v\n%s", err, out)
 	}
 
 	tests := []struct {
