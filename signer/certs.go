@@ -300,6 +300,10 @@ type Trust struct {
 // anchor); Uruguay's hierarchy has three levels.
 const maxChainLen = 6
 
+// maxExtraCerts bounds the document's own certificates Chain considers, so a
+// KeyInfo stuffed with look-alike CAs cannot make the search explode.
+const maxExtraCerts = 8
+
 // Chain returns a certification path from cert to one of t's anchors, cert
 // first and the anchor last: each certificate is signed by the next one (SHA-1
 // signatures too: the CAs that issued DGI's older certificates used it), each
@@ -307,7 +311,8 @@ const maxChainLen = 6
 // every certificate of the path was valid at time at. at is when the
 // document was signed (TmstFirma), not now: a CFE stays valid after its
 // certificate expires. extra are certificates the document itself carries
-// (KeyInfo), usable as intermediates but never trusted by themselves.
+// (KeyInfo), usable as intermediates but never trusted by themselves (the
+// first maxExtraCerts of them).
 //
 // Errors: EINVALID with ErrUntrusted as cause, and a message that says why
 // (a self-signed certificate, an issuer that is no known accredited CA, an
@@ -315,6 +320,9 @@ const maxChainLen = 6
 // validity at that time).
 func (t Trust) Chain(cert *x509.Certificate, extra []*x509.Certificate, at time.Time) ([]*x509.Certificate, error) {
 	const op = "signer.Trust.Chain"
+	if len(extra) > maxExtraCerts {
+		extra = extra[:maxExtraCerts]
+	}
 	candidates := append(append([]*x509.Certificate{}, t.Intermediates...), extra...)
 	// why is the reason found farthest up the chain: where the search got
 	// closest to an anchor.
