@@ -3,12 +3,9 @@ package cfe
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/shopspring/decimal"
 )
 
 //go:generate go run ./internal/xsdgen/cmd/xsdgen -xsd ../assets/xsd -o dgifacets_gen.go
@@ -65,10 +62,7 @@ type facetType struct {
 	*xsdType
 	enum     map[string]bool // canonical values
 	patterns []*regexp.Regexp
-	minInt   *int64
-	maxInt   *int64
-	minDec   *decimal.Decimal
-	maxDec   *decimal.Decimal
+	min, max string // canonical bounds of a number or date; "" when none
 	minTime  time.Time
 	maxTime  time.Time
 }
@@ -108,33 +102,21 @@ func compileFacetType(t *xsdType) *facetType {
 	}
 	for _, b := range []struct {
 		s    string
-		i    **int64
-		d    **decimal.Decimal
+		c    *string
 		tm   *time.Time
 		name string
-	}{{t.MinInclusive, &ft.minInt, &ft.minDec, &ft.minTime, "minInclusive"},
-		{t.MaxInclusive, &ft.maxInt, &ft.maxDec, &ft.maxTime, "maxInclusive"}} {
+	}{{t.MinInclusive, &ft.min, &ft.minTime, "minInclusive"}, {t.MaxInclusive, &ft.max, &ft.maxTime, "maxInclusive"}} {
 		if b.s == "" {
 			continue
 		}
-		var err error
-		switch t.Base {
-		case xsdBaseInteger:
-			var n int64
-			n, err = strconv.ParseInt(b.s, 10, 64)
-			*b.i = &n
-		case xsdBaseDecimal:
-			var d decimal.Decimal
-			d, err = decimal.NewFromString(b.s)
-			*b.d = &d
-		case xsdBaseDate:
-			_, err = time.Parse(time.DateOnly, b.s)
-		case xsdBaseDateTime:
-			*b.tm, err = time.Parse(time.RFC3339, b.s)
+		c, ok := ft.canonical(b.s)
+		if ok && t.Base == xsdBaseDateTime {
+			*b.tm, _ = time.Parse(time.RFC3339, c)
 		}
-		if err != nil {
-			panic(fmt.Sprintf("cfe: %s %q of XSD type %s: %v", b.name, b.s, t.Name, err))
+		if !ok {
+			panic(fmt.Sprintf("cfe: %s %q of XSD type %s is not valid", b.name, b.s, t.Name))
 		}
+		*b.c = c
 	}
 	return ft
 }
@@ -156,40 +138,17 @@ func (ft *facetType) normalize(s string) string {
 	return s
 }
 
-var (
-	xsdIntegerLexical = regexp.MustCompile(`^[+-]?[0-9]+$`)
-	xsdDateLexical    = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
-)
-
 // canonical returns the value space's canonical form of the normalized text
-// s (numbers by value: "22.000" is "22"), and false when s is not in the
-// base type's lexical space.
+// s (numbers by value: "22.000" is "22", "+07" is "7"), and false when s is
+// not in the base type's lexical space.
 func (ft *facetType) canonical(s string) (string, bool) {
 	switch ft.Base {
 	case xsdBaseInteger:
-		if !xsdIntegerLexical.MatchString(s) {
-			return "", false
-		}
-		neg := s[0] == '-'
-		s = strings.TrimLeft(strings.TrimLeft(s, "+-"), "0")
-		switch {
-		case s == "":
-			return "0", true
-		case neg:
-			return "-" + s, true
-		}
-		return s, true
+		return canonicalNumber(s, false)
 	case xsdBaseDecimal:
-		if len(s) > 64 || !xsdDecimalLexical.MatchString(s) {
-			return "", false
-		}
-		d, err := decimal.NewFromString(s)
-		if err != nil {
-			return "", false
-		}
-		return d.String(), true
+		return canonicalNumber(s, true)
 	case xsdBaseDate:
-		if !xsdDateLexical.MatchString(s) {
+		if len(s) != 10 || s[4] != '-' || s[7] != '-' {
 			return "", false
 		}
 		if _, err := time.Parse(time.DateOnly, s); err != nil {
@@ -201,6 +160,103 @@ func (ft *facetType) canonical(s string) (string, bool) {
 		}
 	}
 	return s, true
+}
+
+// canonicalNumber returns the canonical form of an xs:decimal (frac) or
+// xs:integer literal: no "+", no leading zeros, no trailing zeros after the
+// point, no point without decimals, "0" for zero. It does not allocate when s
+// is canonical already, as the numbers the agent writes are.
+func canonicalNumber(s string, frac bool) (string, bool) {
+	neg := false
+	body := s
+	if body != "" && (body[0] == '+' || body[0] == '-') {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	intPart, fracPart, hasPoint := strings.Cut(body, ".")
+	if hasPoint && !frac || intPart == "" && fracPart == "" || !digitsOnly(intPart) || !digitsOnly(fracPart) {
+		return "", false
+	}
+	intPart = strings.TrimLeft(intPart, "0")
+	fracPart = strings.TrimRight(fracPart, "0")
+	if intPart == "" && fracPart == "" {
+		return "0", true
+	}
+	if intPart == "" {
+		intPart = "0"
+	}
+	n := len(intPart)
+	if fracPart != "" {
+		n += 1 + len(fracPart)
+	}
+	if neg {
+		n++
+	}
+	if n == len(s) { // nothing was dropped: s is canonical
+		return s, true
+	}
+	c := intPart
+	if fracPart != "" {
+		c += "." + fracPart
+	}
+	if neg {
+		c = "-" + c
+	}
+	return c, true
+}
+
+// digitsOnly reports whether s has no byte but 0-9 ("" has none).
+func digitsOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// compareNumbers compares two canonical numbers by value: -1, 0 or 1.
+func compareNumbers(a, b string) int {
+	negA, negB := strings.HasPrefix(a, "-"), strings.HasPrefix(b, "-")
+	switch {
+	case negA && !negB:
+		return -1
+	case !negA && negB:
+		return 1
+	case negA:
+		return -compareMagnitudes(a[1:], b[1:])
+	}
+	return compareMagnitudes(a, b)
+}
+
+func compareMagnitudes(a, b string) int {
+	ai, af, _ := strings.Cut(a, ".")
+	bi, bf, _ := strings.Cut(b, ".")
+	if len(ai) != len(bi) {
+		if len(ai) < len(bi) {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(ai, bi); c != 0 {
+		return c
+	}
+	for i := 0; i < max(len(af), len(bf)); i++ {
+		da, db := byte('0'), byte('0')
+		if i < len(af) {
+			da = af[i]
+		}
+		if i < len(bf) {
+			db = bf[i]
+		}
+		if da != db {
+			if da < db {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
 }
 
 // check returns why text breaks the type, or "".
@@ -242,50 +298,34 @@ func (ft *facetType) check(text string) string {
 		}
 	}
 	switch ft.Base {
-	case xsdBaseInteger:
-		if ft.TotalDigits > 0 && len(strings.TrimPrefix(c, "-")) > ft.TotalDigits {
-			return fmt.Sprintf("admite como máximo %d dígitos", ft.TotalDigits)
-		}
-		n, err := strconv.ParseInt(c, 10, 64)
-		switch {
-		case err != nil && (ft.minInt != nil || ft.maxInt != nil):
-			return "está fuera del rango que DGI admite"
-		case ft.minInt != nil && n < *ft.minInt:
-			return fmt.Sprintf("debe ser como mínimo %d", *ft.minInt)
-		case ft.maxInt != nil && n > *ft.maxInt:
-			return fmt.Sprintf("debe ser como máximo %d", *ft.maxInt)
-		}
-	case xsdBaseDecimal:
-		intPart, frac, _ := strings.Cut(strings.TrimPrefix(c, "-"), ".")
-		if ft.FractionDigits >= 0 && len(frac) > ft.FractionDigits {
+	case xsdBaseInteger, xsdBaseDecimal:
+		intPart, fracPart, _ := strings.Cut(strings.TrimPrefix(c, "-"), ".")
+		if ft.Base == xsdBaseDecimal && ft.FractionDigits >= 0 && len(fracPart) > ft.FractionDigits {
 			return fmt.Sprintf("admite como máximo %d decimales", ft.FractionDigits)
 		}
-		if digits := len(strings.TrimLeft(intPart, "0")) + len(frac); ft.TotalDigits > 0 && digits > ft.TotalDigits {
+		if digits := len(strings.TrimLeft(intPart, "0")) + len(fracPart); ft.TotalDigits > 0 && digits > ft.TotalDigits {
 			return fmt.Sprintf("admite como máximo %d dígitos", ft.TotalDigits)
 		}
-		if ft.minDec != nil || ft.maxDec != nil {
-			d := decimal.RequireFromString(c)
-			switch {
-			case ft.minDec != nil && d.LessThan(*ft.minDec):
-				return fmt.Sprintf("debe ser como mínimo %s", ft.minDec.String())
-			case ft.maxDec != nil && d.GreaterThan(*ft.maxDec):
-				return fmt.Sprintf("debe ser como máximo %s", ft.maxDec.String())
-			}
+		switch {
+		case ft.min != "" && compareNumbers(c, ft.min) < 0:
+			return "debe ser como mínimo " + ft.min
+		case ft.max != "" && compareNumbers(c, ft.max) > 0:
+			return "debe ser como máximo " + ft.max
 		}
 	case xsdBaseDate:
 		switch {
-		case ft.MinInclusive != "" && c < ft.MinInclusive:
-			return fmt.Sprintf("debe ser una fecha desde %s", ft.MinInclusive)
-		case ft.MaxInclusive != "" && c > ft.MaxInclusive:
-			return fmt.Sprintf("debe ser una fecha hasta %s", ft.MaxInclusive)
+		case ft.min != "" && c < ft.min:
+			return "debe ser una fecha desde " + ft.min
+		case ft.max != "" && c > ft.max:
+			return "debe ser una fecha hasta " + ft.max
 		}
 	case xsdBaseDateTime:
 		tm, _ := time.Parse(time.RFC3339, c)
 		switch {
 		case !ft.minTime.IsZero() && tm.Before(ft.minTime):
-			return fmt.Sprintf("debe ser desde %s", ft.MinInclusive)
+			return "debe ser desde " + ft.MinInclusive
 		case !ft.maxTime.IsZero() && tm.After(ft.maxTime):
-			return fmt.Sprintf("debe ser hasta %s", ft.MaxInclusive)
+			return "debe ser hasta " + ft.MaxInclusive
 		}
 	}
 	return ""

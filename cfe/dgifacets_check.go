@@ -1,11 +1,10 @@
 package cfe
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/beevik/etree"
 )
 
 // Placeholders for what numbering fills in after validation (serie, number,
@@ -19,10 +18,21 @@ var (
 
 // checkXSDFacets returns a FieldError for every value of c that DGI's XSD
 // types refuse, naming the request field (cfe.totales.tipoMoneda) where one
-// maps to the element, the element's path otherwise. The document is built
-// as BuildXML writes it, with placeholders for serie, number, CAE and TmstFirma
-// when they are not set yet. c is not modified.
+// maps to the element, the element's path otherwise. c is not modified.
+//
+// It walks the same content models BuildXML writes from (xmlschema.go) and
+// formats every value with the same xmlValue, so it sees each element's text
+// as it will be written, without building the document: every element of
+// simple content BuildXML would write is checked against its type, and every
+// failure BuildXML would report (a required element missing, too many lines,
+// a value it cannot format) is reported too. Serie, number, CAE and
+// TmstFirma, which numbering fills in after validation, are checked with
+// placeholders when they are not set yet.
 func checkXSDFacets(c *CFE) []FieldError {
+	info, ok := c.IdDoc.TipoCFE.Info()
+	if !ok {
+		return []FieldError{{Campo: "cfe.idDoc.tipoCfe", Mensaje: "tipo de CFE desconocido"}}
+	}
 	d := *c
 	if d.IdDoc.Serie == "" {
 		d.IdDoc.Serie = "A"
@@ -36,101 +46,139 @@ func checkXSDFacets(c *CFE) []FieldError {
 	if d.TmstFirma.IsZero() {
 		d.TmstFirma = placeholderTmstFirma
 	}
-	doc, err := BuildXML(&d)
-	if err != nil {
-		fields := ErrorFields(err)
-		for i := range fields {
-			fields[i].Campo = requestField(fields[i].Campo)
-		}
-		return fields
+	w := facetWalker{key: make([]byte, 0, 96)}
+	w.key = append(w.key, info.Element...)
+	visitFacets(&w, cfeContent[info.Element], &d)
+	for i := range w.st.errs {
+		w.st.errs[i].Campo = requestField(w.st.errs[i].Campo)
 	}
-	typeEl := doc.Root().ChildElements()[0]
-	w := facetWalker{path: make([]byte, 0, 96)}
-	w.path = append(w.path, typeEl.Tag...)
-	w.walk(typeEl, 0)
-	return w.errs
+	return w.st.errs
 }
 
-// facetWalker visits the elements of a built document. path is the element
-// path below CFE ("eTck/Encabezado/IdDoc"), the key of dgiFacets; segs are the
-// path's elements below the type element, with the position of each among
-// its same-named siblings.
+// facetWalker carries the walk: st names elements as BuildXML does
+// (Detalle/Item[2]/IndFact) and collects the failures; key is the element's
+// path below CFE without positions (eTck/Detalle/Item/IndFact), the key of
+// dgiFacets.
 type facetWalker struct {
-	path []byte
-	segs []facetSeg
-	errs []FieldError
+	st  xmlState
+	key []byte
+	// trace, when set (tests), sees every element checked: its key and text.
+	trace func(key, text string)
 }
 
-type facetSeg struct {
-	name   string
-	pos    int // 1-based among the siblings of the same name
-	repeat bool
+// facetVisitor is implemented by every kind of xmlNode: it visits what the
+// node's build method would write.
+type facetVisitor[S any] interface {
+	visitFacets(w *facetWalker, s *S)
 }
 
-func (w *facetWalker) walk(el *etree.Element, depth int) {
-	prev, pos := "", 0
-	for _, tok := range el.Child {
-		k, ok := tok.(*etree.Element)
+func visitFacets[S any](w *facetWalker, content []xmlNode[S], s *S) {
+	for _, n := range content {
+		v, ok := n.(facetVisitor[S])
 		if !ok {
-			continue
+			panic(fmt.Sprintf("cfe: content node %T has no facet visitor", n))
 		}
-		if k.Tag == prev {
-			pos++
-		} else {
-			prev, pos = k.Tag, 1
-		}
-		n := len(w.path)
-		w.path = append(append(w.path, '/'), k.Tag...)
-		w.segs = append(w.segs, facetSeg{name: k.Tag, pos: pos, repeat: isListElement(k.Tag, depth)})
-		if hasChildElement(k) {
-			w.walk(k, depth+1)
-		} else if ft := dgiFacets[string(w.path)]; ft == nil {
-			// BuildXML wrote an element DGI's schema does not have: a
-			// defect of the content models, never of the caller's data.
-			w.errs = append(w.errs, FieldError{Campo: w.xmlPath(), Mensaje: "el esquema de DGI no tiene este elemento"})
-		} else if msg := ft.check(k.Text()); msg != "" {
-			w.errs = append(w.errs, FieldError{Campo: requestField(w.xmlPath()), Mensaje: msg})
-		}
-		w.path = w.path[:n]
-		w.segs = w.segs[:len(w.segs)-1]
+		v.visitFacets(w, s)
 	}
 }
 
-func hasChildElement(el *etree.Element) bool {
-	for _, tok := range el.Child {
-		if _, ok := tok.(*etree.Element); ok {
-			return true
-		}
-	}
-	return false
+// down enters the element name (written as shown, with its position in a
+// list) whose key segment is seg; up(mark) leaves it.
+func (w *facetWalker) down(name, seg string) (mark int) {
+	mark = len(w.key)
+	w.key = append(append(w.key, '/'), seg...)
+	w.st.enter(name)
+	return mark
 }
 
-// xmlPath is the path BuildXML's errors use: Detalle/Item[2]/IndFact.
-func (w *facetWalker) xmlPath() string {
-	var b strings.Builder
-	for i, s := range w.segs {
-		if i > 0 {
-			b.WriteByte('/')
-		}
-		b.WriteString(s.name)
-		if s.repeat {
-			b.WriteString("[" + strconv.Itoa(s.pos) + "]")
-		}
+func (w *facetWalker) up(mark int) { w.st.leave(); w.key = w.key[:mark] }
+
+// leaf checks the text of the current element (path st.path, key key).
+func (w *facetWalker) leaf(text string) {
+	if w.trace != nil {
+		w.trace(string(w.key), text)
 	}
-	return b.String()
+	ft := dgiFacets[string(w.key)]
+	if ft == nil {
+		// The content models write an element DGI's schema does not have:
+		// a defect of this package, never of the caller's data.
+		w.st.fail("", "el esquema de DGI no tiene este elemento")
+		return
+	}
+	if msg := ft.check(text); msg != "" {
+		w.st.fail("", msg)
+	}
 }
 
-// isListElement reports whether child, whose parent is at depth (0: the type
-// element), is an element of a list the request numbers (listNode in the
-// content models): lines, codes, retentions, subtotals, payments, references.
-func isListElement(child string, depth int) bool {
-	switch child {
-	case "Item", "CodItem", "SubDescuento", "SubRecargo", "RetencPercep", "STI_Item", "DRG_Item", "MedioPago", "Telefono":
-		return true
-	case "Referencia":
-		return depth > 0 // the lines inside the Referencia wrapper
+func (n leafNode[S]) visitFacets(w *facetWalker, s *S) {
+	text, ok, err := n.bind(s).format()
+	switch {
+	case err != nil:
+		w.st.fail(n.name, err.Error())
+	case ok:
+		mark := w.down(n.name, n.name)
+		w.leaf(text)
+		w.up(mark)
+	case n.required:
+		w.st.fail(n.name, xmlMsgRequired)
 	}
-	return false
+}
+
+func (n childNode[S, T]) visitFacets(w *facetWalker, s *S) {
+	mark := w.down(n.name, n.name)
+	visitFacets(w, n.content, n.get(s))
+	w.up(mark)
+}
+
+func (n optChildNode[S, T]) visitFacets(w *facetWalker, s *S) {
+	if v := *n.get(s); v != nil {
+		mark := w.down(n.name, n.name)
+		visitFacets(w, n.content, v)
+		w.up(mark)
+	}
+}
+
+func (n listNode[S, T]) visitFacets(w *facetWalker, s *S) {
+	items := *n.get(s)
+	if !n.checkCount(&w.st, len(items)) {
+		return
+	}
+	for i := range items {
+		mark := w.down(n.indexed(i), n.name)
+		visitFacets(w, n.content, &items[i])
+		w.up(mark)
+	}
+}
+
+func (n wrapperNode[S]) visitFacets(w *facetWalker, s *S) {
+	mark := w.down(n.name, n.name)
+	visitFacets(w, n.content, s)
+	w.up(mark)
+}
+
+func (n choiceNode[S]) visitFacets(w *facetWalker, s *S) {
+	present := 0
+	for _, leaf := range n {
+		if _, ok, _ := leaf.bind(s).format(); ok {
+			present++
+		}
+		leaf.visitFacets(w, s)
+	}
+	if present > 1 {
+		n.fail(&w.st)
+	}
+}
+
+func (xmlTextContent) visitFacets(w *facetWalker, s *string) {
+	text, ok, err := xmlText{s}.format()
+	switch {
+	case err != nil:
+		w.st.fail("", err.Error())
+	case !ok:
+		w.st.fail("", xmlMsgRequired)
+	default:
+		w.leaf(text)
+	}
 }
 
 // requestField maps an element path as BuildXML names it

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/beevik/etree"
+
 	"github.com/cfe-agent/cfe-agent/cfe/internal/xsdgen"
 )
 
@@ -222,5 +224,58 @@ func TestCheckXSDFacets_namesTheLineAndLeavesTheCFEAlone(t *testing.T) {
 	}
 	if c.IdDoc.Serie != "" || c.IdDoc.Nro != 0 || c.CAEData.CAEID != "" || c.TmstFirma != before.TmstFirma {
 		t.Errorf("the check changed the CFE: %+v", c.IdDoc)
+	}
+}
+
+// TestCheckXSDFacets_seesWhatBuildXMLWrites: the facet walk checks exactly
+// the elements of simple content BuildXML writes, with the same text, for a
+// receipt of every type (with every optional zone the type admits).
+func TestCheckXSDFacets_seesWhatBuildXMLWrites(t *testing.T) {
+	for _, typ := range ElectronicTypes() {
+		t.Run(typ.String(), func(t *testing.T) {
+			r := validRequest(typ)
+			info, _ := typ.Info()
+			if info.Element == ElemTicket || info.Element == ElemFactura || info.Element == ElemBoleta {
+				r.CFE.MediosPago = []RequestMedioPago{{Codigo: 1, Glosa: "Efectivo", Valor: dec("1")}}
+				r.CFE.SubTotalesInfo = []RequestSubTotal{{Numero: 1, Glosa: "Subtotal", Valor: dec("1")}}
+				r.CFE.Detalles[0].CodigosItem = []RequestCodigoItem{{Tipo: "INT1", Codigo: "A"}, {Tipo: "INT2", Codigo: "B"}}
+			}
+			c, err := issue(r)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, describeFields(ErrorFields(err)))
+			}
+			c.Emisor.Telefono = []string{"29001234", "099123456"}
+			var walked []string
+			w := facetWalker{key: []byte(info.Element), trace: func(key, text string) { walked = append(walked, key+"="+text) }}
+			d := *c
+			d.IdDoc.Serie, d.IdDoc.Nro, d.CAEData, d.TmstFirma = "A", 1, placeholderCAEData, placeholderTmstFirma
+			visitFacets(&w, cfeContent[info.Element], &d)
+			if len(w.st.errs) > 0 {
+				t.Fatalf("refused: %s", describeFields(w.st.errs))
+			}
+			doc, err := BuildXML(&d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var built []string
+			var visit func(el *etree.Element, key string)
+			visit = func(el *etree.Element, key string) {
+				for _, k := range el.ChildElements() {
+					if len(k.ChildElements()) == 0 {
+						built = append(built, key+"/"+k.Tag+"="+k.Text())
+					} else {
+						visit(k, key+"/"+k.Tag)
+					}
+				}
+			}
+			typeEl := doc.Root().ChildElements()[0]
+			visit(typeEl, typeEl.Tag)
+			if !slices.Equal(walked, built) {
+				t.Fatalf("the walk checked\n%s\nBuildXML wrote\n%s", strings.Join(walked, "\n"), strings.Join(built, "\n"))
+			}
+			if len(built) < 20 {
+				t.Fatalf("only %d elements written", len(built))
+			}
+		})
 	}
 }
