@@ -378,15 +378,31 @@ var requestFields = map[string]string{
 }
 
 // xsdFacets adds the failures of checkXSDFacets to v, except on fields
-// Validate has already refused (the same rule said twice helps nobody).
+// Validate has already refused (the same rule said twice helps nobody). When
+// Validate has found other failures, the totals may not have been computed
+// (ComputeTotals refuses what they depend on), so failures on computed totals
+// and on absent elements are left out then: they are consequences, not
+// causes, and the caller sees them, if they remain, once the causes are fixed.
 func (v *validator) xsdFacets() {
-	reported := make(map[string]bool, len(v.probs))
-	for _, p := range v.probs {
-		reported[p.Campo] = true
-	}
-	for _, f := range checkXSDFacets(v.c) {
-		if !reported[f.Campo] {
-			v.probs = append(v.probs, f)
+	others := len(v.probs) > 0
+	var reported map[string]bool
+	if others {
+		reported = make(map[string]bool, len(v.probs))
+		for _, p := range v.probs {
+			reported[p.Campo] = true
 		}
 	}
+	for _, f := range checkXSDFacets(v.c) {
+		if others && (reported[f.Campo] || f.Mensaje == xmlMsgRequired || computedTotal(f.Campo)) {
+			continue
+		}
+		v.probs = append(v.probs, f)
+	}
+}
+
+// computedTotal reports whether campo is a total ComputeTotals gives, not
+// an input of the request (tipoMoneda, tipoCambio).
+func computedTotal(campo string) bool {
+	return strings.HasPrefix(campo, "cfe.totales.") &&
+		campo != "cfe.totales.tipoMoneda" && campo != "cfe.totales.tipoCambio"
 }

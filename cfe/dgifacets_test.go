@@ -279,3 +279,23 @@ func TestCheckXSDFacets_seesWhatBuildXMLWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestValidate_xsdFacetsReportCausesNotConsequences: when a line breaks a
+// rule the totals depend on, the totals are not computed; the facet check
+// does not add their absence to the answer, but still reports codes outside
+// DGI's lists.
+func TestValidate_xsdFacetsReportCausesNotConsequences(t *testing.T) {
+	r := validRequest(ETicket)
+	r.CFE.Detalles[0].IndicadorFacturacion = 99
+	r.CFE.Totales = &RequestTotales{TipoMoneda: "ZZZ", TipoCambio: decp("40")}
+	_, err := issue(r)
+	wantField(t, err, "cfe.totales.tipoMoneda", "ZZZ")
+	for _, f := range ErrorFields(err) {
+		if f.Campo != "cfe.totales.tipoMoneda" && strings.HasPrefix(f.Campo, "cfe.totales.") {
+			t.Errorf("consequence reported: %s: %s", f.Campo, f.Mensaje)
+		}
+	}
+	if n := len(ErrorFields(err)); n != 2 {
+		t.Errorf("%d field errors, want the line's indicator and the currency:\n%s", n, describeFields(ErrorFields(err)))
+	}
+}
