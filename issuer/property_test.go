@@ -459,4 +459,31 @@ var mutations = []mutation{
 	{"cfe.referencias.#.numero", func(g *requestGen) any { return g.small(0, 9999999) }},
 	{"cfe.referencias.#.fecha", func(g *requestGen) any { return g.date() }},
 	{"adenda", func(g *requestGen) any { return g.text(200) }},
+	// Whole zones with random shapes: lines, global adjustments, payments.
+	{"cfe.detalles", func(g *requestGen) any {
+		lines := make([]any, 1+g.r.IntN(8))
+		for i := range lines {
+			line := map[string]any{"indicadorFacturacion": g.pickAny(1, 2, 3, 3, 3, 4, 5, 6, 7, 10, 13, 16),
+				"nombreItem": g.text(40), "cantidad": g.number(3, 3), "precioUnitario": g.number(5, 2)}
+			if g.r.IntN(4) == 0 {
+				line["descuentoPorcentaje"] = g.number(1, 2)
+			}
+			if g.r.IntN(6) == 0 {
+				line["unidadMedida"] = g.pickAny("kg", "unid", "lt", "N/A", "metro")
+			}
+			lines[i] = line
+		}
+		return lines
+	}},
+	{"cfe.descuentosRecargosGlobales", func(g *requestGen) any {
+		return []any{map[string]any{"tipoMovimiento": g.pickAny("D", "R", "X"), "tipo": g.small(1, 2),
+			"glosa": g.text(50), "valor": g.number(3, 2), "indicadorFacturacion": g.pickAny(1, 2, 3, 9)}}
+	}},
+	{"cfe.mediosPago", func(g *requestGen) any {
+		pays := make([]any, g.r.IntN(4))
+		for i := range pays {
+			pays[i] = map[string]any{"codigo": g.small(1, 20), "glosa": g.text(50), "valor": g.number(5, 2)}
+		}
+		return pays
+	}},
 }
