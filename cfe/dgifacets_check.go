@@ -144,7 +144,7 @@ func (n listNode[S, T]) visitFacets(w *facetWalker, s *S) {
 		return
 	}
 	for i := range items {
-		mark := w.down(n.indexed(i), n.name)
+		mark := w.down(n.name+"["+strconv.Itoa(i+1)+"]", n.name) // n.indexed(i), without fmt
 		visitFacets(w, n.content, &items[i])
 		w.up(mark)
 	}
