@@ -60,6 +60,7 @@ func Validate(c *CFE, tax TaxConfig) error {
 		v.probs = append(v.probs, compareTotals(c.Totales, computed, false)...)
 		v.totalsRules()
 	}
+	v.xsdFacets() // DGI's XSD facets, generated: dgifacets.go
 	return v.probs.err(op)
 }
 
