@@ -10,9 +10,9 @@ func benchRequest(n int) *Request {
 	return r
 }
 
-// BenchmarkValidate measures ToCFE and Validate, what the issuer runs on a
+// BenchmarkToCFEAndValidate measures ToCFE and Validate, what the issuer runs on a
 // request before numbering, for 1 and 700 lines.
-func BenchmarkValidate(b *testing.B) {
+func BenchmarkToCFEAndValidate(b *testing.B) {
 	for _, n := range []int{1, 700} {
 		b.Run(itoa(int64(n))+"_lines", func(b *testing.B) {
 			r := benchRequest(n)
