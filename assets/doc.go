@@ -7,5 +7,8 @@
 //     which cover the Latin-1 and Latin Extended-A letters Spanish needs
 //     (á, é, ñ, º, ...), so that text extracts correctly from the PDFs and no
 //     system font is needed on any platform;
-//   - DGI's XSDs, for validating documents with xmllint.
+//   - DGI's XSDs, for validating documents with xmllint;
+//   - the public certificates of Uruguay's national root and of accredited
+//     certification authorities (roots/, provenance in roots/SOURCE.md), for
+//     checking who signed a CFE.
 package assets

@@ -17,6 +17,10 @@ var xsdFS embed.FS
 const (
 	SchemaCFE = "CFEDGI.xsd" // a standalone signed CFE
 	SchemaCAE = "CAE.xsd"    // a DGI CAE file
+	// SchemaReport is a daily report (Reporte), SchemaEnvelope an envelope
+	// of CFEs sent to DGI (EnvioCFE).
+	SchemaReport   = "ReporteDiarioCFE.xsd"
+	SchemaEnvelope = "EnvioCFE.xsd"
 	// SchemaCAE2012 is for CAE files of DGI's first layout (they declare
 	// CAE_v1.1.xsd, 2012), which had no TA (Tipo de Autorización) in DA. DGI
 	// does not publish that schema any more: WriteSchemas derives it from

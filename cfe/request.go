@@ -194,7 +194,8 @@ type RequestSubTotal struct {
 
 // RequestGlobalAdjust is a global discount or surcharge (zone D): tipoMovimiento
 // "D" or "R"; with tipo 1 valor is an amount, with tipo 2 a percentage of the
-// lines that carry the same indicadorFacturacion.
+// lines that carry the same indicadorFacturacion. Either way the CFE carries
+// the amount in ValorDR (with TpoDR 2 for a percentage).
 type RequestGlobalAdjust struct {
 	NumeroLinea          int             `json:"numeroLinea"`
 	TipoMovimiento       string          `json:"tipoMovimiento"`
@@ -279,7 +280,7 @@ func (r *Request) ToCFE(p IssueParams) (*CFE, error) {
 	}
 	c.Items = m.items(rc.Detalles, fam)
 	c.SubTotInfo = m.subtotals(rc.SubTotalesInfo)
-	c.DscRcgGlobal = m.globals(rc.DescuentosRecargosGlobales)
+	c.DscRcgGlobal = m.globals(rc.DescuentosRecargosGlobales, c.Items)
 	c.MediosPago = m.payments(rc.MediosPago)
 	c.Referencias = m.references(rc.Referencias)
 
@@ -510,12 +511,26 @@ func (m *mapper) subtotals(ss []RequestSubTotal) []SubTotal {
 	return out
 }
 
-func (m *mapper) globals(gs []RequestGlobalAdjust) []GlobalAdjust {
+// globals maps zone D. A percentage (tipo 2) becomes the amount it gives on
+// the lines of its indicator: DGI's ValorDR is an amount (D-C6) and the totals
+// subtract it as it is.
+func (m *mapper) globals(gs []RequestGlobalAdjust, items []Item) []GlobalAdjust {
 	out := make([]GlobalAdjust, len(gs))
 	for i, g := range gs {
 		m.lineNumber(globalPath(i, "numeroLinea"), g.NumeroLinea, i)
+		value := g.Valor
+		if g.Tipo == 2 {
+			switch {
+			case !g.Valor.IsPositive():
+				m.add(globalPath(i, "valor"), "debe ser mayor que 0 (el tipo de movimiento indica si descuenta o recarga)")
+			case !g.Valor.Equal(g.Valor.Truncate(3)) || g.Valor.GreaterThanOrEqual(decimal.NewFromInt(1000)):
+				m.add(globalPath(i, "valor"), "con tipo 2 es un porcentaje: hasta 3 enteros y 3 decimales")
+			default:
+				value = GlobalPercentAmount(items, g.IndicadorFacturacion, g.Valor)
+			}
+		}
 		out[i] = GlobalAdjust{NroLinDR: i + 1, TpoMovDR: g.TipoMovimiento, TpoDR: g.Tipo, CodDR: g.Codigo,
-			GlosaDR: g.Glosa, ValorDR: g.Valor, IndFactDR: g.IndicadorFacturacion}
+			GlosaDR: g.Glosa, ValorDR: value, IndFactDR: g.IndicadorFacturacion}
 	}
 	return out
 }

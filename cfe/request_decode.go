@@ -1,6 +1,7 @@
 package cfe
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,11 +29,26 @@ var hostedOnlyFields = []string{
 // hosted-only top-level fields, which are ignored. An empty JSON array stands
 // for an absent object, as PHP clients send empty arrays.
 //
+// Text must be valid UTF-8 as received: a string with bytes that are not UTF-8
+// or with a \u escape of a lone surrogate is refused, naming its field,
+// instead of being signed with U+FFFD in place of the caller's characters (a
+// POS that sends Latin-1 must find out before its receipts are signed).
+//
 // It returns EINVALID for malformed JSON, and otherwise with one FieldError per
 // offending field, named by its path (cfe.detalles[1].cantidad).
 func DecodeRequest(r io.Reader) (*Request, error) {
 	const op = "cfe.DecodeRequest"
-	dec := json.NewDecoder(r)
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &Error{Code: EINVALID, Op: op, Respuesta: RespRechazoValidacion,
+			Message: "no se pudo leer el cuerpo de la solicitud", Err: err}
+	}
+	if needsTextWalk(raw) {
+		if fields := invalidTextFields(raw); len(fields) > 0 {
+			return nil, Invalid(op, fields...)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var body any
 	if err := dec.Decode(&body); err != nil {

@@ -385,6 +385,8 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"cfe": {"idDoc": {"tipoCfe": 101, "montoBruto": 1}, "detalles": [{"indicadorFacturacion": 3, "cantidad": "1e3", "precioUnitario": -1}]}}`))
 	f.Add([]byte(`{"cfe": []}`))
 	f.Add([]byte(`[{"cfe": null}]`))
+	f.Add([]byte(`{"uuid":"x","adenda":"\ud800","cfe":{}}`))
+	f.Add([]byte("{\"cfe\":{\"detalles\":[{\"nombreItem\":\"Caf\xe9\"}]}}"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := DecodeRequest(bytes.NewReader(body))
 		if err != nil {
@@ -392,6 +394,16 @@ func FuzzDecodeRequest(f *testing.F) {
 				t.Fatalf("DecodeRequest: %v (code %s), want EINVALID", err, ErrorCode(err))
 			}
 			return
+		}
+		// Nothing the caller sent was replaced: a U+FFFD in the request must
+		// have been in the body already, literally or as an escape.
+		decoded, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(decoded, []byte("\uFFFD")) && !bytes.Contains(body, []byte("\uFFFD")) &&
+			!bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`)) {
+			t.Fatalf("text was silently replaced by U+FFFD: %q decoded as %s", body, decoded)
 		}
 		c, err := req.ToCFE(testParams())
 		if err != nil {

@@ -2,6 +2,7 @@ package cfe
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -85,6 +86,10 @@ type Reservation struct {
 	Range CAERange
 }
 
+// RangeCheck says whether a CFE may be numbered from range r: nil when it
+// may, else why not (as CheckCAE answers).
+type RangeCheck func(r CAERange) error
+
 // IssueStore is what the issuing use case needs from durable storage.
 type IssueStore interface {
 	// FindByUUID returns the CFE stored under uuid, or ENOTFOUND.
@@ -94,6 +99,13 @@ type IssueStore interface {
 	// when there is none. Numbers are handed out in order; a released number is
 	// handed out again before any higher one is committed.
 	Reserve(ctx context.Context, t Type, today Date) (*Reservation, error)
+	// ReserveFor is Reserve among the ranges fits accepts (a nil fits accepts
+	// every range), so that the rules tying a CFE to its CAE (CheckCAE) are
+	// checked before a number is taken. A serie whose next range fits refuses is
+	// not used (its numbers are never skipped). When usable ranges exist and
+	// fits refuses all of them, it returns fits's error for the one Reserve
+	// would have used.
+	ReserveFor(ctx context.Context, t Type, today Date, fits RangeCheck) (*Reservation, error)
 	// Commit stores the signed CFE, its number, its uuid record, an outbox entry
 	// and an audit event in one durable (fsynced) transaction. It waits until
 	// every lower number of the same (type, serie) is committed, so the
@@ -103,3 +115,9 @@ type IssueStore interface {
 	// Release gives back a reservation that will not be committed.
 	Release(r *Reservation)
 }
+
+// ErrNumberGap is the cause (in Err) of a Commit that failed because a lower
+// number of its serie was given back by another CFE and nobody took it again
+// in time. The committed numbers stay gap-free; the CFE was not stored and its
+// number was given back, so it can be signed again with a new reservation.
+var ErrNumberGap = errors.New("a lower number of the serie was given back and not taken again")

@@ -8,7 +8,7 @@ import (
 )
 
 // Totals follow DGI's formulas (Formato de los CFE v24, zone A C110-C130, item
-// amount B-C24 and global adjustments D-C6/D-C7).
+// amount B-C24 and global adjustments D-C6/D-C7); docs/dgi-rules.md quotes them.
 //
 // Rounding. DGI writes every amount with exactly two decimals (MontoType,
 // fractionDigits 2) and its text states no rounding rule. We therefore round
@@ -16,15 +16,25 @@ import (
 // decimals, half away from zero (commercial half-up for positive amounts):
 //   - MontoItem = round(Cantidad × PrecioUnitario − DescuentoMonto + RecargoMnt):
 //     a quantity (3 decimals) times a price (6 decimals) has up to 9 decimals;
-//   - a percentage (item DescuentoPct/RecargoPct, global TpoDR 2) becomes an
-//     amount round(base × pct / 100) before it enters any sum, because that
-//     amount is what the document shows (C13 must exist when C12 does);
+//   - an item percentage (DescuentoPct/RecargoPct) becomes an amount
+//     round(base × pct / 100) before it enters any sum, because that amount is
+//     what the document shows (C13 must exist when C12 does);
 //   - sums of rounded amounts are exact and are not rounded again;
-//   - IVA = round(net × rate / 100) on the rounded net (C121 = C116 × C119,
-//     C122 = C117 × C120: DGI checks the product against the net it reads);
-//   - MntBruto 1 (lines include IVA): net = round(gross / (1 + rate/100)) and
-//     IVA = gross − net, so that net + IVA is exactly the gross the customer
-//     pays. This IVA differs from round(net × rate/100) by at most one cent.
+//   - IVA = round(net × rate / 100) on the rounded net: C121 = C116 × C119 and
+//     C122 = C117 × C120, whatever MntBruto says;
+//   - MntBruto 1 (lines include IVA): net = round(gross / (1 + rate/100))
+//     (C116/C117: "el resultado anterior se debe dividir por (1 + tasa … IVA
+//     vigente)") and IVA = round(net × rate/100) as above, so that C124 =
+//     (C112:C118) + (C121:C123) holds as DGI writes it. net + IVA may then
+//     differ from the gross the lines add up to by one cent (≈18 % of amounts
+//     at 22 %, ≈9 % at 10 %): DGI's formulas define the total, not the lines.
+//
+// Global adjustments (zone D). ValorDR (D-C6) is "Monto del descuento o
+// recargo", an amount with two decimals, and C112-C118 and C129 add or
+// subtract ∑ D-C6 itself. So ValorDR is always an amount, also with TpoDR 2
+// (D-C3 "%"), which then only says that the amount derives from a percentage:
+// a request's percentage (tipo 2) is converted by GlobalPercentAmount before
+// the document is built.
 
 // TaxConfig holds the tax settings that come from configuration, not from the request.
 type TaxConfig struct {
@@ -141,18 +151,27 @@ func lineAmount(it *Item) decimal.Decimal {
 }
 
 // globalAmount is the signed effect of a zone D line on its indicator's
-// bucket: negative for a discount (D), positive for a surcharge (R). With TpoDR
-// 2 ValorDR is a percentage of base, the sum of the line amounts that carry the
-// same indicator; with TpoDR 1 it is the amount itself.
-func globalAmount(g *GlobalAdjust, base decimal.Decimal) decimal.Decimal {
-	amount := g.ValorDR
-	if g.TpoDR == 2 {
-		amount = percentOf(base, g.ValorDR)
-	}
+// bucket: −ValorDR for a discount (D), +ValorDR for a surcharge (R), whatever
+// TpoDR says (D-C6 is an amount; see the package's notes on zone D).
+func globalAmount(g *GlobalAdjust) decimal.Decimal {
 	if g.TpoMovDR == "D" {
-		return amount.Neg()
+		return g.ValorDR.Neg()
 	}
-	return amount
+	return g.ValorDR
+}
+
+// GlobalPercentAmount returns the ValorDR of a global discount or surcharge
+// given as pct percent (TpoDR 2) on the lines of indicator ind:
+// round(Σ B-C24 of those lines × pct / 100). The base is the lines only, not
+// other global adjustments, so the order of zone D does not matter.
+func GlobalPercentAmount(items []Item, ind int, pct decimal.Decimal) decimal.Decimal {
+	base := decimal.Zero
+	for i := range items {
+		if items[i].IndFact == ind {
+			base = base.Add(lineAmount(&items[i]))
+		}
+	}
+	return percentOf(base, pct)
 }
 
 // buckets accumulates amounts per billing indicator and remembers which
@@ -231,8 +250,7 @@ func ComputeTotals(c *CFE, tax TaxConfig) (Totales, error) {
 				probs.add(globalPath(i, "indicadorFacturacion"), "%s", indicatorRule(g.IndFactDR, info, admitted, "descuentos o recargos globales"))
 				continue
 			}
-			base, _ := b.total(g.IndFactDR)
-			b.add(g.IndFactDR, globalAmount(g, base))
+			b.add(g.IndFactDR, globalAmount(g))
 		}
 	}
 
@@ -299,11 +317,12 @@ func (t *Totales) setDomestic(c *CFE, tax TaxConfig, b *buckets) problems {
 }
 
 // netAndIVA returns the net amount and its IVA for a bucket taxed at rate
-// (percent). With gross set the bucket includes IVA (MntBruto 1).
+// (percent). With gross set the bucket includes IVA (MntBruto 1) and the net
+// is the bucket divided by 1 + rate; the IVA is always net × rate.
 func netAndIVA(amount, rate decimal.Decimal, gross bool) (net, iva *decimal.Decimal) {
 	if gross {
 		n := amount.DivRound(decimal.NewFromInt(1).Add(rate.Div(hundred)), 2)
-		return ptr(n), ptr(amount.Sub(n))
+		return ptr(n), ptr(percentOf(n, rate))
 	}
 	return ptr(amount), ptr(percentOf(amount, rate))
 }

@@ -1,6 +1,7 @@
 package cfe
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -58,12 +59,47 @@ func TestComputeTotals(t *testing.T) {
 			lines: 3,
 		},
 		{
-			// MntBruto 1 where the division is not exact: 100.01/1.22 = 81.9754… → 81.98;
-			// IVA = 100.01 − 81.98 = 18.03 (81.98 × 0.22 = 18.0356 would give 18.04:
-			// net + IVA must stay the gross the customer pays).
-			name:  "gross amount, IVA as the difference",
+			// MntBruto 1 where the division is not exact: C117 = 100.01/1.22 =
+			// 81.9754… → 81.98; C122 = C117 × C120 = 81.98 × 0.22 = 18.0356 → 18.04
+			// (not 100.01 − 81.98 = 18.03); C124 = 81.98 + 18.04 = 100.02, a cent
+			// above the gross lines: DGI's C124 is the sum of nets and IVAs.
+			name:  "gross amount, IVA on the net, a cent more",
 			cfe:   doc(ETicket, 1, []Item{line(3, "1", "100.01")}),
-			want:  map[string]string{"montoNetoIvaTasaBasica": "81.98", "tasaIvaBasica": "22", "montoIvaTasaBasica": "18.03", "montoTotal": "100.01", "montoPagar": "100.01"},
+			want:  map[string]string{"montoNetoIvaTasaBasica": "81.98", "tasaIvaBasica": "22", "montoIvaTasaBasica": "18.04", "montoTotal": "100.02", "montoPagar": "100.02"},
+			lines: 1,
+		},
+		{
+			// 100.07/1.22 = 82.0245… → 82.02; 82.02 × 0.22 = 18.0444 → 18.04
+			// (100.07 − 82.02 would be 18.05); C124 = 100.06, a cent below.
+			name:  "gross amount, IVA on the net, a cent less",
+			cfe:   doc(ETicket, 1, []Item{line(3, "1", "100.07")}),
+			want:  map[string]string{"montoNetoIvaTasaBasica": "82.02", "tasaIvaBasica": "22", "montoIvaTasaBasica": "18.04", "montoTotal": "100.06", "montoPagar": "100.06"},
+			lines: 1,
+		},
+		{
+			// 100.40/1.22 = 82.2950… → 82.30; 82.30 × 0.22 = 18.106 → 18.11
+			// (difference 18.10); the two lines 2 × 50.20 are summed before
+			// dividing: C117 is computed on ∑ B-C24, not line by line.
+			name:  "gross amounts of two lines, one division",
+			cfe:   doc(ETicket, 1, []Item{line(3, "1", "50.2"), line(3, "1", "50.2")}),
+			want:  map[string]string{"montoNetoIvaTasaBasica": "82.3", "tasaIvaBasica": "22", "montoIvaTasaBasica": "18.11", "montoTotal": "100.41", "montoPagar": "100.41"},
+			lines: 2,
+		},
+		{
+			// Minimum rate: 100.04/1.10 = 90.9454… → 90.95; C121 = 90.95 × 0.10 =
+			// 9.095 → 9.10 (half away from zero; the difference would be 9.09);
+			// C124 = 100.05.
+			name:  "gross amount at the minimum rate, half-cent IVA",
+			cfe:   doc(ETicket, 1, []Item{line(2, "1", "100.04")}),
+			want:  map[string]string{"montoNetoIvaTasaMinima": "90.95", "tasaIvaMinima": "10", "montoIvaTasaMinima": "9.1", "montoTotal": "100.05", "montoPagar": "100.05"},
+			lines: 1,
+		},
+		{
+			// Where the division is exact nothing changes: 305.00/1.22 = 250.00,
+			// IVA 55.00, C124 = 305.00.
+			name:  "gross amount, exact division",
+			cfe:   doc(EFactura, 1, []Item{line(3, "2", "152.5")}),
+			want:  map[string]string{"montoNetoIvaTasaBasica": "250", "tasaIvaBasica": "22", "montoIvaTasaBasica": "55", "montoTotal": "305", "montoPagar": "305"},
 			lines: 1,
 		},
 		{
@@ -111,11 +147,12 @@ func TestComputeTotals(t *testing.T) {
 		},
 		{
 			// Export: 10 × 15.50 = 155.00; 3 × 14.333333 = 42.999999 → 43.00;
-			// 10 % global discount on 198.00 = 19.80 → C113 = 178.20 = C124;
+			// a global discount given as 10 % carries its amount, 19.80, in
+			// ValorDR (D-C6), which C113 subtracts: 198.00 − 19.80 = 178.20 = C124;
 			// non-billable 12.00; C130 = 178.20 + 12.00 = 190.20.
 			name: "e-Factura de Exportación",
 			cfe: doc(EFacturaExp, 0, []Item{line(10, "10", "15.5"), line(10, "3", "14.333333"), line(6, "1", "12")},
-				global("D", 2, "10", 10)),
+				global("D", 2, "19.8", 10)),
 			want:  map[string]string{"montoExportacion": "178.2", "montoTotal": "178.2", "montoNoFacturable": "12", "montoPagar": "190.2"},
 			lines: 3,
 		},
@@ -307,4 +344,95 @@ func TestComputeTotals_rejectsWhatItCannotTotal(t *testing.T) {
 	wantField(t, err, "cfe.detalles[1].indicadorFacturacion", "solo se admite en e-Boleta")
 	wantField(t, err, "cfe.descuentosRecargosGlobales[0].indicadorFacturacion", "solo se admite en e-Resguardo")
 	wantField(t, err, "cfe.totales.montoIvaOtraTasa", "obligatorio")
+}
+
+// TestGlobalPercentAmount checks the amount a global percentage gives
+// (TpoDR 2): round(Σ B-C24 of the lines of its indicator × pct / 100).
+func TestGlobalPercentAmount(t *testing.T) {
+	items := []Item{
+		line(3, "1", "200"), line(3, "3", "14.333333"), // 200.00 + 43.00 = 243.00 basic
+		line(2, "1", "99.99"),                 // minimum
+		line(5, "1", "0"),                     // free delivery: amount 0
+		line(3, "1", "10", discountPct("50")), // 10.00 − 5.00 = 5.00 basic
+	}
+	tests := []struct {
+		ind       int
+		pct, want string
+	}{
+		{3, "10", "24.8"},      // 248.00 × 10 % = 24.80
+		{3, "12.5", "31"},      // 248.00 × 12.5 % = 31.00
+		{3, "0.125", "0.31"},   // 248.00 × 0.125 % = 0.31
+		{2, "7.5", "7.5"},      // 99.99 × 7.5 % = 7.49925 → 7.50
+		{2, "33.333", "33.33"}, // 99.99 × 33.333 % = 33.3296… → 33.33
+		{1, "10", "0"},         // no exempt lines
+		{5, "10", "0"},         // free deliveries add nothing
+		{3, "100", "248"},      // all of it
+		{2, "0.005", "0"},      // 0.0049995 → 0.00
+		{2, "0.0051", "0.01"},  // 0.00509949 → 0.01
+	}
+	for _, tt := range tests {
+		got := GlobalPercentAmount(items, tt.ind, dec(tt.pct))
+		if !got.Equal(dec(tt.want)) {
+			t.Errorf("%s %% of indicator %d = %s, want %s", tt.pct, tt.ind, got, tt.want)
+		}
+	}
+}
+
+// TestRequest_ToCFE_globalPercent maps a request with global adjustments in
+// percent: ValorDR carries the amount, TpoDR stays 2, and the totals subtract
+// ValorDR as DGI's formulas do (C116, C117 = Σ B-C24 ∓ Σ D-C6).
+func TestRequest_ToCFE_globalPercent(t *testing.T) {
+	r := validRequest(EFactura)
+	r.CFE.Detalles = []RequestDetalle{
+		{IndicadorFacturacion: indTasaBasica, NombreItem: "Yerba", Cantidad: decp("3"), PrecioUnitario: decp("66.66")}, // 199.98
+		{IndicadorFacturacion: indTasaMin, NombreItem: "Pan", Cantidad: decp("1"), PrecioUnitario: decp("45.55")},      // 45.55
+	}
+	r.CFE.DescuentosRecargosGlobales = []RequestGlobalAdjust{
+		{TipoMovimiento: "D", Tipo: 2, Glosa: "Pago contado", Valor: dec("7.5"), IndicadorFacturacion: indTasaBasica},
+		{TipoMovimiento: "R", Tipo: 2, Glosa: "Envío", Valor: dec("5"), IndicadorFacturacion: indTasaMin},
+		{TipoMovimiento: "D", Tipo: 1, Glosa: "Cupón", Valor: dec("2"), IndicadorFacturacion: indTasaBasica},
+	}
+	c, err := issue(r)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, describeFields(ErrorFields(err)))
+	}
+	// 199.98 × 7.5 % = 14.9985 → 15.00; 45.55 × 5 % = 2.2775 → 2.28.
+	for i, want := range []string{"15", "2.28", "2"} {
+		if g := c.DscRcgGlobal[i]; !g.ValorDR.Equal(dec(want)) || g.TpoDR != r.CFE.DescuentosRecargosGlobales[i].Tipo {
+			t.Errorf("DRG_Item %d: TpoDR %d ValorDR %s, want TpoDR %d ValorDR %s", i+1, g.TpoDR, g.ValorDR,
+				r.CFE.DescuentosRecargosGlobales[i].Tipo, want)
+		}
+	}
+	// C117 = 199.98 − 15.00 − 2.00 = 182.98 → C122 = 40.2556 → 40.26;
+	// C116 = 45.55 + 2.28 = 47.83 → C121 = 4.783 → 4.78;
+	// C124 = 182.98 + 47.83 + 40.26 + 4.78 = 275.85.
+	tot := c.Totales
+	for name, got := range map[string]*decimal.Decimal{"C117": tot.MntNetoIVATasaBasica, "C116": tot.MntNetoIvaTasaMin,
+		"C122": tot.MntIVATasaBasica, "C121": tot.MntIVATasaMin, "C124": tot.MntTotal} {
+		want := map[string]string{"C117": "182.98", "C116": "47.83", "C122": "40.26", "C121": "4.78", "C124": "275.85"}[name]
+		if got == nil || !got.Equal(dec(want)) {
+			t.Errorf("%s = %v, want %s", name, got, want)
+		}
+	}
+	// The XML carries the amount.
+	c.IdDoc.Serie, c.IdDoc.Nro = "A", 1
+	c.CAEData = CAEData{CAEID: "90269999990", DNro: 1, HNro: 100, FecVenc: Date{2027, 12, 31}}
+	x, err := MarshalXML(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`<TpoDR>2</TpoDR>(<CodDR>\d+</CodDR>)?<GlosaDR>Pago contado</GlosaDR><ValorDR>15(\.0{1,2})?</ValorDR>`)
+	if !want.Match(x) {
+		t.Errorf("the XML does not carry ValorDR 15.00 with TpoDR 2:\n%s", x)
+	}
+}
+
+func TestRequest_ToCFE_globalPercentRejected(t *testing.T) {
+	for _, pct := range []string{"0", "-5", "1000", "12.3456"} {
+		r := validRequest(ETicket)
+		r.CFE.DescuentosRecargosGlobales = []RequestGlobalAdjust{
+			{TipoMovimiento: "D", Tipo: 2, Glosa: "x", Valor: dec(pct), IndicadorFacturacion: indTasaBasica}}
+		_, err := r.ToCFE(testParams())
+		wantField(t, err, "cfe.descuentosRecargosGlobales[0].valor", "")
+	}
 }

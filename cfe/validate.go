@@ -17,7 +17,8 @@ import (
 // equals the one ComputeTotals gives.
 //
 // Serie and Nro are assigned from a CAE range after validation: they are
-// checked only when set, and so are the CAE rules (CAEEspecial).
+// checked only when set, and so are the rules that tie the document to its
+// CAE (CheckCAE), which apply when c.CAEData carries a CAE number.
 //
 // It returns EINVALID with every failure as a FieldError whose Campo is the
 // path of the request field (cfe.detalles[2].indicadorFacturacion), and
@@ -52,11 +53,81 @@ func Validate(c *CFE, tax TaxConfig) error {
 	v.subtotals()
 	v.references()
 	v.complFiscal()
+	if c.CAEData.CAEID != "" {
+		v.caeRules(c.CAEData)
+	}
 	if err == nil {
 		v.probs = append(v.probs, compareTotals(c.Totales, computed, false)...)
 		v.totalsRules()
 	}
+	v.xsdFacets() // DGI's XSD facets, generated: dgifacets.go
 	return v.probs.err(op)
+}
+
+// CheckCAE returns the rules that tie c to the CAE cae it would be numbered
+// from (V24 G-C5 and A-C10), so that the issuer can check a range before it
+// reserves a number from it:
+//   - a special CAE of IVA mínimo, Monotributo or Monotributo MIDES (CAEEspecial
+//     2, 3 or 4) requires montoBruto 3, and montoBruto 3 requires one of those
+//     CAEs (A-C10: "Si G-C5=2, 3 o 4, A-C10 debe ser igual a 3, y viceversa
+//     excepto para CFE ventas por cuenta ajena"); types without A-C10 (remitos,
+//     e-Resguardo) and sales on behalf of others (131-143) are exempt;
+//   - an exonerated CAE (CAEEspecial 1) admits no line or global adjustment
+//     with indicator 2, 3, 4, 11 or 12 (G-C5).
+//
+// It returns nil when c may be numbered from cae, else EINVALID (Respuesta
+// RespRechazoValidacion) naming the request fields, like Validate.
+func CheckCAE(c *CFE, cae CAEData) error {
+	info, ok := c.Type().Info()
+	if !ok {
+		return Invalid("cfe.CheckCAE", FieldError{"cfe.idDoc.tipoCfe", "tipo de CFE desconocido"})
+	}
+	v := &validator{c: c, info: info, fam: info.Element}
+	v.caeRules(cae)
+	return v.probs.err("cfe.CheckCAE")
+}
+
+// caeNames names the kinds of special CAE (G-C5) in messages.
+var caeNames = map[int]string{1: "exonerado", 2: "IVA mínimo", 3: "Monotributo", 4: "Monotributo MIDES"}
+
+// caeRules applies the rules of CheckCAE.
+func (v *validator) caeRules(cae CAEData) {
+	if cae.CAEEspecial == caeExonerado {
+		banned := []int{indTasaMin, indTasaBasica, indOtraTasa, indPercibido, indSuspenso}
+		const msg = "el rango CAE es especial de exonerado (CAEEspecial 1): no se admiten los indicadores 2, 3, 4, 11 ni 12"
+		for i := range v.c.Items {
+			if slices.Contains(banned, v.c.Items[i].IndFact) {
+				v.add(itemPath(i, "indicadorFacturacion"), msg)
+			}
+		}
+		for i := range v.c.DscRcgGlobal {
+			if slices.Contains(banned, v.c.DscRcgGlobal[i].IndFactDR) {
+				v.add(globalPath(i, "indicadorFacturacion"), msg)
+			}
+		}
+	}
+	special := cae.CAEEspecial >= 2 && cae.CAEEspecial <= maxCAEEspecial
+	if (cae.CAEEspecial == 3 || cae.CAEEspecial == 4) && v.c.IdDoc.IVAalDia != 0 {
+		// V24 A-C17 ("no corresponde que usen este campo"); V25 A-C17 "Si G-C5=3 o 4, no puede existir A-C17".
+		v.add("cfe.idDoc.ivaAlDia", "no corresponde con un rango CAE especial de %s (CAEEspecial %d)", caeNames[cae.CAEEspecial], cae.CAEEspecial)
+	}
+	if special && v.cuentaAjena() {
+		// V25 G-C5: "Si G-C5=2, 3 o 4: Tipo de CFE debe ser distinto de los comprobantes de venta por cuenta ajena".
+		v.add("cfe.idDoc.tipoCfe", "%s no se emite con un rango CAE especial de %s (CAEEspecial %d): quien vende por cuenta ajena no puede ser de IVA mínimo ni Monotributo",
+			v.info.Name, caeNames[cae.CAEEspecial], cae.CAEEspecial)
+	}
+	if v.remitoOrResguardo() || v.cuentaAjena() {
+		return // no A-C10, or a sale on behalf of others (A-C10's exception; montoBruto 3 is refused by idDoc)
+	}
+	const campo = "cfe.idDoc.montoBruto"
+	switch mb := v.c.IdDoc.MntBruto; {
+	case special && mb != 3:
+		v.add(campo, "debe ser 3: el rango CAE de %s es especial de %s (CAEEspecial %d) y sus líneas corresponden a ventas de un contribuyente de IVA mínimo o Monotributo",
+			v.info.Name, caeNames[cae.CAEEspecial], cae.CAEEspecial)
+	case !special && mb == 3:
+		v.add(campo, "el valor 3 (IVA mínimo o Monotributo) solo corresponde con un rango CAE especial de IVA mínimo, Monotributo o Monotributo MIDES (CAEEspecial 2, 3 o 4); el rango CAE de %s no lo es",
+			v.info.Name)
+	}
 }
 
 // problems collects field errors; err returns them as one EINVALID error
@@ -255,10 +326,14 @@ func (v *validator) idDoc() {
 		v.add(p+"fechaValor", "solo corresponde a e-Resguardo")
 	}
 	v.date(p+"fechaValor", d.FchValor, firstCFEDate)
+	if f := d.FchValor; f != nil && !d.FchEmis.IsZero() && (f.Year > d.FchEmis.Year || f.Year == d.FchEmis.Year && f.Month > d.FchEmis.Month) {
+		// V25 A-C5.1: "AAAAMM de A-C5.1 debe ser ≤ AAAAMM de A-C5".
+		v.add(p+"fechaValor", "no puede ser de un mes posterior al de fechaEmision")
+	}
 	if (d.PeriodoDesde != nil || d.PeriodoHasta != nil) && v.remitoOrResguardo() {
 		v.notHere(p + "periodoDesde")
 	}
-	v.date(p+"periodoDesde", d.PeriodoDesde, firstDate)
+	v.date(p+"periodoDesde", d.PeriodoDesde, firstCFEDate) // V24 A-C7: 01/10/2011 a 31/12/2050
 	v.date(p+"periodoHasta", d.PeriodoHasta, firstDate)
 	if d.PeriodoDesde != nil && d.PeriodoHasta != nil && d.PeriodoHasta.Before(*d.PeriodoDesde) {
 		v.add(p+"periodoHasta", "no puede ser anterior a periodoDesde")
@@ -270,6 +345,12 @@ func (v *validator) idDoc() {
 		v.notHere(p + "montoBruto")
 	case d.MntBruto == 2 && v.fam != ElemBoleta:
 		v.add(p+"montoBruto", "el valor 2 (IMEBA y adicionales incluidos) solo corresponde a e-Boleta de entrada")
+	case d.MntBruto == 3 && v.cuentaAjena():
+		// V25 K-C1: "Si A-C10=3, se rechaza el CFE" (the mandante's IVA mínimo sales use indicator 16).
+		v.add(p+"montoBruto", "el valor 3 no corresponde en %s: las ventas de un mandante de IVA mínimo se indican con el indicador de facturación 16", v.info.Name)
+	case d.MntBruto != 2 && v.fam == ElemBoleta && v.totals.MntIVaenSusp != nil:
+		// A-C115: "Si existe A-C115 y tipo CFE 151, 152 y 153, A-C10=2".
+		v.add(p+"montoBruto", "debe ser 2 (IMEBA y adicionales incluidos): en %s con IVA en suspenso (indicador 12) DGI exige montoBruto 2", v.info.Name)
 	}
 	if v.remitoOrResguardo() {
 		if d.FmaPago != 0 {
@@ -623,6 +704,10 @@ func (v *validator) complFiscal() {
 	}
 	v.identity(identityFields{tipo: p + ".tipoDocumento", pais: p + ".codigoPais", doc: p + ".documento"},
 		k.TipoDocMdte, k.Pais, k.DocMdte, "", "mandante", "")
+	if k.DocMdte != "" && k.DocMdte == v.c.Emisor.RUCEmisor {
+		// V25 K-C4: "K-C4 = A-C40, se rechaza el CFE".
+		v.add(p+".documento", "el mandante no puede ser la empresa que emite (%s)", v.c.Emisor.RUCEmisor)
+	}
 	v.text(p+".nombre", k.NombreMdte, 150, true)
 }
 
@@ -661,6 +746,14 @@ func (v *validator) totalsRules() {
 		if d := f.get(t); d != nil && d.IsNegative() {
 			v.add(p+f.json, "resulta negativo (%s): revise los descuentos y las líneas con cantidad negativa", d.StringFixed(2))
 		}
+	}
+	// A-C118 "Si C123>0, C118>0" and A-C123 "Si C118>0, C123>0".
+	netOtra, ivaOtra := valueOf(t.MntNetoIVAOtra), valueOf(t.MntIVAOtra)
+	switch {
+	case netOtra.IsPositive() && !ivaOtra.IsPositive():
+		v.add(p+fieldMntIVAOtra.json, "debe ser mayor que 0 cuando hay monto neto a otra tasa o sobre fictos (%s)", netOtra.StringFixed(2))
+	case ivaOtra.IsPositive() && !netOtra.IsPositive():
+		v.add(p+fieldMntIVAOtra.json, "no corresponde sin monto neto a otra tasa o sobre fictos (líneas con indicador 4)")
 	}
 	for _, f := range totalFields {
 		if d := f.get(t); d != nil {

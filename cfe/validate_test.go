@@ -111,8 +111,49 @@ func TestValidate_invalidRequests(t *testing.T) {
 			"cfe.detalles[0].indicadorFacturacion", "obligatorio"},
 		{"IVA mínimo gross amounts with a basic-rate line", ETicket, func(r *Request) { r.CFE.IdDoc.MontoBruto = 3 }, nil,
 			"cfe.detalles[0].indicadorFacturacion", "montoBruto 3"},
-		{"exonerated CAE with a basic-rate line", ETicket, nil, func(c *CFE) { c.CAEData.CAEEspecial = 1 },
-			"cfe.detalles[0].indicadorFacturacion", "exonerado"},
+		{"exonerated CAE with a basic-rate line", ETicket, nil, func(c *CFE) {
+			c.CAEData = CAEData{CAEID: "90269999990", DNro: 1, HNro: 100, CAEEspecial: 1, CausalCAEEsp: 1}
+		}, "cfe.detalles[0].indicadorFacturacion", "exonerado"},
+		{"IVA mínimo CAE with MntBruto 1 (A-C10)", ETicket, func(r *Request) { r.CFE.IdDoc.MontoBruto = 1 }, func(c *CFE) {
+			c.CAEData = CAEData{CAEID: "90269999990", DNro: 1, HNro: 100, CAEEspecial: 2}
+		}, "cfe.idDoc.montoBruto", "debe ser 3"},
+		{"IVA en suspenso in an e-Boleta without MntBruto 2 (A-C115)", EBoleta, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indSuspenso
+		}, nil, "cfe.idDoc.montoBruto", "debe ser 2"},
+		{"IVA en suspenso in an e-Boleta with MntBruto 1 (A-C115)", EBoletaNC, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indSuspenso
+			r.CFE.IdDoc.MontoBruto = 1
+		}, nil, "cfe.idDoc.montoBruto", "IVA en suspenso"},
+		{"global IVA en suspenso surcharge in an e-Boleta (A-C115)", EBoleta, func(r *Request) {
+			r.CFE.DescuentosRecargosGlobales = []RequestGlobalAdjust{{TipoMovimiento: "R", Tipo: 1, Glosa: "Flete",
+				Valor: dec("10"), IndicadorFacturacion: indSuspenso}}
+		}, nil, "cfe.idDoc.montoBruto", "debe ser 2"},
+		{"MntBruto 3 in a sale on behalf of others (V25 K-C1)", ETicketCtaAjena, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indVentaMinimo
+			r.CFE.IdDoc.MontoBruto = 3
+		}, nil, "cfe.idDoc.montoBruto", "indicador de facturación 16"},
+		{"perception on a line without agent indicator (B-C6)", EFactura, func(r *Request) {
+			r.CFE.Detalles[0].RetencionesPercepciones = []RequestRetencion{{Codigo: "2183213", Valor: dec("10")}}
+		}, nil, "cfe.detalles[0].indicadorAgenteResponsable", "obligatorio cuando la línea tiene retenciones"},
+		{"otra tasa net without its IVA (A-C123)", EFactura, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indOtraTasa
+			r.CFE.Totales = &RequestTotales{MontoIvaOtraTasa: decp("0")}
+		}, nil, "cfe.totales.montoIvaOtraTasa", "mayor que 0"},
+		{"period before October 2011 (A-C7)", EFactura, func(r *Request) {
+			r.CFE.IdDoc.PeriodoDesde, r.CFE.IdDoc.PeriodoHasta = datep("2011-09-30"), datep("2011-10-31")
+		}, nil, "cfe.idDoc.periodoDesde", "fuera del rango"},
+		{"value date in a later month (V25 A-C5.1)", EResguardo, func(r *Request) {
+			r.CFE.IdDoc.FechaValor = datep("2026-12-01")
+		}, nil, "cfe.idDoc.fechaValor", "mes posterior"},
+		{"mandante is the issuer (V25 K-C4)", ETicketCtaAjena, func(r *Request) {
+			r.CFE.ComplementoFiscal.Documento = testParams().Emisor.RUCEmisor
+		}, nil, "cfe.complementoFiscal.documento", "no puede ser la empresa que emite"},
+		{"reference dated 61 days after signing (F-C7)", ETicketNC, func(r *Request) {
+			r.CFE.Referencias[0].Fecha = datep("2027-01-23")
+		}, nil, "cfe.referencias[0].fecha", "60 días"},
+		{"the same CFE referenced twice (V25 F-C3)", ETicketNC, func(r *Request) {
+			r.CFE.Referencias = append(r.CFE.Referencias, r.CFE.Referencias[0])
+		}, nil, "cfe.referencias[1].numero", "repite la referencia de la línea 1"},
 		{"zero price on a taxed line", ETicket, func(r *Request) { r.CFE.Detalles[0].PrecioUnitario = decp("0") }, nil,
 			"cfe.detalles[0].precioUnitario", "mayor que 0"},
 		{"price on a free delivery", ETicket, func(r *Request) { r.CFE.Detalles[0].IndicadorFacturacion = 5 }, nil,
@@ -354,5 +395,116 @@ func TestCheckEmisor(t *testing.T) {
 	want := []string{"ruc", "razonSocial", "telefonos[1]", "codigoSucursal"}
 	if !slices.Equal(got, want) {
 		t.Errorf("CheckEmisor fields = %v, want %v", got, want)
+	}
+}
+
+func TestValidate_eBoletaIVASuspensoWithMntBruto2(t *testing.T) {
+	for _, typ := range []Type{EBoleta, EBoletaNC, EBoletaND} {
+		t.Run(typ.String(), func(t *testing.T) {
+			r := validRequest(typ)
+			r.CFE.Detalles[0].IndicadorFacturacion = indSuspenso
+			r.CFE.IdDoc.MontoBruto = 2
+			c, err := issue(r)
+			if err != nil {
+				t.Fatalf("A-C115 met, yet: %v\n%s", err, describeFields(ErrorFields(err)))
+			}
+			if c.Totales.MntIVaenSusp == nil || !c.Totales.MntIVaenSusp.Equal(dec("300")) {
+				t.Fatalf("MntIVaenSusp %v, want 300.00", c.Totales.MntIVaenSusp)
+			}
+		})
+	}
+}
+
+func TestCheckCAE(t *testing.T) {
+	cae := func(especial int) CAEData {
+		d := CAEData{CAEID: "90269999990", DNro: 1, HNro: 100, FecVenc: Date{2027, 12, 31}, CAEEspecial: especial}
+		if especial == 1 {
+			d.CausalCAEEsp = 1
+		}
+		return d
+	}
+	// ivaMinimo makes the line a sale of an IVA mínimo taxpayer (indicator 16),
+	// which montoBruto 3 admits, and sets montoBruto 3.
+	ivaMinimo := func(r *Request) {
+		r.CFE.Detalles[0].IndicadorFacturacion = indVentaMinimo
+		r.CFE.IdDoc.MontoBruto = 3
+	}
+	tests := []struct {
+		name     string
+		typ      Type
+		mutate   func(*Request)
+		especial int
+		campo    string // "" when the CFE fits the CAE
+		fragment string
+	}{
+		{"ordinary CAE, MntBruto 0", ETicket, nil, 0, "", ""},
+		{"ordinary CAE, MntBruto 1", ETicket, func(r *Request) { r.CFE.IdDoc.MontoBruto = 1 }, 0, "", ""},
+		{"ordinary CAE, MntBruto 3", ETicket, ivaMinimo, 0, "cfe.idDoc.montoBruto", "solo corresponde con un rango CAE especial"},
+		{"ordinary CAE, MntBruto 3, e-Factura", EFactura, ivaMinimo, 0, "cfe.idDoc.montoBruto", "CAEEspecial 2, 3 o 4"},
+		{"exonerated CAE, MntBruto 3", ETicket, ivaMinimo, 1, "cfe.idDoc.montoBruto", "no lo es"},
+		{"IVA mínimo CAE, MntBruto 3", ETicket, ivaMinimo, 2, "", ""},
+		{"Monotributo CAE, MntBruto 3", EFactura, ivaMinimo, 3, "", ""},
+		{"Monotributo MIDES CAE, MntBruto 3", ETicketNC, ivaMinimo, 4, "", ""},
+		{"IVA mínimo CAE, MntBruto 0", ETicket, nil, 2, "cfe.idDoc.montoBruto", "debe ser 3"},
+		{"Monotributo CAE, MntBruto 1", EFactura, func(r *Request) { r.CFE.IdDoc.MontoBruto = 1 }, 3, "cfe.idDoc.montoBruto", "Monotributo (CAEEspecial 3)"},
+		{"Monotributo MIDES CAE, e-Factura Exportación", EFacturaExp, nil, 4, "cfe.idDoc.montoBruto", "debe ser 3"},
+		{"IVA mínimo CAE, e-Boleta with MntBruto 2", EBoleta, func(r *Request) { r.CFE.IdDoc.MontoBruto = 2 }, 2, "cfe.idDoc.montoBruto", "debe ser 3"},
+		// A-C10's exception: sales on behalf of others.
+		{"ordinary CAE, cuenta ajena", ETicketCtaAjena, nil, 0, "", ""},
+		{"ordinary CAE, cuenta ajena, mandante's IVA mínimo line", EFacturaCtaAjena, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indVentaMinimo
+		}, 0, "", ""},
+		// V25 G-C5: no sale on behalf of others with a special CAE.
+		{"IVA mínimo CAE, cuenta ajena", ETicketCtaAjena, nil, 2, "cfe.idDoc.tipoCfe", "cuenta ajena"},
+		{"Monotributo CAE, cuenta ajena note", EFacturaCtaAjenaNC, ivaMinimo, 3, "cfe.idDoc.tipoCfe", "CAEEspecial 3"},
+		// A-C17: Monotributo issuers do not use IVA al día.
+		{"Monotributo CAE with ivaAlDia", ETicket, func(r *Request) { ivaMinimo(r); r.CFE.IdDoc.IvaAlDia = 1 }, 3, "cfe.idDoc.ivaAlDia", "Monotributo"},
+		{"Monotributo MIDES CAE with ivaAlDia", EFactura, func(r *Request) { ivaMinimo(r); r.CFE.IdDoc.IvaAlDia = 1 }, 4, "cfe.idDoc.ivaAlDia", "Monotributo MIDES"},
+		{"IVA mínimo CAE with ivaAlDia", ETicket, func(r *Request) { ivaMinimo(r); r.CFE.IdDoc.IvaAlDia = 1 }, 2, "", ""},
+		// Types without A-C10.
+		{"IVA mínimo CAE, e-Remito", ERemito, nil, 2, "", ""},
+		{"Monotributo CAE, e-Resguardo", EResguardo, nil, 3, "", ""},
+		{"IVA mínimo CAE, e-Remito de Exportación", ERemitoExp, nil, 2, "", ""},
+		// G-C5 1: an exonerated CAE bans the taxed indicators.
+		{"exonerated CAE, basic-rate line", ETicket, nil, 1, "cfe.detalles[0].indicadorFacturacion", "exonerado"},
+		{"exonerated CAE, exempt line", ETicket, func(r *Request) { r.CFE.Detalles[0].IndicadorFacturacion = indExento }, 1, "", ""},
+		{"exonerated CAE, global surcharge at the basic rate", ETicket, func(r *Request) {
+			r.CFE.Detalles[0].IndicadorFacturacion = indExento
+			r.CFE.DescuentosRecargosGlobales = []RequestGlobalAdjust{{TipoMovimiento: "R", Tipo: 1, Glosa: "Flete",
+				Valor: dec("10"), IndicadorFacturacion: indTasaBasica}}
+		}, 1, "cfe.descuentosRecargosGlobales[0].indicadorFacturacion", "exonerado"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := validRequest(tt.typ)
+			if tt.mutate != nil {
+				tt.mutate(r)
+			}
+			c, err := r.ToCFE(testParams())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckCAE(c, cae(tt.especial))
+			if tt.campo == "" {
+				if err != nil {
+					t.Fatalf("refused: %v\n%s", err, describeFields(ErrorFields(err)))
+				}
+			} else {
+				wantField(t, err, tt.campo, tt.fragment)
+				if RespuestaOf(err) != RespRechazoValidacion {
+					t.Errorf("codigo_respuesta %q, want %q", RespuestaOf(err), RespRechazoValidacion)
+				}
+			}
+			// Validate applies the same rules once the CFE carries its CAE.
+			c.CAEData = cae(tt.especial)
+			verr := Validate(c, DefaultTaxConfig())
+			if tt.campo == "" {
+				if verr != nil {
+					t.Fatalf("Validate with the CAE: %v\n%s", verr, describeFields(ErrorFields(verr)))
+				}
+			} else {
+				wantField(t, verr, tt.campo, tt.fragment)
+			}
+		})
 	}
 }

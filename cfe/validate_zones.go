@@ -27,13 +27,12 @@ func indicatorRule(ind int, info TypeInfo, admitted []int, where string) string 
 }
 
 // indicatorBans applies the rules that forbid indicators whatever the type:
-// MntBruto 3 and CAEEspecial 1 exclude the taxed ones (V24 B-C4, G-C5).
+// MntBruto 3 excludes the taxed ones (V24 B-C4, D-C7). The ban of an
+// exonerated CAE (G-C5 1) depends on the range and is in caeRules.
 func (v *validator) indicatorBans(campo string, ind int) {
 	switch {
 	case v.c.IdDoc.MntBruto == 3 && slices.Contains([]int{1, 2, 3, 4, 11, 12}, ind):
 		v.add(campo, "con montoBruto 3 (IVA mínimo o Monotributo) no se admiten los indicadores 1, 2, 3, 4, 11 ni 12")
-	case v.c.CAEData.CAEEspecial == 1 && slices.Contains([]int{2, 3, 4, 11, 12}, ind):
-		v.add(campo, "con un CAE especial de exonerado no se admiten los indicadores 2, 3, 4, 11 ni 12")
 	case v.c.IdDoc.IndCompraMEReventa != 0 && ind != indCompraME:
 		v.add(campo, "en una compra de moneda extranjera para reventa solo se admite el indicador 17")
 	case ind == indCompraME && v.c.IdDoc.IndCompraMEReventa == 0:
@@ -232,6 +231,10 @@ func (v *validator) itemRetentions(i int, it *Item) {
 	if len(it.RetencPercep) > 5 {
 		v.add(campo, "como máximo 5 retenciones o percepciones por línea")
 	}
+	if v.fam != ElemResguardo && it.IndAgenteResp == "" {
+		// V24 B, table of retentions: "Restantes CFE: Si utiliza tabla, entonces debe existir B-C6".
+		v.add(itemPath(i, "indicadorAgenteResponsable"), "obligatorio cuando la línea tiene retenciones o percepciones: R (responsable por el producto o servicio) o A (por un concepto asociado)")
+	}
 	for j, r := range it.RetencPercep {
 		at := fmt.Sprintf("%s[%d].", campo, j)
 		switch {
@@ -357,6 +360,7 @@ func (v *validator) references() {
 	case len(rs) > 40:
 		v.add("cfe.referencias", "como máximo 40 referencias: para más comprobantes emita otro documento (no use indicadorGlobal)")
 	}
+	seen := map[refKey]int{}
 	for i := range rs {
 		r := &rs[i]
 		at := func(field string) string { return referencePath(i, field) }
@@ -382,5 +386,24 @@ func (v *validator) references() {
 			v.text(at("razon"), r.RazonRef, 90, false)
 		}
 		v.date(at("fecha"), r.FechaCFEref, firstCFEDate)
+		if f := r.FechaCFEref; f != nil && !v.c.TmstFirma.IsZero() && f.After(DateOf(v.c.TmstFirma.In(Montevideo)).AddDays(60)) {
+			v.add(at("fecha"), "no puede ser posterior en más de 60 días a la fecha de firma") // V24 F-C7
+		}
+		if r.IndGlobal != 1 && r.NroCFERef != 0 {
+			// V25 F-C3 to F-C5: no other line references the same type, serie and number.
+			key := refKey{r.TpoDocRef, r.Serie, r.NroCFERef}
+			if j, dup := seen[key]; dup {
+				v.add(at("numero"), "repite la referencia de la línea %d (%d %s-%d)", j+1, int(r.TpoDocRef), r.Serie, r.NroCFERef)
+			} else {
+				seen[key] = i
+			}
+		}
 	}
+}
+
+// refKey identifies a referenced CFE.
+type refKey struct {
+	t     Type
+	serie string
+	nro   int64
 }

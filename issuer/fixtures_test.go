@@ -99,6 +99,8 @@ func newHarnessOn(t testing.TB, db *store.DB) *harness {
 // documents, so the signer digests them without parsing.
 type signerAdapter struct{ s *signer.Signer }
 
+func (a signerAdapter) Ready() error { return a.s.Ready() }
+
 func (a signerAdapter) Sign(unsigned []byte) ([]byte, string, error) {
 	r, err := a.s.SignCanonical(unsigned)
 	if err != nil {

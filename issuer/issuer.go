@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -23,6 +24,15 @@ type Signer interface {
 	// parsing it (signer.Signer.SignCanonical). An unusable certificate is a
 	// *cfe.Error with Respuesta cfe.RespCertificado.
 	Sign(unsigned []byte) (signed []byte, digestValue string, err error)
+}
+
+// ReadySigner is a Signer that can tell, before a number is reserved, that it
+// cannot sign now (no certificate, an expired one): Ready returns the error
+// Sign would return, a *cfe.Error with Respuesta cfe.RespCertificado. The
+// issuer asks a Signer that implements it.
+type ReadySigner interface {
+	Signer
+	Ready() error
 }
 
 // Config wires an Issuer.
@@ -98,7 +108,14 @@ func (s *Issuer) IssueCFE(ctx context.Context, id, contentHash string, doc *cfe.
 
 // issue is the path Issue and IssueCFE share: build gives the document to
 // sign at signedAt.
+//
+// Every check that can refuse the request, the caller's uuid included, runs
+// before a number is reserved: a refused request never holds a number that
+// other CFEs of the serie would wait on.
 func (s *Issuer) issue(ctx context.Context, op, id, hash, adenda string, build func(signedAt time.Time) (*cfe.CFE, error)) (*Result, error) {
+	if fields := cfe.CheckUUID(id); len(fields) > 0 {
+		return nil, cfe.Invalid(op, fields...)
+	}
 	// One request per uuid at a time: a retry that arrives while the first
 	// attempt is still signing waits for it and then gets its stored answer.
 	unlock := s.locks.lock(id)
@@ -128,8 +145,39 @@ func (s *Issuer) issue(ctx context.Context, op, id, hash, adenda string, build f
 	if z := s.cfg.Zone(now); !z.OK() {
 		return nil, &cfe.Error{Code: cfe.EINVALID, Op: op, Respuesta: cfe.RespZonaHoraria, Message: z.Message()}
 	}
+	if r, ok := s.cfg.Signer.(ReadySigner); ok {
+		if err := r.Ready(); err != nil {
+			return nil, err
+		}
+	}
 
-	res, err := s.cfg.Store.Reserve(ctx, doc.Type(), today)
+	for attempt := 1; ; attempt++ {
+		issued, err := s.numberAndSign(ctx, doc, signedAt, today, id, hash, adenda)
+		if errors.Is(err, cfe.ErrNumberGap) && attempt < maxGapRetries {
+			// Another CFE of the serie failed after taking a lower number and
+			// nobody took that number again: ours was given back, so sign
+			// again with a fresh one (the lowest free) instead of answering
+			// this caller with an error that is not its fault.
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Issued: issued}, nil
+	}
+}
+
+// maxGapRetries bounds the signatures one request makes when a lower number of
+// its serie keeps being given back by others (see store.Options.ReclaimTimeout).
+const maxGapRetries = 3
+
+// numberAndSign reserves the next number for doc, signs it and commits it. On
+// failure the number is given back.
+func (s *Issuer) numberAndSign(ctx context.Context, doc *cfe.CFE, signedAt time.Time, today cfe.Date, id, hash, adenda string) (*cfe.Issued, error) {
+	// Only a range whose CAE the document agrees with (A-C10, G-C5) is used.
+	res, err := s.cfg.Store.ReserveFor(ctx, doc.Type(), today, func(r cfe.CAERange) error {
+		return cfe.CheckCAE(doc, r.CAEData())
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +192,7 @@ func (s *Issuer) issue(ctx context.Context, op, id, hash, adenda string, build f
 		s.cfg.Store.Release(res) // a no-op when Commit already gave the number back
 		return nil, err
 	}
-	return &Result{Issued: issued}, nil
+	return issued, nil
 }
 
 // sign numbers doc from the reservation, builds and signs its XML.

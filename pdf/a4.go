@@ -22,10 +22,12 @@ const (
 )
 
 // a flowItem is a block of the body; rows of the table carry their amount
-// for the running sum.
+// for the running sum; a part of the Adenda keeps adendaGap from the header
+// and the footer.
 type flowItem struct {
 	b      block
 	row    bool
+	adenda bool
 	amount decimal.Decimal
 }
 
@@ -67,6 +69,9 @@ func (l *layout) a4() []page {
 		cur, y = &pages[len(pages)-1], l.margin
 		place(header)
 		y = bodyTop
+		if next.adenda {
+			y = max(y, l.margin+header.h+adendaGap)
+		}
 		if next.row {
 			place(tableHead)
 			if len(pages) > 1 && l.r.table.sums {
@@ -76,9 +81,13 @@ func (l *layout) a4() []page {
 	}
 	flow := l.a4Flow(w)
 	for i, it := range flow {
+		limit := bottom
+		if it.adenda {
+			limit = footerTop - adendaGap
+		}
 		if i == 0 {
 			newPage(it)
-		} else if y+it.b.h > bottom && y > bodyTop+tableHead.h+carry.h {
+		} else if y+it.b.h > limit && y > bodyTop+tableHead.h+carry.h {
 			if it.row && l.r.table.sums {
 				place(l.a4Carry(w, sum))
 			}
@@ -225,13 +234,14 @@ func (l *layout) a4Flow(w float64) []flowItem {
 	for _, r := range l.r.table.rows {
 		flow = append(flow, flowItem{b: l.a4Cells(w, l.body(), r.cells, r.notes), row: true, amount: r.amount})
 	}
+	adenda := false // what push adds is part of the Adenda
 	push := func(gap float64, bs ...block) {
 		for i, b := range bs {
 			if len(b.ops) > 0 {
 				if i > 0 {
 					gap = 0
 				}
-				flow = append(flow, flowItem{b: spaced(gap, b)})
+				flow = append(flow, flowItem{b: spaced(gap, b), adenda: adenda})
 			}
 		}
 	}
@@ -255,8 +265,14 @@ func (l *layout) a4Flow(w float64) []flowItem {
 	summary.add(w-half, 0, l.facts(half, "", l.r.totals))
 	push(2, summary)
 	push(3, l.references(w)...)
-	push(4, l.adenda(w)...)
-	push(3, l.extra(w, left))
+	legendsGap := 3.0
+	if blocks := l.adenda(w); blocks != nil {
+		adenda = true
+		push(adendaGap, blocks...)
+		adenda = false
+		legendsGap = adendaGap
+	}
+	push(legendsGap, l.extra(w, left))
 	return flow
 }
 

@@ -112,12 +112,15 @@ func (l *layout) emitter(w float64, a alignment) block {
 	return c.b
 }
 
-// document is zone 2: RUC, type name, serie and number.
+// document is zone 2, in DGI's order (V24 "Identificación del
+// comprobante", top right): RUC, type name, serie and number, forma de pago,
+// all at least 3 mm high.
 func (l *layout) document(w float64) block {
 	c := column{w: w}
 	c.para(l.heading(), center, l.r.ruc)
 	c.para(l.heading(), center, l.r.typeName)
 	c.para(l.heading(), center, l.r.number)
+	c.para(l.legend(), center, l.r.payment)
 	return c.b
 }
 
@@ -213,6 +216,12 @@ func (l *layout) framed(w float64, title string, lines []string) []block {
 	last.ops = append(last.ops, op{kind: opRule, y: last.h, w: w})
 	return out
 }
+
+// adendaGap is the least room between the Adenda's box and the CFE's data
+// above and below it: DGI's 5 mm (V24 Adenda: "dentro del cuerpo del CFE,
+// manteniendo márgenes de 5 mm con los datos del comprobante"), and half a
+// millimetre for the width of the box's rules.
+const adendaGap = 5.5
 
 // adenda is the Adenda in its box (V24: inside a delimited area titled
 // "ADENDA").

@@ -21,7 +21,8 @@ type receipt struct {
 	ruc      string // "RUC 219999830019"
 	typeName string // "e-Factura", followed by "Cobranza" for an own collection
 	number   string // "Serie A Nº 1"
-	facts    []fact // date, forma de pago, currency...
+	payment  string // "Forma de pago: Contado", "" when the CFE has none
+	facts    []fact // date, currency...
 	legends  []string
 	// Zone 3, receptor.
 	receptor *party
@@ -102,6 +103,7 @@ func newReceipt(c *cfe.CFE, digest string, opts *Options) *receipt {
 		ruc:          "RUC " + c.Emisor.RUCEmisor,
 		typeName:     info.Name,
 		number:       "Serie " + id.Serie + " Nº " + itoa(id.Nro),
+		payment:      prefixed("Forma de pago: ", formaPago[id.FmaPago]),
 		facts:        docFacts(c, info),
 		legends:      docLegends(c),
 		receptor:     receptorOf(c, info),
@@ -203,7 +205,6 @@ func docFacts(c *cfe.CFE, info cfe.TypeInfo) []fact {
 			out = append(out, fact{label: label, value: value})
 		}
 	}
-	add("Forma de pago", formaPago[id.FmaPago])
 	if id.FchVenc != nil {
 		add("Vencimiento", date(*id.FchVenc))
 	}
@@ -270,14 +271,18 @@ func docLegends(c *cfe.CFE) []string {
 // docNames are the receptor document types (TipoDocRecep, V24 A-C60).
 var docNames = map[int]string{1: "NIE", 2: "RUC", 3: "C.I.", 4: "Otro", 5: "Pasaporte", 6: "DNI", 7: "NIFE"}
 
-// docOf formats an identity document: "RUC 214844360018", "C.I. 12345678",
-// "Pasaporte X123 (AR)" (the country only for foreign documents).
+// docOf formats an identity document with the country that issued it:
+// "C.I. 12345678 (UY)", "Pasaporte X123 (AR)". V24 A-C61 (the document's
+// country, ISO 3166 alpha-2, or 99) is to be printed wherever the document
+// is ("I"), and the receptor zone asks for the "país emisor del documento"
+// of a C.I. as of a foreign document; the code is printed as the CFE
+// carries it.
 func docOf(kind int, number, country string) string {
 	if number == "" {
 		return ""
 	}
 	s := joinNonEmpty(" ", docNames[kind], number)
-	if country != "" && country != "UY" {
+	if country = strings.TrimSpace(country); country != "" {
 		s += " (" + country + ")"
 	}
 	return s
@@ -363,7 +368,7 @@ func detail(c *cfe.CFE, info cfe.TypeInfo) table {
 		{"P. unitario", right, 30}, {"Importe", right, 30}}, sums: true, currency: cur}
 	for _, it := range c.Items {
 		amount := it.MontoItem
-		if it.IndFact == 7 { // "no facturable negativo": print the sign (V24 B-C4)
+		if it.IndFact == 7 || it.IndFact == 8 { // negative lines: print the sign (V24 B-C4 note 6)
 			amount = amount.Neg()
 		}
 		t.rows = append(t.rows, row{
@@ -375,9 +380,26 @@ func detail(c *cfe.CFE, info cfe.TypeInfo) table {
 	return t
 }
 
+// qtyOf is a line's quantity and unit. A line that deducts goods from a
+// remito already issued (IndFact 8) prints its quantity with a minus sign:
+// V24 B-C4 note 6 asks for the sign of indicators 7, 8 and 9 instead of the
+// code, and an e-Remito has no amount to carry it. DGI's placeholder unit
+// "N/A" (B-C10: "cuando la unidad de medida es N/A, no es obligatorio
+// imprimir") is not a unit and is left out.
 func qtyOf(it cfe.Item) string {
-	return joinNonEmpty(" ", quantity(it.Cantidad), strings.TrimSpace(it.UniMed))
+	q := it.Cantidad
+	if it.IndFact == 8 {
+		q = q.Neg()
+	}
+	unit := strings.TrimSpace(it.UniMed)
+	if strings.EqualFold(unit, unitNotApplicable) {
+		unit = ""
+	}
+	return joinNonEmpty(" ", quantity(q), unit)
 }
+
+// unitNotApplicable is DGI's UniMed for a line without a unit of measure.
+const unitNotApplicable = "N/A"
 
 // itemNotes are the lines printed under an item: its description,
 // discounts, surcharges and retentions.
@@ -401,9 +423,6 @@ func itemNotes(it cfe.Item, currency string) []string {
 	if it.IndFact == 5 {
 		out = append(out, "Entrega gratuita")
 	}
-	if it.IndFact == 9 || it.IndFact == 8 {
-		out = append(out, "Anula línea de comprobante referenciado")
-	}
 	for _, rp := range it.RetencPercep {
 		out = append(out, "Ret./perc. "+rp.CodRet+": "+moneyIn(currency, rp.ValRetPerc))
 	}
@@ -414,10 +433,8 @@ func globalAdjusts(c *cfe.CFE) []fact {
 	var out []fact
 	for _, g := range c.DscRcgGlobal {
 		label := movimiento[g.TpoMovDR]
+		// ValorDR is an amount also with TpoDR 2 (V24 D-C6; see cfe/totals.go).
 		value := moneyIn(c.Totales.TpoMoneda, g.ValorDR)
-		if g.TpoDR == 2 {
-			value = rate(g.ValorDR)
-		}
 		out = append(out, fact{label: joinNonEmpty(": ", label, g.GlosaDR), value: value})
 	}
 	return out

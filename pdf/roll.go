@@ -58,9 +58,13 @@ func (l *layout) roll() []page {
 	push(1, l.facts(w, "", l.r.totals))
 	push(2, l.facts(w, "Medios de pago", l.r.payments))
 	push(2, l.references(w)...)
-	push(3, l.adenda(w)...)
+	footerGap := 3.0
+	if adenda := l.adenda(w); adenda != nil {
+		push(adendaGap, adenda...)
+		footerGap = adendaGap
+	}
 	footer := len(blocks)
-	push(3, l.rollFooter(w))
+	push(footerGap, l.rollFooter(w))
 	push(2, l.extra(w, center))
 	if l.test {
 		push(2, l.banner(w))

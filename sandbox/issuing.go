@@ -117,6 +117,8 @@ func hostedZone(time.Time) issuer.ZoneStatus {
 // signerAdapter adapts signer.Signer to the issuer's one-method need.
 type signerAdapter struct{ s *signer.Signer }
 
+func (a signerAdapter) Ready() error { return a.s.Ready() }
+
 func (a signerAdapter) Sign(unsigned []byte) ([]byte, string, error) {
 	r, err := a.s.SignCanonical(unsigned)
 	if err != nil {

@@ -1,6 +1,7 @@
 package signer
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -277,4 +278,146 @@ func rucOf(n pkix.Name) string {
 		return s
 	}
 	return ""
+}
+
+// CertRUC returns the RUC a certificate is issued to: Uruguayan CAs write it in
+// the subject's serialNumber attribute ("RUC214844360018"). It is "" when
+// that attribute holds no valid RUC.
+func CertRUC(cert *x509.Certificate) string { return rucOf(cert.Subject) }
+
+// Trust is the set of certification authorities that make a signing
+// certificate trusted: Uruguay's national root and the accredited providers'
+// CAs (package assets carries them).
+type Trust struct {
+	// Anchors are trusted by themselves: a chain that reaches one is trusted.
+	Anchors []*x509.Certificate
+	// Intermediates may link a certificate to an anchor; they are trusted
+	// only through a chain to one.
+	Intermediates []*x509.Certificate
+}
+
+// maxChainLen bounds the certification paths Chain builds (signer, a few CAs,
+// anchor); Uruguay's hierarchy has three levels.
+const maxChainLen = 6
+
+// maxExtraCerts bounds the document's own certificates Chain considers, so a
+// KeyInfo stuffed with look-alike CAs cannot make the search explode.
+const maxExtraCerts = 8
+
+// Chain returns a certification path from cert to one of t's anchors, cert
+// first and the anchor last: each certificate is signed by the next one (SHA-1
+// signatures too: the CAs that issued DGI's older certificates used it), each
+// issuer is a CA allowed to sign certificates within its path length, and
+// every certificate of the path was valid at time at. at is when the
+// document was signed (TmstFirma), not now: a CFE stays valid after its
+// certificate expires. extra are certificates the document itself carries
+// (KeyInfo), usable as intermediates but never trusted by themselves (the
+// first maxExtraCerts of them).
+//
+// Errors: EINVALID with ErrUntrusted as cause, and a message that says why
+// (a self-signed certificate, an issuer that is no known accredited CA, an
+// issuer whose name is claimed but whose key did not sign, a CA outside its
+// validity at that time).
+func (t Trust) Chain(cert *x509.Certificate, extra []*x509.Certificate, at time.Time) ([]*x509.Certificate, error) {
+	const op = "signer.Trust.Chain"
+	if len(extra) > maxExtraCerts {
+		extra = extra[:maxExtraCerts]
+	}
+	candidates := append(append([]*x509.Certificate{}, t.Intermediates...), extra...)
+	// why is the reason found farthest up the chain: where the search got
+	// closest to an anchor.
+	why, whyDepth := "", -1
+	note := func(depth int, msg string) {
+		if depth > whyDepth {
+			why, whyDepth = msg, depth
+		}
+	}
+	var walk func(path []*x509.Certificate) []*x509.Certificate
+	walk = func(path []*x509.Certificate) []*x509.Certificate {
+		cur := path[len(path)-1]
+		depth := len(path) - 1
+		if len(path) > maxChainLen {
+			note(depth, "la cadena de certificados es demasiado larga")
+			return nil
+		}
+		named := false // some CA has the name of cur's issuer
+		try := func(issuer *x509.Certificate, anchor bool) []*x509.Certificate {
+			if !bytes.Equal(cur.RawIssuer, issuer.RawSubject) || containsCert(path, issuer) {
+				return nil
+			}
+			named = true
+			if err := issuedBy(cur, issuer, depth); err != nil {
+				note(depth, fmt.Sprintf("el certificado «%s» dice ser de «%s», pero %s",
+					cur.Subject.CommonName, issuer.Subject.CommonName, err))
+				return nil
+			}
+			if at.Before(issuer.NotBefore) || at.After(issuer.NotAfter) {
+				note(depth, fmt.Sprintf("la autoridad «%s» no estaba vigente al firmar (%s; vigente del %s al %s)",
+					issuer.Subject.CommonName, at.Format(time.RFC3339), issuer.NotBefore.Format(time.DateOnly), issuer.NotAfter.Format(time.DateOnly)))
+				return nil
+			}
+			next := append(path[:len(path):len(path)], issuer)
+			if anchor {
+				return next
+			}
+			return walk(next)
+		}
+		for _, a := range t.Anchors {
+			if p := try(a, true); p != nil {
+				return p
+			}
+		}
+		for _, c := range candidates {
+			if p := try(c, false); p != nil {
+				return p
+			}
+		}
+		switch {
+		case named: // the reason is noted above
+		case depth == 0 && bytes.Equal(cur.RawIssuer, cur.RawSubject):
+			note(depth, fmt.Sprintf("el certificado «%s» es autofirmado: no lo emitió una autoridad certificadora acreditada", cur.Subject.CommonName))
+		case bytes.Equal(cur.RawIssuer, cur.RawSubject):
+			note(depth, fmt.Sprintf("la autoridad «%s» de la cadena es autofirmada y no es una autoridad certificadora acreditada conocida", cur.Subject.CommonName))
+		default:
+			note(depth, fmt.Sprintf("«%s», emisor de «%s», no es una autoridad certificadora acreditada conocida",
+				cur.Issuer.CommonName, cur.Subject.CommonName))
+		}
+		return nil
+	}
+	if at.Before(cert.NotBefore) || at.After(cert.NotAfter) {
+		return nil, invalid(op, fmt.Sprintf("cadena no confiable: el certificado «%s» no estaba vigente al firmar (%s; vigente del %s al %s)",
+			cert.Subject.CommonName, at.Format(time.RFC3339), cert.NotBefore.Format(time.DateOnly), cert.NotAfter.Format(time.DateOnly)), ErrUntrusted)
+	}
+	if chain := walk([]*x509.Certificate{cert}); chain != nil {
+		return chain, nil
+	}
+	return nil, invalid(op, "cadena no confiable: "+why, ErrUntrusted)
+}
+
+// issuedBy checks that parent, whose subject is child's issuer, signed child
+// and may issue certificates at this depth (the number of CAs below parent
+// in the path, child's position). It returns why not, in Spanish.
+func issuedBy(child, parent *x509.Certificate, depth int) error {
+	if err := parent.CheckSignature(child.SignatureAlgorithm, child.RawTBSCertificate, child.Signature); err != nil {
+		return errors.New("la firma del certificado no es de esa autoridad")
+	}
+	if !parent.BasicConstraintsValid || !parent.IsCA {
+		return errors.New("ese certificado no es de una autoridad certificadora")
+	}
+	if parent.KeyUsage != 0 && parent.KeyUsage&x509.KeyUsageCertSign == 0 {
+		return errors.New("esa autoridad no puede firmar certificados")
+	}
+	if parent.MaxPathLen >= 0 && depth > parent.MaxPathLen {
+		return errors.New("la cadena excede el largo que esa autoridad permite")
+	}
+	return nil
+}
+
+func containsCert(path []*x509.Certificate, c *x509.Certificate) bool {
+	for _, p := range path {
+		if p.Equal(c) {
+			return true
+		}
+	}
+	return false
 }

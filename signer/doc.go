@@ -11,8 +11,10 @@
 //
 // Verify checks any document signed that way (a CFE, a CAE file, a daily
 // report) over its own bytes, with the certificate in KeyInfo or one the caller
-// names. certs.go loads PKCS#12 and PEM credentials and makes sandbox test
-// certificates; cae.go reads and checks DGI's CAE files and makes sandbox ranges.
+// names. certs.go loads PKCS#12 and PEM credentials, makes sandbox test
+// certificates, reads a certificate's RUC and builds a signer's certification
+// path to trusted authorities (Trust: Uruguay's national root and accredited
+// CAs, which the caller supplies); cae.go reads and checks DGI's CAE files and makes sandbox ranges.
 //
 // This package imports only the domain package cfe among the project's packages.
 package signer

@@ -19,6 +19,9 @@ var (
 	ErrWrongPassword = errors.New("incorrect PKCS#12 password")
 	// ErrCertificateExpired: the signing certificate is outside its validity.
 	ErrCertificateExpired = errors.New("certificate outside its validity period")
+	// ErrUntrusted: the certificate does not chain to a trusted certification
+	// authority.
+	ErrUntrusted = errors.New("certificate does not chain to a trusted authority")
 )
 
 // invalid returns an EINVALID error with a Spanish message for the user and

@@ -301,6 +301,11 @@ func appendAlgorithm(b []byte, tag, algorithm string, canonical bool) []byte {
 // canonicalAttr escapes an attribute value as canonical XML does.
 var canonicalAttr = strings.NewReplacer("&", "&amp;", "<", "&lt;", `"`, "&quot;", "\t", "&#x9;", "\n", "&#xA;", "\r", "&#xD;")
 
+// Ready reports whether Sign can sign now as far as the certificate goes:
+// EUNAVAILABLE with Respuesta cfe.RespCertificado (ErrCertificateExpired) when
+// it is expired or not yet valid. The issuer asks before it reserves a number.
+func (s *Signer) Ready() error { return s.checkValidity("signer.Ready") }
+
 // checkValidity refuses to sign outside the certificate's validity: DGI would
 // reject the document and its number would be lost.
 func (s *Signer) checkValidity(op string) error {

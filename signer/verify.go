@@ -37,6 +37,10 @@ type Verified struct {
 	Algorithm       Algorithm         // the signature method
 	DigestAlgorithm crypto.Hash       // the Reference's digest method
 	DigestValue     string            // base64, as written in the document
+	// Embedded are the other certificates KeyInfo carries (a CA chain, when
+	// the signer included it), for building the certificate's chain. They
+	// are not checked here.
+	Embedded []*x509.Certificate
 }
 
 // Verify checks the enveloped signature of a whole document (a CFE, a DGI CAE
@@ -44,7 +48,8 @@ type Verified struct {
 // DGI's profile (inclusive C14N 1.0, one Reference URI="", enveloped-signature
 // transform), the digest of the document without it must equal DigestValue,
 // and SignatureValue must verify with the certificate's key. Certificate chain
-// and validity dates are not checked: that is a policy of the caller.
+// and validity dates are not checked: that is a policy of the caller (Trust,
+// CertRUC).
 //
 // Errors: EINVALID, with cause ErrNotSigned, ErrDigestMismatch (the content was
 // changed), ErrBadSignature (wrong key or changed SignedInfo), or a description
@@ -112,7 +117,20 @@ func verifyDocument(doc *etree.Document, opts VerifyOptions) (*Verified, error) 
 	if !bytes.Equal(d.Sum(nil), sig.digest) {
 		return nil, invalid(op, "el documento fue modificado después de firmarlo (DigestValue no coincide)", ErrDigestMismatch)
 	}
-	return &Verified{Certificate: cert, Algorithm: sig.algorithm, DigestAlgorithm: sig.digestHash, DigestValue: sig.digestValue}, nil
+	return &Verified{Certificate: cert, Algorithm: sig.algorithm, DigestAlgorithm: sig.digestHash, DigestValue: sig.digestValue,
+		Embedded: sig.others(cert)}, nil
+}
+
+// others returns the certificates of KeyInfo other than cert, skipping any
+// that does not parse (the signature check does not depend on them).
+func (s *signature) others(cert *x509.Certificate) []*x509.Certificate {
+	var out []*x509.Certificate
+	for _, der := range s.certificates {
+		if c, err := x509.ParseCertificate(der); err == nil && !c.Equal(cert) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // readSignature reads a Signature element and checks it follows DGI's profile.
@@ -297,4 +315,63 @@ func algorithmOf(el *etree.Element, tag string) (string, error) {
 // decodeBase64 decodes base64 text that may be wrapped in lines.
 func decodeBase64(s string) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), ""))
+}
+
+// Envelope is a DGI envelope of CFEs (EnvioCFE, "sobre"): the certificate its
+// Caratula carries, which signed its CFEs, and each CFE as the standalone
+// document that was signed.
+type Envelope struct {
+	Certificate *x509.Certificate // the Caratula's X509Certificate
+	RUCEmisor   string            // the Caratula's
+	CFEs        [][]byte          // each CFE element as its own UTF-8 document
+}
+
+// ReadEnvelope splits an envelope into its Caratula's certificate and its
+// CFEs. DGI signs each CFE as a document of its own before putting it in the
+// envelope (the CFE declares its namespace itself), so each is written out
+// alone, ready for Verify; the envelope's encoding (DGI's example is
+// ISO-8859-1) is decoded. Errors: EINVALID when the bytes are not an envelope
+// with a readable Caratula certificate and at least one CFE.
+func ReadEnvelope(b []byte) (*Envelope, error) {
+	const op = "signer.ReadEnvelope"
+	doc, err := parseXML(b)
+	if err != nil {
+		return nil, invalid(op, err.Error(), nil)
+	}
+	root := doc.Root()
+	if root.Tag != "EnvioCFE" || root.NamespaceURI() != nsCFE {
+		return nil, invalid(op, fmt.Sprintf("el documento no es un sobre de CFE (EnvioCFE): su raíz es <%s>", root.FullTag()), nil)
+	}
+	env := &Envelope{}
+	car, err := oneChild(root, nsCFE, "Caratula")
+	if err != nil {
+		return nil, invalid(op, "el sobre no tiene una Caratula: "+err.Error(), nil)
+	}
+	if r := childElements(car, nsCFE, "RUCEmisor"); len(r) == 1 {
+		env.RUCEmisor = strings.TrimSpace(r[0].Text())
+	}
+	certEl, err := oneChild(car, nsCFE, "X509Certificate")
+	if err != nil {
+		return nil, invalid(op, "la Caratula del sobre no incluye el certificado: "+err.Error(), nil)
+	}
+	der, err := decodeBase64(certEl.Text())
+	if err == nil {
+		env.Certificate, err = x509.ParseCertificate(der)
+	}
+	if err != nil {
+		return nil, invalid(op, "el certificado de la Caratula no se puede leer", err)
+	}
+	for _, el := range childElements(root, nsCFE, "CFE") {
+		one := etree.NewDocument()
+		one.SetRoot(el.Copy())
+		out, err := one.WriteToBytes()
+		if err != nil {
+			return nil, invalid(op, "no se pudo separar un CFE del sobre", err)
+		}
+		env.CFEs = append(env.CFEs, out)
+	}
+	if len(env.CFEs) == 0 {
+		return nil, invalid(op, "el sobre no contiene ningún CFE", nil)
+	}
+	return env, nil
 }

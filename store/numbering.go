@@ -19,14 +19,20 @@ const (
 
 // slot is one number handed out and not yet committed or given back.
 type slot struct {
-	res    *cfe.Reservation
-	state  slotState
-	since  time.Time     // when it was reserved (real clock)
-	rec    *issuedRecord // what to store, set by Commit
-	queued time.Time     // when Commit queued it (real clock)
-	prev   int64         // the counter value it follows, set when picked for a batch
-	done   chan struct{} // closed when finished
-	err    error         // outcome, set before done is closed
+	res   *cfe.Reservation
+	state slotState
+	since time.Time // when it was reserved (real clock)
+	// holeSince is, when the number was a hole that this slot refilled, when
+	// it first became one: if it is given back again, it is a hole as old as
+	// that, so a number that keeps being refilled and given back (a caller
+	// retrying a request that fails after its reservation) cannot hold the
+	// higher numbers of the serie longer than ReclaimTimeout.
+	holeSince time.Time
+	rec       *issuedRecord // what to store, set by Commit
+	queued    time.Time     // when Commit queued it (real clock)
+	prev      int64         // the counter value it follows, set when picked for a batch
+	done      chan struct{} // closed when finished
+	err       error         // outcome, set before done is closed
 }
 
 func (s *slot) key() seqKey { return seqKey{s.res.Type, s.res.Serie} }
@@ -95,7 +101,8 @@ func (q *sequence) next(r cfe.CAERange) (n int64, fillsHole, ok bool) {
 // take hands out n to s.
 func (q *sequence) take(n int64, s *slot) {
 	q.slots[n] = s
-	if _, ok := q.holes[n]; ok {
+	if since, ok := q.holes[n]; ok {
+		s.holeSince = since
 		delete(q.holes, n)
 		q.broadcast()
 	}
@@ -105,10 +112,14 @@ func (q *sequence) take(n int64, s *slot) {
 // number is still handed out; otherwise the sequence shrinks, dropping the
 // holes above its new top, so the next number follows the top again.
 func (q *sequence) remove(n int64, now time.Time) {
+	since := now
+	if s := q.slots[n]; s != nil && !s.holeSince.IsZero() {
+		since = s.holeSince // a refilled hole given back again keeps its age
+	}
 	delete(q.slots, n)
 	top := q.top()
 	if n < top {
-		q.holes[n] = now
+		q.holes[n] = since
 	} else {
 		for h := range q.holes {
 			if h > top {
@@ -136,6 +147,15 @@ func (q *sequence) commit(n int64) {
 // usable; EINVALID for an unknown type or a zero date; EUNAVAILABLE when ctx is
 // done or the store is closed.
 func (db *DB) Reserve(ctx context.Context, t cfe.Type, today cfe.Date) (*cfe.Reservation, error) {
+	return db.ReserveFor(ctx, t, today, nil)
+}
+
+// ReserveFor is Reserve among the ranges fits accepts (nil accepts all), as
+// cfe.IssueStore documents: each serie offers the range and number Reserve
+// would take from it, and a serie whose offer fits refuses is passed over, so
+// no number is ever skipped. When every offer is refused, the error is fits's
+// answer for the offer Reserve would have taken.
+func (db *DB) ReserveFor(ctx context.Context, t cfe.Type, today cfe.Date, fits cfe.RangeCheck) (*cfe.Reservation, error) {
 	const op = "store.Reserve"
 	if err := ctx.Err(); err != nil {
 		return nil, ctxError(op, err)
@@ -154,7 +174,10 @@ func (db *DB) Reserve(ctx context.Context, t cfe.Type, today cfe.Date) (*cfe.Res
 	if err := db.holdLocked(op, t, today); err != nil {
 		return nil, err
 	}
-	r, n, ok := db.pick(t, today)
+	r, n, ok, refused := db.pick(t, today, fits)
+	if refused != nil {
+		return nil, refused
+	}
 	if !ok {
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Respuesta: cfe.RespSinRangoCAE,
 			Message: fmt.Sprintf("no hay un rango CAE vigente con números disponibles para el tipo %d (%s)", int(t), t.Name())}
@@ -180,8 +203,9 @@ func (db *DB) noteBusyLocked() {
 const busyDecay = 0.95
 
 // pick chooses the range and number of the next reservation of type t, as
-// Reserve documents. The caller holds db.mu.
-func (db *DB) pick(t cfe.Type, today cfe.Date) (cfe.CAERange, int64, bool) {
+// ReserveFor documents; refused is fits's error when it refused every offer.
+// The caller holds db.mu.
+func (db *DB) pick(t cfe.Type, today cfe.Date, fits cfe.RangeCheck) (_ cfe.CAERange, _ int64, ok bool, refused error) {
 	type candidate struct {
 		r    cfe.CAERange
 		n    int64
@@ -205,20 +229,33 @@ func (db *DB) pick(t cfe.Type, today cfe.Date) (cfe.CAERange, int64, bool) {
 			best[r.Serie] = candidate{r, n, fill}
 		}
 	}
-	var chosen *candidate
+	var chosen, first *candidate // the preferred offer that fits, the preferred offer
+	prefer := func(c candidate, over *candidate) bool {
+		return over == nil || (c.fill && !over.fill) || (c.fill == over.fill && byPreference(c.r, over.r) < 0)
+	}
+	errs := map[string]error{}
 	for _, serie := range order {
 		c := best[serie]
-		switch {
-		case chosen == nil, c.fill && !chosen.fill:
-			chosen = &c
-		case c.fill == chosen.fill && byPreference(c.r, chosen.r) < 0:
+		if prefer(c, first) {
+			first = &c
+		}
+		if fits != nil {
+			if err := fits(c.r); err != nil {
+				errs[serie] = err
+				continue
+			}
+		}
+		if prefer(c, chosen) {
 			chosen = &c
 		}
 	}
-	if chosen == nil {
-		return cfe.CAERange{}, 0, false
+	switch {
+	case chosen != nil:
+		return chosen.r, chosen.n, true, nil
+	case first != nil:
+		return cfe.CAERange{}, 0, false, errs[first.r.Serie]
 	}
-	return chosen.r, chosen.n, true
+	return cfe.CAERange{}, 0, false, nil
 }
 
 // Release gives back a reservation that will not be committed: its number is
@@ -309,12 +346,7 @@ func (db *DB) Commit(ctx context.Context, r *cfe.Reservation, doc *cfe.Issued) e
 // store needs.
 func checkIssued(r *cfe.Reservation, doc *cfe.Issued) []cfe.FieldError {
 	var fs []cfe.FieldError
-	switch {
-	case doc.UUID == "":
-		fs = append(fs, field("uuid", "es obligatorio"))
-	case len(doc.UUID) > maxUUIDLen:
-		fs = append(fs, field("uuid", "admite a lo sumo %d caracteres", maxUUIDLen))
-	}
+	fs = append(fs, cfe.CheckUUID(doc.UUID)...)
 	if doc.Type != r.Type {
 		fs = append(fs, field("tipo", "es %d pero la reserva es del tipo %d", int(doc.Type), int(r.Type)))
 	}
@@ -338,9 +370,6 @@ func checkIssued(r *cfe.Reservation, doc *cfe.Issued) []cfe.FieldError {
 	}
 	return fs
 }
-
-// maxUUIDLen bounds the uuid, which is a bbolt key.
-const maxUUIDLen = 128
 
 // await waits until the committer has finished s, or gives s up when ctx ends
 // or a lower number stays unclaimed too long, as Commit documents.
@@ -429,6 +458,10 @@ func (db *DB) blockedLocked(q *sequence, s *slot) (time.Time, error) {
 			deadline = t
 		}
 	}
+	gap := func(h int64) error {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Commit", Err: cfe.ErrNumberGap,
+			Message: fmt.Sprintf("no se guardó el comprobante: el número %d de la serie %s quedó sin usar; reintente", h, s.res.Serie)}
+	}
 	for m, o := range q.slots {
 		if m >= n || o.state != slotReserved {
 			continue
@@ -445,8 +478,7 @@ func (db *DB) blockedLocked(q *sequence, s *slot) (time.Time, error) {
 		}
 		expiry := since.Add(db.opts.ReclaimTimeout)
 		if !now.Before(expiry) {
-			return time.Time{}, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Commit",
-				Message: fmt.Sprintf("no se guardó el comprobante: el número %d de la serie %s quedó sin usar; reintente", h, s.res.Serie)}
+			return time.Time{}, gap(h)
 		}
 		earliest(expiry)
 	}

@@ -615,3 +615,34 @@ func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
 		}
 	})
 }
+
+// A number given back, taken again and given back again (a caller retrying a
+// request that fails after its reservation) keeps the age it had as a hole:
+// the commits waiting above it fail ReclaimTimeout after the first failure,
+// with ErrNumberGap, not after the last.
+func TestDB_Release_RefilledHoleKeepsItsAge(t *testing.T) {
+	const reclaim = 300 * time.Millisecond
+	db, _ := openStore(t, store.Options{ReclaimTimeout: reclaim})
+	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+	r1, r2 := reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket)
+	second := commitAsync(t, db, r2, "two")
+	first := time.Now()
+	db.Release(r1)
+	time.Sleep(reclaim * 3 / 4)
+	again := reserve(t, db, cfe.ETicket)
+	if again.Nro != 1 {
+		t.Fatalf("the refill got %d, want 1", again.Nro)
+	}
+	db.Release(again) // the retry failed too
+	ce := wantCode(t, <-second, cfe.EUNAVAILABLE)
+	if !errors.Is(ce, cfe.ErrNumberGap) {
+		t.Fatalf("the waiting commit failed with %v, want ErrNumberGap", ce)
+	}
+	// From the second failure it would be 3/4 + 1 reclaim timeouts.
+	if elapsed := time.Since(first); elapsed >= reclaim*3/2 {
+		t.Fatalf("the waiter failed %v after the first give-back: the refill restarted the reclaim timeout %v", elapsed, reclaim)
+	}
+	if next := reserve(t, db, cfe.ETicket); next.Nro != 1 {
+		t.Fatalf("after the waiter gave up the next number is %d, want 1", next.Nro)
+	}
+}

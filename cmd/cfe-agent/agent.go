@@ -254,15 +254,24 @@ func unwrapPathError(err error) error {
 type issuerSigner struct{ a *agent }
 
 func (s issuerSigner) Sign(unsigned []byte) ([]byte, string, error) {
-	if s.a.signer == nil {
-		return nil, "", &cfe.Error{Code: cfe.EUNAVAILABLE, Respuesta: cfe.RespCertificado,
-			Message: cfe.ErrorMessage(s.a.certErr), Err: s.a.certErr}
+	if err := s.Ready(); err != nil {
+		return nil, "", err
 	}
 	signed, err := s.a.signer.SignCanonical(unsigned)
 	if err != nil {
 		return nil, "", err
 	}
 	return signed.XML, signed.DigestValue, nil
+}
+
+// Ready is the issuer's check before it reserves a number: a certificate that
+// could not be loaded, or one outside its validity, refuses the request then.
+func (s issuerSigner) Ready() error {
+	if s.a.signer == nil {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Respuesta: cfe.RespCertificado,
+			Message: cfe.ErrorMessage(s.a.certErr), Err: s.a.certErr}
+	}
+	return s.a.signer.Ready()
 }
 
 func taxConfig(t profiles.Tax) cfe.TaxConfig {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/beevik/etree"
 	"github.com/spf13/cobra"
@@ -20,25 +21,50 @@ import (
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
-func newVerifyCommand(_ *globalOptions) *cobra.Command {
-	var certFile string
-	var skipXSD bool
+func newVerifyCommand(opts *globalOptions) *cobra.Command {
+	var (
+		certFiles      []string
+		profileCert    bool
+		allowUntrusted bool
+		skipXSD        bool
+	)
 	cmd := &cobra.Command{
-		Use:   "verify [--cert FILE] FILE.xml...",
-		Short: "Verifica firma, digest y esquema XSD de CFE firmados y archivos CAE",
-		Long: "Verifica cada archivo: la firma XML-DSig y su digest (con el certificado incluido en el archivo, " +
-			"o el de --cert), y el esquema XSD oficial de DGI con xmllint. Imprime una línea por archivo y " +
-			"termina con estado 0 solo si todos pasan.",
+		Use:   "verify [--cert ARCHIVO]... [--profile-cert] [--allow-untrusted] ARCHIVO.xml...",
+		Short: "Verifica firma, certificado del firmante y esquema XSD de CFE firmados, archivos CAE, reportes y sobres",
+		Long: "Verifica cada archivo (un CFE firmado, un archivo CAE de DGI, un reporte diario o un sobre de CFE, " +
+			"cuyos CFE se verifican uno por uno con el certificado de la carátula): la firma XML-DSig y su digest; " +
+			"que el certificado que firmó sea del RUC emisor del CFE o del reporte (de DGI en un archivo CAE) y " +
+			"estuviera vigente en la fecha de firma que el documento indica (TmstFirma), no hoy; que su cadena llegue, " +
+			"vigente en esa fecha, a la Autoridad Certificadora Raíz Nacional de Uruguay o a otra autoridad " +
+			"acreditada que el programa incluye; y el esquema XSD oficial de DGI con xmllint. " +
+			"Con --cert la firma debe ser de ese certificado (o de uno de ellos, si se indica varias veces), y ese " +
+			"certificado se acepta aunque su cadena no llegue a una autoridad acreditada; --profile-cert hace lo " +
+			"mismo con el certificado del perfil activo (así se verifican los CFE de prueba del agente, firmados con " +
+			"un certificado autofirmado). Con --allow-untrusted una cadena no confiable se informa como advertencia " +
+			"y no como falla; una firma inválida, otro RUC o un certificado no vigente al firmar fallan siempre. " +
+			"Imprime una línea por archivo (y una por CFE de un sobre) y termina con estado 0 solo si todos pasan.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var cert *x509.Certificate
-			if certFile != "" {
-				var err error
-				if cert, err = readCertificate(certFile); err != nil {
+			var pinned []pin
+			for _, f := range certFiles {
+				c, err := readCertificate(f)
+				if err != nil {
 					return err
 				}
+				pinned = append(pinned, pin{cert: c, by: "--cert " + f})
 			}
-			v, err := newVerifier(cert, skipXSD)
+			if profileCert {
+				c, err := activeProfileCertificate(*opts)
+				if err != nil {
+					return err
+				}
+				pinned = append(pinned, pin{cert: c, by: "--profile-cert"})
+			}
+			trust, err := embeddedTrust()
+			if err != nil {
+				return err
+			}
+			v, err := newVerifier(pinned, trust, allowUntrusted, skipXSD)
 			if err != nil {
 				return err
 			}
@@ -55,22 +81,80 @@ func newVerifyCommand(_ *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&certFile, "cert", "", "certificate (PEM or DER) to verify with, for files whose KeyInfo has no certificate")
+	cmd.Flags().StringArrayVar(&certFiles, "cert", nil, "certificate (PEM or DER) that must have made the signature; trusted even without a chain to an accredited CA (repeat for several)")
+	cmd.Flags().BoolVar(&profileCert, "profile-cert", false, "like --cert, with the active profile's certificate (the agent's own CFEs, test ones too)")
+	cmd.Flags().BoolVar(&allowUntrusted, "allow-untrusted", false, "report a chain that reaches no accredited CA as a warning, not a failure")
 	cmd.Flags().BoolVar(&skipXSD, "skip-xsd", false, "do not run the XSD check (when xmllint is not installed)")
 	return cmd
 }
 
-// verifier checks signed CFEs and CAE files. The XSD check runs xmllint with
-// DGI's schemas, which the binary carries.
-type verifier struct {
-	cert    *x509.Certificate
-	xmllint string // "" when the XSD check is skipped
-	schemas string // temp folder with the XSDs
-	noLint  bool   // xmllint wanted but not installed
+// pin is a certificate the user named as the signer's.
+type pin struct {
+	cert *x509.Certificate
+	by   string // the flag that named it, for the report
 }
 
-func newVerifier(cert *x509.Certificate, skipXSD bool) (*verifier, error) {
-	v := &verifier{cert: cert}
+// embeddedTrust is the trust the binary carries: Uruguay's national root and
+// the accredited CAs of assets/roots.
+func embeddedTrust() (signer.Trust, error) {
+	cas, err := assets.CAs()
+	if err != nil {
+		return signer.Trust{}, err
+	}
+	var t signer.Trust
+	for _, ca := range cas {
+		blk, _ := pem.Decode(ca.PEM)
+		if blk == nil {
+			return signer.Trust{}, fmt.Errorf("assets/roots/%s: no PEM certificate", ca.File)
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return signer.Trust{}, fmt.Errorf("assets/roots/%s: %w", ca.File, err)
+		}
+		if ca.Anchor {
+			t.Anchors = append(t.Anchors, c)
+		} else {
+			t.Intermediates = append(t.Intermediates, c)
+		}
+	}
+	return t, nil
+}
+
+// activeProfileCertificate reads the certificate of the active profile.
+func activeProfileCertificate(opts globalOptions) (*x509.Certificate, error) {
+	dataDir, cfg, _, err := loadConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := cfg.ActiveProfile()
+	if !ok {
+		return nil, cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
+	}
+	s, err := loadSigner(p.Resolve(dataDir).Certificate)
+	if err != nil {
+		return nil, err
+	}
+	return s.Certificate(), nil
+}
+
+// dgiRUCs are the RUCs of the certificates DGI signs CAE files with: its own
+// and that of its test company "DGI-RUC PRUEBA CEDE" (test environment; DGI's
+// 2012 sample CAE file).
+var dgiRUCs = map[string]bool{"214844360018": true, "219999830019": true}
+
+// verifier checks signed CFEs, CAE files, daily reports and envelopes. The
+// XSD check runs xmllint with DGI's schemas, which the binary carries.
+type verifier struct {
+	pinned         []pin
+	trust          signer.Trust
+	allowUntrusted bool
+	xmllint        string // "" when the XSD check is skipped
+	schemas        string // temp folder with the XSDs
+	noLint         bool   // xmllint wanted but not installed
+}
+
+func newVerifier(pinned []pin, trust signer.Trust, allowUntrusted, skipXSD bool) (*verifier, error) {
+	v := &verifier{pinned: pinned, trust: trust, allowUntrusted: allowUntrusted}
 	if skipXSD {
 		return v, nil
 	}
@@ -98,51 +182,187 @@ func (v *verifier) close() {
 }
 
 // verify checks one file and prints one line: OK or FAIL, the file, and what
-// was found. It reports whether every check passed.
+// was found; for an envelope, then one indented line per CFE in it. It
+// reports whether every check passed.
 func (v *verifier) verify(w io.Writer, file string) bool {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(w, "FAIL %s: %v\n", file, unwrapPathError(err))
 		return false
 	}
-	var notes []string
+	var notes, parts []string
 	ok := true
 	fail := func(format string, args ...any) { ok = false; notes = append(notes, fmt.Sprintf(format, args...)) }
 
-	what, schema := describeDocument(b)
-	notes = append(notes, what)
-	// The certificate in KeyInfo first; --cert for files that carry none (DGI's
-	// CFEs inside an envelope name theirs only by issuer and serial).
-	res, err := signer.Verify(b, signer.VerifyOptions{})
-	if err != nil && v.cert != nil {
-		res, err = signer.Verify(b, signer.VerifyOptions{Certificate: v.cert})
-	}
-	if err != nil {
-		fail("firma inválida: %s", describe(err))
+	doc := describeDocument(b)
+	notes = append(notes, doc.what)
+	if doc.kind == kindEnvelope {
+		parts = v.envelope(b, &notes, fail)
 	} else {
-		notes = append(notes, fmt.Sprintf("firma %s válida, digest %s, certificado %q",
-			res.Algorithm, res.DigestValue, res.Certificate.Subject.CommonName))
+		v.checkSignature(b, doc, nil, &notes, fail)
 	}
 	switch {
 	case v.noLint:
 		fail("XSD no verificado: xmllint no está instalado (instale libxml2-utils o use --skip-xsd)")
 	case v.xmllint == "":
 		notes = append(notes, "XSD omitido")
-	case schema == "":
-		fail("XSD: no es un CFE ni un archivo CAE")
+	case doc.schema == "":
+		fail("XSD: no es un CFE, un archivo CAE, un reporte diario ni un sobre de CFE")
 	default:
-		if out, err := v.lint(b, schema); err != nil {
-			fail("XSD %s inválido: %s", schema, out)
+		if out, err := v.lint(b, doc.schema); err != nil {
+			fail("XSD %s inválido: %s", doc.schema, out)
 		} else {
-			notes = append(notes, "XSD "+schema+" válido")
+			notes = append(notes, "XSD "+doc.schema+" válido")
 		}
 	}
-	status := "OK  "
-	if !ok {
-		status = "FAIL"
+	fmt.Fprintf(w, "%s %s: %s\n", status(ok), file, strings.Join(notes, "; "))
+	for _, p := range parts {
+		fmt.Fprintf(w, "  %s\n", p)
 	}
-	fmt.Fprintf(w, "%s %s: %s\n", status, file, strings.Join(notes, "; "))
 	return ok
+}
+
+func status(ok bool) string {
+	if ok {
+		return "OK  "
+	}
+	return "FAIL"
+}
+
+// checkSignature verifies the signature of a signed document and who made it.
+// by, when set, is the certificate an envelope names for its CFEs, used unless
+// the user pinned certificates.
+func (v *verifier) checkSignature(b []byte, doc docInfo, by *x509.Certificate, notes *[]string, fail func(string, ...any)) {
+	var res *signer.Verified
+	var pinnedBy string
+	var err error
+	if by != nil && len(v.pinned) == 0 {
+		res, err = signer.Verify(b, signer.VerifyOptions{Certificate: by})
+	} else {
+		res, pinnedBy, err = v.signature(b)
+	}
+	if err != nil {
+		fail("firma inválida: %s", describe(err))
+		return
+	}
+	*notes = append(*notes, fmt.Sprintf("firma %s válida, digest %s, certificado %q",
+		res.Algorithm, res.DigestValue, res.Certificate.Subject.CommonName))
+	v.checkSigner(doc, res, pinnedBy, notes, fail)
+}
+
+// envelope checks each CFE of an envelope (EnvioCFE) as a signed CFE of its
+// own, made with the certificate the envelope's Caratula carries (or a pinned
+// one), and returns a report line per CFE. The envelope fails if any fails.
+func (v *verifier) envelope(b []byte, notes *[]string, fail func(string, ...any)) []string {
+	env, err := signer.ReadEnvelope(b)
+	if err != nil {
+		fail("%s", describe(err))
+		return nil
+	}
+	*notes = append(*notes, fmt.Sprintf("%d CFE, certificado de la carátula %q", len(env.CFEs), env.Certificate.Subject.CommonName))
+	var parts []string
+	failed := 0
+	for i, c := range env.CFEs {
+		doc := describeDocument(c)
+		notes := []string{doc.what}
+		ok := true
+		v.checkSignature(c, doc, env.Certificate, &notes, func(format string, args ...any) {
+			ok = false
+			notes = append(notes, fmt.Sprintf(format, args...))
+		})
+		if !ok {
+			failed++
+		}
+		parts = append(parts, fmt.Sprintf("%s CFE %d/%d: %s", status(ok), i+1, len(env.CFEs), strings.Join(notes, "; ")))
+	}
+	if failed > 0 {
+		fail("%d de %d CFE del sobre no pasan la verificación", failed, len(env.CFEs))
+	}
+	return parts
+}
+
+// signature verifies the signature: by one of the pinned certificates when
+// there are any (whatever KeyInfo carries), else by the certificate in
+// KeyInfo. It returns the flag that pinned the signer, if any.
+func (v *verifier) signature(b []byte) (*signer.Verified, string, error) {
+	if len(v.pinned) == 0 {
+		res, err := signer.Verify(b, signer.VerifyOptions{})
+		return res, "", err
+	}
+	var first error
+	for _, p := range v.pinned {
+		res, err := signer.Verify(b, signer.VerifyOptions{Certificate: p.cert})
+		if err == nil {
+			return res, p.by, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if len(v.pinned) == 1 {
+		return nil, "", cfe.Errorf(cfe.EINVALID, "no la hizo el certificado indicado (%s): %s", v.pinned[0].by, describe(first))
+	}
+	return nil, "", cfe.Errorf(cfe.EINVALID, "no la hizo ninguno de los %d certificados indicados", len(v.pinned))
+}
+
+// checkSigner checks who signed: the certificate's RUC is the CFE's (or the
+// report's) RUCEmisor, DGI's for a CAE file; it was valid at the signing time the document
+// states, and it chains to an accredited CA (or was pinned by the user).
+func (v *verifier) checkSigner(doc docInfo, res *signer.Verified, pinnedBy string, notes *[]string, fail func(string, ...any)) {
+	note := func(format string, args ...any) { *notes = append(*notes, fmt.Sprintf(format, args...)) }
+	cert := res.Certificate
+	ruc := signer.CertRUC(cert)
+	shown := ruc
+	if shown == "" {
+		shown = "(ninguno: el certificado no indica RUC en serialNumber)"
+	}
+	switch doc.kind {
+	case kindCFE, kindReport:
+		if doc.ruc == "" {
+			fail("el %s no indica su RUC emisor: no se puede comprobar el certificado", doc.noun)
+			return
+		}
+		if ruc != doc.ruc {
+			fail("el certificado es del RUC %s y el %s es del RUC emisor %s", shown, doc.noun, doc.ruc)
+		} else {
+			note("RUC del certificado = RUC emisor %s", ruc)
+		}
+	case kindCAE:
+		if !dgiRUCs[ruc] {
+			fail("el archivo CAE no lo firmó DGI: el certificado es del RUC %s", shown)
+		} else {
+			note("RUC del certificado = RUC de DGI %s", ruc)
+		}
+	default:
+		fail("no se puede comprobar quién debía firmarlo: no es un CFE, un archivo CAE ni un reporte diario")
+		return
+	}
+	if doc.signedAt.IsZero() {
+		fail("falta la fecha de firma (%s) o no es una fecha y hora con zona: no se puede comprobar el certificado", doc.signedAtTag)
+		return
+	}
+	at := doc.signedAt.Format(time.RFC3339)
+	validity := fmt.Sprintf("vigente del %s al %s", cert.NotBefore.Format(time.DateOnly), cert.NotAfter.Format(time.DateOnly))
+	if doc.signedAt.Before(cert.NotBefore) || doc.signedAt.After(cert.NotAfter) {
+		fail("el certificado no estaba vigente al firmar (%s %s; %s)", doc.signedAtTag, at, validity)
+		return
+	}
+	note("certificado vigente al firmar (%s %s; %s)", doc.signedAtTag, at, validity)
+	chain, err := v.trust.Chain(cert, res.Embedded, doc.signedAt)
+	switch {
+	case err == nil:
+		names := make([]string, len(chain)-1)
+		for i, c := range chain[1:] {
+			names[i] = c.Subject.CommonName
+		}
+		note("cadena confiable: %s", strings.Join(names, " → "))
+	case pinnedBy != "":
+		note("%s; certificado aceptado por %s", cfe.ErrorMessage(err), pinnedBy)
+	case v.allowUntrusted:
+		note("ADVERTENCIA %s (aceptado por --allow-untrusted)", cfe.ErrorMessage(err))
+	default:
+		fail("%s (indique el certificado del emisor con --cert, o use --allow-untrusted)", cfe.ErrorMessage(err))
+	}
 }
 
 // longSerial matches X509SerialNumber values longer than the 24 digits
@@ -168,26 +388,81 @@ func (v *verifier) lint(doc []byte, schema string) (string, error) {
 	return strings.ReplaceAll(msg, "\n", " | "), err
 }
 
-// describeDocument names what a file is (for the report line) and the schema
-// that validates it, from its root element.
-func describeDocument(b []byte) (string, string) {
+// Kinds of document verify knows.
+const (
+	kindOther = iota
+	kindCFE
+	kindCAE
+	kindReport   // a daily report (Reporte)
+	kindEnvelope // an envelope of CFEs (EnvioCFE), whose CFEs are signed
+)
+
+// docInfo is what verify reads from a document before checking it.
+type docInfo struct {
+	what        string // for the report line
+	schema      string // the XSD that validates it, "" when none
+	kind        int
+	noun        string    // "CFE", "reporte": what the RUC check names
+	ruc         string    // a CFE's RUCEmisor
+	signedAt    time.Time // TmstFirma (CFE) or TmstFrma (CAE file); zero when absent
+	signedAtTag string    // the element signedAt comes from
+}
+
+// describeDocument reads what a file is from its root element: what to call
+// it, the schema that validates it, the issuer's RUC and the signing time.
+func describeDocument(b []byte) docInfo {
 	doc := etree.NewDocument()
 	if err := doc.ReadFromBytes(b); err != nil || doc.Root() == nil {
-		return "no es XML", ""
+		return docInfo{what: "no es XML"}
 	}
-	switch doc.Root().Tag {
+	root := doc.Root()
+	switch root.Tag {
 	case "CFE":
+		d := docInfo{what: "CFE", schema: assets.SchemaCFE, kind: kindCFE, noun: "CFE", signedAtTag: "TmstFirma"}
 		if c, err := cfe.ParseXML(b); err == nil {
-			return fmt.Sprintf("%s %s-%d", c.Type().Name(), c.IdDoc.Serie, c.IdDoc.Nro), assets.SchemaCFE
+			d.what = fmt.Sprintf("%s %s-%d", c.Type().Name(), c.IdDoc.Serie, c.IdDoc.Nro)
 		}
-		return "CFE", assets.SchemaCFE
+		// Read from the document's own elements, not the model: what the
+		// signer's certificate is compared with is what was signed.
+		d.ruc = childText(root, "./*/Encabezado/Emisor/RUCEmisor")
+		d.signedAt = timestamp(childText(root, "./*/TmstFirma"))
+		return d
 	case "CAE":
-		if caeLayout2012(doc.Root()) {
-			return "archivo CAE (formato 2012, sin TA)", assets.SchemaCAE2012
+		d := docInfo{what: "archivo CAE", schema: assets.SchemaCAE, kind: kindCAE, signedAtTag: "TmstFrma"}
+		if caeLayout2012(root) {
+			d.what, d.schema = "archivo CAE (formato 2012, sin TA)", assets.SchemaCAE2012
 		}
-		return "archivo CAE", assets.SchemaCAE
+		d.signedAt = timestamp(childText(root, "./TmstFrma"))
+		return d
+	case "Reporte":
+		d := docInfo{what: "reporte diario", schema: assets.SchemaReport, kind: kindReport, noun: "reporte", signedAtTag: "TmstFirmaEnv"}
+		d.ruc = childText(root, "./Caratula/RUCEmisor")
+		d.signedAt = timestamp(childText(root, "./Caratula/TmstFirmaEnv"))
+		return d
+	case "EnvioCFE":
+		return docInfo{what: "sobre de CFE", schema: assets.SchemaEnvelope, kind: kindEnvelope}
 	}
-	return "documento " + doc.Root().Tag, ""
+	return docInfo{what: "documento " + root.Tag}
+}
+
+// childText returns the trimmed text of the only element path selects from
+// el, or "" when there is none or more than one.
+func childText(el *etree.Element, path string) string {
+	found := el.FindElements(path)
+	if len(found) != 1 {
+		return ""
+	}
+	return strings.TrimSpace(found[0].Text())
+}
+
+// timestamp parses an xs:dateTime with its zone (DGI writes -03:00); the
+// zero time when it is not one.
+func timestamp(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // caeSchemaVersion matches the CAE schema a CAE file declares in

@@ -220,15 +220,20 @@ func TestAgent_FirstRunSignsOutOfTheBox(t *testing.T) {
 	}
 	a.stop(t)
 
-	// The signed CFE passes cfe-agent verify; a tampered copy does not.
+	// The signed CFE passes cfe-agent verify with the profile's (self-signed
+	// test) certificate pinned, and fails without: no accredited CA issued
+	// it. A tampered copy fails.
 	f := filepath.Join(t.TempDir(), "cfe.xml")
 	os.WriteFile(f, xml, 0o600)
-	if out, code := runCLI(t, env, "verify", f); code != 0 || !strings.HasPrefix(out, "OK") {
-		t.Fatalf("verify of the signed CFE: exit %d\n%s", code, out)
+	if out, code := runCLI(t, env, "verify", "--profile-cert", f); code != 0 || !strings.HasPrefix(out, "OK") || !strings.Contains(out, "certificado aceptado por --profile-cert") {
+		t.Fatalf("verify --profile-cert of the signed CFE: exit %d\n%s", code, out)
+	}
+	if out, code := runCLI(t, env, "verify", f); code != 1 || !strings.Contains(out, "cadena no confiable: el certificado") || !strings.Contains(out, "es autofirmado") {
+		t.Fatalf("verify of the sandbox CFE without the profile's certificate: exit %d\n%s", code, out)
 	}
 	bad := filepath.Join(t.TempDir(), "tampered.xml")
 	os.WriteFile(bad, bytes.Replace(xml, []byte("<NomItem>Pan flauta"), []byte("<NomItem>Pan Flauta"), 1), 0o600)
-	if out, code := runCLI(t, env, "verify", f, bad); code != 1 || !strings.Contains(out, "FAIL "+bad) {
+	if out, code := runCLI(t, env, "verify", "--profile-cert", f, bad); code != 1 || !strings.Contains(out, "FAIL "+bad) {
 		t.Fatalf("verify of a tampered CFE: exit %d\n%s", code, out)
 	}
 }

@@ -1,0 +1,340 @@
+package cfe
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+//go:generate go run ./internal/xsdgen/cmd/xsdgen -xsd ../assets/xsd -o dgifacets_gen.go
+
+// This file checks a CFE against the facets of DGI's XSDs before a number is
+// reserved. dgifacets_gen.go, generated from the embedded schemas
+// (assets/xsd), gives the type of every element of simple content a CFE can
+// carry: code lists (currencies, countries, indicators), patterns, lengths,
+// digit limits and bounds. The check builds the document exactly as BuildXML
+// does, with placeholders for what numbering fills in later, and tests the
+// text of every element it would write against its element's type, so that
+// no element escapes it.
+
+// xsdBase is the built-in type a simple type derives from.
+type xsdBase uint8
+
+const (
+	xsdBaseString xsdBase = iota + 1
+	xsdBaseInteger
+	xsdBaseDecimal
+	xsdBaseDate
+	xsdBaseDateTime
+)
+
+// xsdWhiteSpace is the whiteSpace facet: how the text is normalized before
+// the other facets apply.
+type xsdWhiteSpace uint8
+
+const (
+	xsdWSPreserve xsdWhiteSpace = iota + 1
+	xsdWSReplace
+	xsdWSCollapse
+)
+
+// xsdType is one simple type with the facets of its whole derivation chain.
+// Length, MinLength, MaxLength and TotalDigits are absent when 0 (DGI's
+// schemas never set them to 0); FractionDigits is written for every decimal
+// type, -1 when absent.
+type xsdType struct {
+	Name                       string
+	Base                       xsdBase
+	WhiteSpace                 xsdWhiteSpace
+	Enum                       []string   // allowed values; none: any
+	Patterns                   [][]string // a value matches one pattern of every list
+	Length, MinLength          int
+	MaxLength                  int
+	TotalDigits                int
+	FractionDigits             int
+	MinInclusive, MaxInclusive string // "": none
+}
+
+// facetType is an xsdType ready to check values.
+type facetType struct {
+	*xsdType
+	enum     map[string]bool // canonical values
+	patterns []*regexp.Regexp
+	min, max string // canonical bounds of a number or date; "" when none
+	minTime  time.Time
+	maxTime  time.Time
+}
+
+// dgiFacets maps the path of an element below CFE (eTck/Encabezado/IdDoc/TipoCFE)
+// to its type.
+var dgiFacets = compileFacets()
+
+func compileFacets() map[string]*facetType {
+	types := make([]*facetType, len(dgiTypes))
+	for i := range dgiTypes {
+		types[i] = compileFacetType(&dgiTypes[i])
+	}
+	out := make(map[string]*facetType, len(dgiElements))
+	for path, i := range dgiElements {
+		out[path] = types[i]
+	}
+	return out
+}
+
+// compileFacetType prepares t; the generator has already checked that its
+// patterns and bounds are well formed, so a failure here is a programming error.
+func compileFacetType(t *xsdType) *facetType {
+	ft := &facetType{xsdType: t}
+	if len(t.Enum) > 0 {
+		ft.enum = make(map[string]bool, len(t.Enum))
+		for _, v := range t.Enum {
+			c, ok := ft.canonical(ft.normalize(v))
+			if !ok {
+				panic(fmt.Sprintf("cfe: enumeration value %q of XSD type %s is not valid", v, t.Name))
+			}
+			ft.enum[c] = true
+		}
+	}
+	for _, ps := range t.Patterns {
+		ft.patterns = append(ft.patterns, regexp.MustCompile(`^(?:`+strings.Join(ps, "|")+`)$`))
+	}
+	for _, b := range []struct {
+		s    string
+		c    *string
+		tm   *time.Time
+		name string
+	}{{t.MinInclusive, &ft.min, &ft.minTime, "minInclusive"}, {t.MaxInclusive, &ft.max, &ft.maxTime, "maxInclusive"}} {
+		if b.s == "" {
+			continue
+		}
+		c, ok := ft.canonical(b.s)
+		if ok && t.Base == xsdBaseDateTime {
+			*b.tm, _ = time.Parse(time.RFC3339, c)
+		}
+		if !ok {
+			panic(fmt.Sprintf("cfe: %s %q of XSD type %s is not valid", b.name, b.s, t.Name))
+		}
+		*b.c = c
+	}
+	return ft
+}
+
+// normalize applies the whiteSpace facet.
+func (ft *facetType) normalize(s string) string {
+	if ft.WhiteSpace == xsdWSPreserve || !strings.ContainsAny(s, "\t\n\r ") {
+		return s
+	}
+	s = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+	if ft.WhiteSpace == xsdWSCollapse {
+		s = strings.Join(strings.Fields(s), " ")
+	}
+	return s
+}
+
+// canonical returns the value space's canonical form of the normalized text
+// s (numbers by value: "22.000" is "22", "+07" is "7"), and false when s is
+// not in the base type's lexical space.
+func (ft *facetType) canonical(s string) (string, bool) {
+	switch ft.Base {
+	case xsdBaseInteger:
+		return canonicalNumber(s, false)
+	case xsdBaseDecimal:
+		return canonicalNumber(s, true)
+	case xsdBaseDate:
+		if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+			return "", false
+		}
+		if _, err := time.Parse(time.DateOnly, s); err != nil {
+			return "", false
+		}
+	case xsdBaseDateTime:
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// canonicalNumber returns the canonical form of an xs:decimal (frac) or
+// xs:integer literal: no "+", no leading zeros, no trailing zeros after the
+// point, no point without decimals, "0" for zero. It does not allocate when s
+// is canonical already, as the numbers the agent writes are.
+func canonicalNumber(s string, frac bool) (string, bool) {
+	neg := false
+	body := s
+	if body != "" && (body[0] == '+' || body[0] == '-') {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	intPart, fracPart, hasPoint := strings.Cut(body, ".")
+	if hasPoint && !frac || intPart == "" && fracPart == "" || !digitsOnly(intPart) || !digitsOnly(fracPart) {
+		return "", false
+	}
+	intPart = strings.TrimLeft(intPart, "0")
+	fracPart = strings.TrimRight(fracPart, "0")
+	if intPart == "" && fracPart == "" {
+		return "0", true
+	}
+	if intPart == "" {
+		intPart = "0"
+	}
+	n := len(intPart)
+	if fracPart != "" {
+		n += 1 + len(fracPart)
+	}
+	if neg {
+		n++
+	}
+	if n == len(s) { // nothing was dropped: s is canonical
+		return s, true
+	}
+	c := intPart
+	if fracPart != "" {
+		c += "." + fracPart
+	}
+	if neg {
+		c = "-" + c
+	}
+	return c, true
+}
+
+// digitsOnly reports whether s has no byte but 0-9 ("" has none).
+func digitsOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// compareNumbers compares two canonical numbers by value: -1, 0 or 1.
+func compareNumbers(a, b string) int {
+	negA, negB := strings.HasPrefix(a, "-"), strings.HasPrefix(b, "-")
+	switch {
+	case negA && !negB:
+		return -1
+	case !negA && negB:
+		return 1
+	case negA:
+		return -compareMagnitudes(a[1:], b[1:])
+	}
+	return compareMagnitudes(a, b)
+}
+
+func compareMagnitudes(a, b string) int {
+	ai, af, _ := strings.Cut(a, ".")
+	bi, bf, _ := strings.Cut(b, ".")
+	if len(ai) != len(bi) {
+		if len(ai) < len(bi) {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(ai, bi); c != 0 {
+		return c
+	}
+	for i := 0; i < max(len(af), len(bf)); i++ {
+		da, db := byte('0'), byte('0')
+		if i < len(af) {
+			da = af[i]
+		}
+		if i < len(bf) {
+			db = bf[i]
+		}
+		if da != db {
+			if da < db {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// check returns why text breaks the type, or "".
+func (ft *facetType) check(text string) string {
+	s := ft.normalize(text)
+	c, ok := ft.canonical(s)
+	if !ok {
+		switch ft.Base {
+		case xsdBaseInteger:
+			return xmlMsgInteger
+		case xsdBaseDecimal:
+			return xmlMsgDecimal
+		case xsdBaseDate:
+			return "debe ser una fecha AAAA-MM-DD"
+		default:
+			return xmlMsgTimestamp
+		}
+	}
+	if ft.Base == xsdBaseString {
+		n := utf8.RuneCountInString(s)
+		switch {
+		case ft.Length > 0 && n != ft.Length:
+			return fmt.Sprintf("debe tener exactamente %d caracteres (tiene %d)", ft.Length, n)
+		case n < ft.MinLength:
+			return fmt.Sprintf("como mínimo %d caracteres (tiene %d)", ft.MinLength, n)
+		case ft.MaxLength > 0 && n > ft.MaxLength:
+			return fmt.Sprintf("como máximo %d caracteres (tiene %d)", ft.MaxLength, n)
+		}
+	}
+	if ft.enum != nil && !ft.enum[c] {
+		if len(ft.Enum) <= 12 {
+			return fmt.Sprintf("%q no es un valor que DGI admita: debe ser %s", s, orList(ft.Enum))
+		}
+		return fmt.Sprintf("%q no es un código de la lista de DGI (%s)", s, ft.Name)
+	}
+	for i, re := range ft.patterns {
+		if !re.MatchString(s) {
+			return fmt.Sprintf("%q no tiene el formato que DGI admite (%s)", s, strings.Join(ft.Patterns[i], " o "))
+		}
+	}
+	switch ft.Base {
+	case xsdBaseInteger, xsdBaseDecimal:
+		intPart, fracPart, _ := strings.Cut(strings.TrimPrefix(c, "-"), ".")
+		if ft.Base == xsdBaseDecimal && ft.FractionDigits >= 0 && len(fracPart) > ft.FractionDigits {
+			return fmt.Sprintf("admite como máximo %d decimales", ft.FractionDigits)
+		}
+		if digits := len(strings.TrimLeft(intPart, "0")) + len(fracPart); ft.TotalDigits > 0 && digits > ft.TotalDigits {
+			return fmt.Sprintf("admite como máximo %d dígitos", ft.TotalDigits)
+		}
+		switch {
+		case ft.min != "" && compareNumbers(c, ft.min) < 0:
+			return "debe ser como mínimo " + ft.min
+		case ft.max != "" && compareNumbers(c, ft.max) > 0:
+			return "debe ser como máximo " + ft.max
+		}
+	case xsdBaseDate:
+		switch {
+		case ft.min != "" && c < ft.min:
+			return "debe ser una fecha desde " + ft.min
+		case ft.max != "" && c > ft.max:
+			return "debe ser una fecha hasta " + ft.max
+		}
+	case xsdBaseDateTime:
+		tm, _ := time.Parse(time.RFC3339, c)
+		switch {
+		case !ft.minTime.IsZero() && tm.Before(ft.minTime):
+			return "debe ser desde " + ft.MinInclusive
+		case !ft.maxTime.IsZero() && tm.After(ft.maxTime):
+			return "debe ser hasta " + ft.MaxInclusive
+		}
+	}
+	return ""
+}
+
+// orList writes "1, 2 o 3".
+func orList(vs []string) string {
+	if len(vs) == 1 {
+		return vs[0]
+	}
+	return strings.Join(vs[:len(vs)-1], ", ") + " o " + vs[len(vs)-1]
+}
