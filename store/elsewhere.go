@@ -25,7 +25,9 @@ import (
 // numbering journal cannot be written.
 //
 // While numbering is held (Options.HoldWithoutJournal, hold.go), marking a
-// serie also settles it: the agent numbers it again from upTo+1. upTo 0 then
+// serie also settles it: the agent numbers it again from upTo+1, even in a
+// range where it already stored CFEs (the numbers after them were used by the
+// lost file: nothing interleaves). upTo 0 then
 // settles the serie without marking anything: the technician confirms that
 // no other system used its numbers beyond what the store holds.
 func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, upTo int64, reason string) error {
@@ -72,7 +74,10 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 		return invalid(op, field("hasta", "el último número usado del tipo %d serie %s ya es %d", int(t), serie, q.last))
 	}
 	err := db.update(ctx, op, func(tx *bolt.Tx) error {
-		if used := usedIn(tx, k, *r); used > 0 {
+		// While numbering is held, the numbers after the store's last one were
+		// used by the file that was lost: they follow the store's, nothing
+		// interleaves.
+		if used := usedIn(tx, k, *r); used > 0 && db.hold == nil {
 			return &cfe.Error{Code: cfe.ECONFLICT, Op: op,
 				Message: fmt.Sprintf("el agente ya firmó %d comprobantes en el rango %s; los números usados por otro sistema deben registrarse antes de emitir en el rango", used, r.ID)}
 		}

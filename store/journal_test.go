@@ -385,6 +385,31 @@ func TestDB_NumberingHold(t *testing.T) {
 			t.Errorf("audit events %+v", evs)
 		}
 	})
+	t.Run("technician, after an old copy was put back without its journal", func(t *testing.T) {
+		storePath, journalPath := journalDirs(t)
+		db := open(t, storePath, journalPath)
+		if err := db.ResumeNumbering(ctx, "el servicio", nil); err != nil {
+			t.Fatal(err)
+		}
+		issueN(t, db, "antes", 3)
+		db.Close()
+		if err := os.Remove(journalPath); err != nil {
+			t.Fatal(err)
+		}
+		db = open(t, storePath, journalPath)
+		refused(t, db, cfe.ETicket)
+		// were signed by the file that was lost: the technician
+		// marks them although the agent already signed A-1..A-3 in the range.
+		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 5, "copia restaurada; el servicio tiene hasta A-5"); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "B", 0, "sin uso"); err != nil {
+			t.Fatal(err)
+		}
+		if n := nextNumber(t, db); n != 6 {
+			t.Fatalf("next e-Ticket A-%d, want A-6", n)
+		}
+	})
 	t.Run("none without a hold is refused", func(t *testing.T) {
 		db, _ := openStore(t, store.Options{})
 		putRanges(t, db, ranges...)
