@@ -256,3 +256,61 @@ func waitDelivered(t *testing.T, a *runningAgent) {
 		}
 	}
 }
+
+// TestAgent_RestoredBackupBehindTheService: a copy of the store taken after
+// A-3 is put back after A-4 and A-5 were signed, delivered to the sandbox,
+// and the agent killed (so its journal holds no exact counters and cannot
+// tell the copy from the intact file). The check the agent makes of the
+// hosted service before serving finds A-5: the agent signs A-6, never A-4
+// or A-5 again, and the service ends up with A-1 to A-6 once each.
+func TestAgent_RestoredBackupBehindTheService(t *testing.T) {
+	sb := startSandbox(t)
+	dataDir := t.TempDir()
+	env := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "CFE_AGENT_HOSTED_URL="+sb.URL(), "CFE_AGENT_HOSTED_API_KEY="+agentKey)
+	a := startAgent(t, env, "--listen", "127.0.0.1:0")
+	signTickets(t, a.baseURL, "antes", 1, 3)
+	waitDelivered(t, a)
+	a.stop(t)
+	backup := filepath.Join(t.TempDir(), "copia-A-3.db")
+	copyFile(t, storeFile(dataDir), backup)
+
+	a = startAgent(t, env, "--listen", "127.0.0.1:0")
+	signTickets(t, a.baseURL, "despues", 4, 2)
+	waitDelivered(t, a)
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-a.done
+	copyFile(t, backup, storeFile(dataDir))
+
+	a = startAgent(t, env, "--listen", "127.0.0.1:0")
+	// The agent's log file (read from disk: the pipe's buffer is still being
+	// written) says where it learnt it.
+	logFile, err := os.ReadFile(filepath.Join(dataDir, "logs", "cfe-agent.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logFile), `msg="the hosted service's last number" type=101 serie=A number=5`) {
+		t.Errorf("the agent's log does not say it learnt A-5 from the service before serving:\n%s", logFile)
+	}
+	signTickets(t, a.baseURL, "restaurado", 6, 1)
+	waitDelivered(t, a)
+	a.stop(t)
+
+	var got []struct {
+		Nro int64 `json:"nro"`
+	}
+	getInto(t, sb.URL()+"/api/v1/cfeemitido/buscar?tipoFiltro=101", http.Header{"X-Api-Key": {agentKey}}, &got)
+	seen := map[int64]int{}
+	for _, c := range got {
+		seen[c.Nro]++
+	}
+	for n := int64(1); n <= 6; n++ {
+		if seen[n] != 1 {
+			t.Errorf("the service holds A-%d %d times, want once (all: %+v)", n, seen[n], got)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("the service holds %d e-Tickets, want 6", len(got))
+	}
+}
