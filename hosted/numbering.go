@@ -3,6 +3,7 @@ package hosted
 import (
 	"cmp"
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -54,47 +55,42 @@ const searchWindow = 7
 
 // LastNumbers asks the service for the highest number it holds in each of
 // ranges (CFEs the agent delivered, and any the service issued itself from
-// the same CAE), by (type, serie), in the order of the ranges' types and
-// series. Within a serie numbers grow with time, so it searches back from
-// today, every type at once, in growing spans of signing dates, and stops
-// once every serie was found or the span passes the authorization date of
-// the oldest range. A serie the service holds no number of is absent from
-// the answer. Searching starts one day after today so that a clock a little
-// behind the service's misses nothing.
+// the same CAE), by (type, serie), sorted by type and serie. Within a serie
+// numbers grow with time, so it searches back from today in growing spans of
+// signing dates and stops, for each serie, at the first span holding one of
+// its numbers, or at the authorization date of its oldest range. The first
+// span (the last week) is asked for every type at once, which finds the
+// series in daily use; series still missing are then asked type by type, so
+// that no answer carries months of another type's CFEs. A serie the service
+// holds no number of is absent from the answer. Searching starts one day
+// after today so that a clock a little behind the service's misses nothing.
 //
 // Errors: those of Search; nothing is returned unless the search completed.
 func (c *Client) LastNumbers(ctx context.Context, ranges []cfe.CAERange, today cfe.Date) ([]LastNumber, error) {
-	type seq struct {
-		t     cfe.Type
-		serie string
-	}
-	open := map[seq]bool{} // series not found yet
-	oldest := today
+	open := map[seq]bool{}            // series not found yet
+	oldest := map[cfe.Type]cfe.Date{} // per type: the earliest authorization date
 	for _, r := range ranges {
 		open[seq{r.Type, r.Serie}] = true
 		from := r.Autorizado
 		if from.IsZero() {
 			from = today.AddDays(-3 * 366) // no authorization date: CAE ranges are valid for up to about two years
 		}
-		if from.Before(oldest) {
-			oldest = from
+		if o, ok := oldest[r.Type]; !ok || from.Before(o) {
+			oldest[r.Type] = from
 		}
 	}
 	var out []LastNumber
-	hasta, span := today.AddDays(1), searchWindow
-	for len(open) > 0 && !hasta.Before(oldest) {
-		desde := hasta.AddDays(-span + 1)
-		if desde.Before(oldest) {
-			desde = oldest
-		}
-		found, err := c.Search(ctx, 0, desde, hasta)
+	// search asks one span for type t (0: every type) and records the series
+	// it finds.
+	search := func(t cfe.Type, desde, hasta cfe.Date) error {
+		found, err := c.Search(ctx, t, desde, hasta)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		last := map[seq]int64{}
 		for _, f := range found {
 			k := seq{cfe.Type(f.TipoCfe), f.Serie}
-			if open[k] && inRanges(ranges, k.t, k.serie, f.Nro) {
+			if open[k] && (t == 0 || k.t == t) && inRanges(ranges, k.t, k.serie, f.Nro) {
 				last[k] = max(last[k], f.Nro)
 			}
 		}
@@ -102,12 +98,57 @@ func (c *Client) LastNumbers(ctx context.Context, ranges []cfe.CAERange, today c
 			out = append(out, LastNumber{Type: k.t, Serie: k.serie, Last: n})
 			delete(open, k)
 		}
-		hasta, span = desde.AddDays(-1), span*2
+		return nil
+	}
+	earliest := today
+	for _, o := range oldest {
+		if o.Before(earliest) {
+			earliest = o
+		}
+	}
+	hasta := today.AddDays(1)
+	first := hasta.AddDays(-searchWindow + 1)
+	if first.Before(earliest) {
+		first = earliest
+	}
+	if len(open) > 0 {
+		if err := search(0, first, hasta); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(oldest)) {
+		hasta, span := first.AddDays(-1), 2*searchWindow
+		for hasOpen(open, t) && !hasta.Before(oldest[t]) {
+			desde := hasta.AddDays(-span + 1)
+			if desde.Before(oldest[t]) {
+				desde = oldest[t]
+			}
+			if err := search(t, desde, hasta); err != nil {
+				return nil, err
+			}
+			hasta, span = desde.AddDays(-1), span*2
+		}
 	}
 	slices.SortFunc(out, func(a, b LastNumber) int {
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Serie, b.Serie))
 	})
 	return out, nil
+}
+
+// seq is one (type, serie) of LastNumbers.
+type seq struct {
+	t     cfe.Type
+	serie string
+}
+
+// hasOpen reports whether a serie of type t is still in open.
+func hasOpen(open map[seq]bool, t cfe.Type) bool {
+	for k := range open {
+		if k.t == t {
+			return true
+		}
+	}
+	return false
 }
 
 func inRanges(rs []cfe.CAERange, t cfe.Type, serie string, n int64) bool {

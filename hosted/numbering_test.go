@@ -36,6 +36,10 @@ func TestClient_LastNumbers(t *testing.T) {
 		t.Fatalf("an empty service reports %+v", got)
 	}
 
+	// A type the agent never signed: searched type by type back to its
+	// authorization date, and absent from the answer.
+	ranges = append(ranges, cfe.CAERange{RUC: testRUC, Type: cfe.EFactura, Serie: "A", DNro: 1, HNro: 500, CAEID: "90260000003",
+		Autorizado: cfe.Date{Year: 2025, Month: 12, Day: 1}, Vencimiento: cfe.Date{Year: 2027, Month: 12, Day: 31}, Source: "manual"})
 	l.sign(t, "ultimo", 5)
 	d := runDeliverer(t, l, client)
 	waitDrained(t, l)
