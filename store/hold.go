@@ -126,7 +126,7 @@ func (db *DB) openNumbering() error {
 	if len(raised) > 0 {
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
 			for i, r := range raised {
-				if err := putJSON(tx.Bucket(bucketCounters), counterKey(seqKey{r.Type, r.Serie}), counterRecord{Type: r.Type, Serie: r.Serie, Last: r.Last}); err != nil {
+				if err := putJSON(tx.Bucket(bucketCounters), counterKey(seqKey{r.Type, r.Serie}), counterRecord(r)); err != nil {
 					return err
 				}
 				if err := appendAudit(tx, AuditEvent{At: now, Kind: AuditNumberingResumed, Type: r.Type, Serie: r.Serie, Nro: r.Last, Detail: details[i]}); err != nil {
@@ -287,7 +287,7 @@ func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []SeqNum
 				continue
 			}
 			raised = append(raised, l)
-			if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord{Type: l.Type, Serie: l.Serie, Last: l.Last}); err != nil {
+			if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord(l)); err != nil {
 				return err
 			}
 			if err := appendAudit(tx, AuditEvent{At: now, Kind: AuditNumberingResumed, Type: l.Type, Serie: l.Serie, Nro: l.Last,
