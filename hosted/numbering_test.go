@@ -10,6 +10,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -111,7 +112,7 @@ func TestRestoredBackup_ResumesAboveTheService(t *testing.T) {
 	first := l.sign(t, "antes", 3)
 	l.close(t)
 	backup := filepath.Join(t.TempDir(), "copia.db")
-	copyFile(t, path, backup)
+	testtool.CopyFile(t, path, backup)
 
 	l = openLocalWith(t, path, c, opts)
 	second := l.sign(t, "despues", 2)
@@ -121,7 +122,7 @@ func TestRestoredBackup_ResumesAboveTheService(t *testing.T) {
 	l.close(t)
 
 	// The backup of A-1..A-3 comes back, and the journal is lost with it.
-	copyFile(t, backup, path)
+	testtool.CopyFile(t, backup, path)
 	if err := os.Remove(journal); err != nil {
 		t.Fatal(err)
 	}
@@ -168,15 +169,4 @@ func mustRequest(t *testing.T, uuid string) *cfe.Request {
 		t.Fatal(err)
 	}
 	return req
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }

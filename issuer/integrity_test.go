@@ -105,55 +105,16 @@ func TestIssuer_RetryingRefusedRequestDoesNotTouchNumbering(t *testing.T) {
 		`{"uuid":"mala-1","cfe":{"idDoc":{"tipoCfe":111,"formaPago":1},"detalles":[{"indicadorFacturacion":3,"nombreItem":"x","cantidad":1,"precioUnitario":10}]}}`,
 	}
 	const workers, each = 4, 40
-	var (
-		wg, badWG sync.WaitGroup
-		mu        sync.Mutex
-		nums      []int64
-		stop      = make(chan struct{})
-		refusals  atomic.Int64
-	)
-	badWG.Add(1)
-	go func() { // the retrying client, until the others are done (bounded)
-		defer badWG.Done()
-		for i := 0; i < 100_000; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			_, err := iss.Issue(context.Background(), decode(t, bad[i%len(bad)]))
-			if code := cfe.RespuestaOf(err); code != cfe.RespRechazoValidacion {
-				t.Errorf("the refused request got %q (%v), want 01", code, err)
-				return
-			}
-			refusals.Add(1)
+	var refusals atomic.Int64
+	loadWithRetrier(t, iss, workers, each, func(i int) bool {
+		_, err := iss.Issue(context.Background(), decode(t, bad[i%len(bad)]))
+		if code := cfe.RespuestaOf(err); code != cfe.RespRechazoValidacion {
+			t.Errorf("the refused request got %q (%v), want 01", code, err)
+			return false
 		}
-	}()
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				res, err := iss.Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, fmt.Sprintf("buena-%d-%d", w, i))))
-				if err != nil {
-					t.Errorf("a good request got %s: %v", cfe.RespuestaOf(err), err)
-					return
-				}
-				mu.Lock()
-				nums = append(nums, res.Issued.Nro)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	close(stop)
-	badWG.Wait()
-	slices.Sort(nums)
-	for i, n := range nums {
-		if n != int64(i+1) {
-			t.Fatalf("numbers are not 1..%d without gaps: %v", workers*each, nums)
-		}
-	}
+		refusals.Add(1)
+		return true
+	})
 	if got := st.reserved.Load(); got != workers*each {
 		t.Fatalf("%d numbers were reserved for %d signed CFEs: the %d refusals took numbers", got, workers*each, refusals.Load())
 	}
@@ -225,24 +186,37 @@ func TestIssuer_RetriedFailingSignatureWithLoad(t *testing.T) {
 	iss := issuerOver(h, db, failingSigner{signerAdapter{h.signer}, []byte("FIRMA-FALLA")})
 	failing := strings.Replace(requestJSON(cfe.ETicket, "falla-1"), "Yerba mate 1 kg", "FIRMA-FALLA", 1)
 
-	const workers, each = 3, 30
+	loadWithRetrier(t, iss, 3, 30, func(int) bool {
+		if _, err := iss.Issue(context.Background(), decode(t, failing)); cfe.RespuestaOf(err) != cfe.RespCertificado {
+			t.Errorf("the failing request got %q (%v), want 06", cfe.RespuestaOf(err), err)
+			return false
+		}
+		return true
+	})
+}
+
+// loadWithRetrier signs workers×each good e-Tickets through iss from workers
+// goroutines while another calls retry(0), retry(1)… (a client retrying a
+// failing request) until they are done or retry returns false. Every good
+// request must be signed, and their numbers must be 1…workers×each.
+func loadWithRetrier(t *testing.T, iss *issuer.Issuer, workers, each int, retry func(i int) bool) {
+	t.Helper()
 	var (
-		wg, badWG sync.WaitGroup
-		mu        sync.Mutex
-		nums      []int64
-		stop      = make(chan struct{})
+		wg, retrier sync.WaitGroup
+		mu          sync.Mutex
+		nums        []int64
+		stop        = make(chan struct{})
 	)
-	badWG.Add(1)
-	go func() {
-		defer badWG.Done()
+	retrier.Add(1)
+	go func() { // bounded, in case the others never finish
+		defer retrier.Done()
 		for i := 0; i < 100_000; i++ {
 			select {
 			case <-stop:
 				return
 			default:
 			}
-			if _, err := iss.Issue(context.Background(), decode(t, failing)); cfe.RespuestaOf(err) != cfe.RespCertificado {
-				t.Errorf("the failing request got %q (%v), want 06", cfe.RespuestaOf(err), err)
+			if !retry(i) {
 				return
 			}
 		}
@@ -252,7 +226,7 @@ func TestIssuer_RetriedFailingSignatureWithLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				res, err := iss.Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, fmt.Sprintf("carga-%d-%d", w, i))))
+				res, err := iss.Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, fmt.Sprintf("buena-%d-%d", w, i))))
 				if err != nil {
 					t.Errorf("a good request got %s: %v", cfe.RespuestaOf(err), err)
 					return
@@ -265,23 +239,12 @@ func TestIssuer_RetriedFailingSignatureWithLoad(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
-	badWG.Wait()
+	retrier.Wait()
 	slices.Sort(nums)
 	for i, n := range nums {
 		if n != int64(i+1) {
 			t.Fatalf("numbers are not 1..%d without gaps: %v", workers*each, nums)
 		}
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -314,5 +277,16 @@ func TestIssuer_ExpiredCertificateRefusedBeforeNumbering(t *testing.T) {
 	}
 	if n := nextNumber(t, h, "cert-ok"); n != 1 {
 		t.Fatalf("next number %d, want 1", n)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

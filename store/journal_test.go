@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -54,17 +55,6 @@ func nextNumber(t testing.TB, db *store.DB) int64 {
 	return r.Nro
 }
 
-func copyFile(t testing.TB, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestJournal_LostStore: the numbering journal, kept outside the store file,
 // makes a store that lost its file resume above every number the lost file
 // may have issued. were issued; the store file is then deleted,
@@ -85,13 +75,13 @@ func TestJournal_LostStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		afterA3 = filepath.Join(t.TempDir(), "backup-after-A-3.db")
-		copyFile(t, storePath, afterA3)
+		testtool.CopyFile(t, storePath, afterA3)
 		db = openAt(t, storePath, opts)
 		if got := issueN(t, db, "second", 2); got[1] != 5 {
 			t.Fatalf("numbers %v, want 4 and 5", got)
 		}
 		dirtyJournal = filepath.Join(t.TempDir(), "dirty.json")
-		copyFile(t, journalPath, dirtyJournal)
+		testtool.CopyFile(t, journalPath, dirtyJournal)
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +117,7 @@ func TestJournal_LostStore(t *testing.T) {
 	})
 	t.Run("deleted after a crash", func(t *testing.T) {
 		storePath, journalPath, dirty, _ := prepare(t)
-		copyFile(t, dirty, journalPath) // the agent was killed: Close never wrote the exact counters
+		testtool.CopyFile(t, dirty, journalPath) // the agent was killed: Close never wrote the exact counters
 		if err := os.Remove(storePath); err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +181,7 @@ func TestJournal_LostStore(t *testing.T) {
 	}
 	t.Run("old backup restored", func(t *testing.T) {
 		storePath, journalPath, _, afterA3 := prepare(t)
-		copyFile(t, afterA3, storePath) // the copy taken after A-3, put back after A-5 was issued
+		testtool.CopyFile(t, afterA3, storePath) // the copy taken after A-3, put back after A-5 was issued
 		db, next := reopen(t, storePath, journalPath)
 		if next != 6 {
 			t.Fatalf("the restored copy (A-1..A-3) numbers A-%d next, want A-6: A-4 and A-5 exist", next)
@@ -202,7 +192,7 @@ func TestJournal_LostStore(t *testing.T) {
 	})
 	t.Run("intact store after a crash continues without a gap", func(t *testing.T) {
 		storePath, journalPath, dirty, _ := prepare(t)
-		copyFile(t, dirty, journalPath)
+		testtool.CopyFile(t, dirty, journalPath)
 		if _, next := reopen(t, storePath, journalPath); next != 6 {
 			t.Fatalf("the intact store numbers A-%d next, want A-6", next)
 		}

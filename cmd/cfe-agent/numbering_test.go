@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 // storeFile and journalFile are where the default sandbox profile keeps its
@@ -50,17 +52,6 @@ func signTickets(t *testing.T, baseURL, prefix string, from, n int) {
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestAgent_LostStoreNeverSignsANumberTwice is reproduction 2 of issue 14:
 // are signed; the store file is then deleted, truncated or
 // replaced by an older copy, and the agent restarted. It must never sign
@@ -76,7 +67,7 @@ func TestAgent_LostStoreNeverSignsANumberTwice(t *testing.T) {
 		signTickets(t, a.baseURL, "antes", 1, 3)
 		a.stop(t)
 		afterA3 = filepath.Join(t.TempDir(), "copia-A-3.db")
-		copyFile(t, storeFile(dataDir), afterA3)
+		testtool.CopyFile(t, storeFile(dataDir), afterA3)
 		a = startAgent(t, env, "--listen", "127.0.0.1:0")
 		signTickets(t, a.baseURL, "despues", 4, 2)
 		a.stop(t)
@@ -120,7 +111,7 @@ func TestAgent_LostStoreNeverSignsANumberTwice(t *testing.T) {
 	})
 	t.Run("old backup restored", func(t *testing.T) {
 		env, dataDir, afterA3 := fiveSigned(t)
-		copyFile(t, afterA3, storeFile(dataDir))
+		testtool.CopyFile(t, afterA3, storeFile(dataDir))
 		a := startAgent(t, env, "--listen", "127.0.0.1:0")
 		signTickets(t, a.baseURL, "restaurado", 6, 2)
 		a.stop(t)
@@ -272,7 +263,7 @@ func TestAgent_RestoredBackupBehindTheService(t *testing.T) {
 	waitDelivered(t, a)
 	a.stop(t)
 	backup := filepath.Join(t.TempDir(), "copia-A-3.db")
-	copyFile(t, storeFile(dataDir), backup)
+	testtool.CopyFile(t, storeFile(dataDir), backup)
 
 	a = startAgent(t, env, "--listen", "127.0.0.1:0")
 	signTickets(t, a.baseURL, "despues", 4, 2)
@@ -281,7 +272,7 @@ func TestAgent_RestoredBackupBehindTheService(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-a.done
-	copyFile(t, backup, storeFile(dataDir))
+	testtool.CopyFile(t, backup, storeFile(dataDir))
 
 	a = startAgent(t, env, "--listen", "127.0.0.1:0")
 	// The agent's log file (read from disk: the pipe's buffer is still being

@@ -124,3 +124,16 @@ func clip(b []byte) string {
 	}
 	return string(b)
 }
+
+// CopyFile copies the file from into to (created or replaced, mode 0600), as
+// a technician copies a store file aside or back.
+func CopyFile(t testing.TB, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
