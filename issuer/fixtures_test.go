@@ -57,7 +57,13 @@ var montevideo = issuer.ZoneStatus{Name: "America/Montevideo", Source: "test", O
 // ranges when none are given).
 func newHarness(t testing.TB, ranges ...cfe.CAERange) *harness {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "agent.db"), store.Options{})
+	return newHarnessWith(t, store.Options{}, ranges...)
+}
+
+// newHarnessWith is newHarness over a store opened with opts.
+func newHarnessWith(t testing.TB, opts store.Options, ranges ...cfe.CAERange) *harness {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "agent.db"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

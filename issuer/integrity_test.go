@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -128,17 +127,8 @@ func TestIssuer_RetryingRefusedRequestDoesNotTouchNumbering(t *testing.T) {
 // the number again in time, the issuer signs them again with the lowest free
 // number instead of answering 99 for another caller's failure.
 func TestIssuer_FailureAfterReservationDoesNotFailOthers(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "agent.db"), store.Options{ReclaimTimeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	for _, r := range signer.SandboxRanges(testEmisor.RUCEmisor, cfe.DateOf(testNow)) {
-		if err := db.PutRange(context.Background(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h := newHarnessOn(t, db)
+	h := newHarnessWith(t, store.Options{ReclaimTimeout: 100 * time.Millisecond})
+	db := h.db
 	st := &countingStore{DB: db}
 	iss := issuerOver(h, st, signerAdapter{h.signer})
 
@@ -172,17 +162,8 @@ func TestIssuer_FailureAfterReservationDoesNotFailOthers(t *testing.T) {
 // whose signature always fails after its reservation, while others sign; every
 // good request is signed, and the numbers stay gap-free.
 func TestIssuer_RetriedFailingSignatureWithLoad(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "agent.db"), store.Options{ReclaimTimeout: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	for _, r := range signer.SandboxRanges(testEmisor.RUCEmisor, cfe.DateOf(testNow)) {
-		if err := db.PutRange(context.Background(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h := newHarnessOn(t, db)
+	h := newHarnessWith(t, store.Options{ReclaimTimeout: 50 * time.Millisecond})
+	db := h.db
 	iss := issuerOver(h, db, failingSigner{signerAdapter{h.signer}, []byte("FIRMA-FALLA")})
 	failing := strings.Replace(requestJSON(cfe.ETicket, "falla-1"), "Yerba mate 1 kg", "FIRMA-FALLA", 1)
 
