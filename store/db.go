@@ -109,6 +109,7 @@ type DB struct {
 	room *headroom // written space past the data; used by the committer only
 
 	journal *journal    // nil without Options.Journal
+	resumed []string    // what Open raised above the journal, for ResumedAtOpen
 	hold    *holdRecord // why Reserve refuses: numbering is not known yet (hold.go); nil when it is
 
 	// The sizes of the outbox and the rejected list, counted once by Open and

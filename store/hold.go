@@ -141,6 +141,7 @@ func (db *DB) openNumbering() error {
 		for _, r := range raised {
 			db.seq(seqKey{r.Type, r.Serie}).last = r.Last
 		}
+		db.resumed = details
 	}
 	db.journal = &journal{path: path, block: int64(db.opts.JournalBlock), storeID: id}
 	db.journal.mu.Lock()
@@ -151,6 +152,12 @@ func (db *DB) openNumbering() error {
 	}
 	return nil
 }
+
+// ResumedAtOpen describes, one line per serie (English, for the log), the
+// counters Open raised because the store file was behind the numbering
+// journal (deleted, truncated or an older copy): the numbers in between were
+// issued by the lost file or never used. Empty when nothing was raised.
+func (db *DB) ResumedAtOpen() []string { return slices.Clone(db.resumed) }
 
 // countersLocked returns the in-memory counters as journal entries whose two
 // marks are the counter. The caller holds db.mu or owns db (Open, Close).

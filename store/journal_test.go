@@ -114,6 +114,9 @@ func TestJournal_LostStore(t *testing.T) {
 		if !hasEvent(evs, store.AuditNumberingResumed, "counter 0 raised to 5") {
 			t.Errorf("no %s event saying the counter was raised to 5: %+v", store.AuditNumberingResumed, evs)
 		}
+		if r := db.ResumedAtOpen(); len(r) != 1 || !strings.Contains(r[0], "counter 0 raised to 5") {
+			t.Errorf("ResumedAtOpen = %q, want the raise of A to 5", r)
+		}
 	})
 	t.Run("deleted after a crash", func(t *testing.T) {
 		storePath, journalPath, dirty, _ := prepare(t)

@@ -108,6 +108,9 @@ func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agen
 	if err != nil {
 		return nil, err
 	}
+	for _, d := range a.db.ResumedAtOpen() {
+		log.Warn("numbering resumed above the numbering journal", "detail", d)
+	}
 	if err := a.prepareRanges(ctx); err != nil {
 		a.Close()
 		return nil, err

@@ -82,6 +82,21 @@ func TestAgent_LostStoreNeverSignsANumberTwice(t *testing.T) {
 		a := startAgent(t, env, "--listen", "127.0.0.1:0")
 		signTickets(t, a.baseURL, "nuevo", 6, 1)
 		a.stop(t)
+		logs, err := filepath.Glob(filepath.Join(dataDir, "logs", "*.log"))
+		if err != nil || len(logs) == 0 {
+			t.Fatalf("no agent log in %s: %v", dataDir, err)
+		}
+		var all []byte
+		for _, f := range logs {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		if !strings.Contains(string(all), "numbering resumed above the numbering journal") || !strings.Contains(string(all), "raised to 5") {
+			t.Errorf("the log does not say that numbering resumed above the journal:\n%s", all)
+		}
 	})
 	t.Run("truncated to 0 bytes", func(t *testing.T) {
 		env, dataDir, _ := fiveSigned(t)
