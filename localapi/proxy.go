@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -79,10 +78,15 @@ func (s *Server) registerProxyRoutes(r *mux.Router) {
 }
 
 // handleProxy forwards a request to the hosted service, streaming both
-// bodies and keeping the service's status and headers. A request to /api/v1/
-// that carries no credentials of its own gets the profile's; authentication
-// requests (/api/auth/) are forwarded as they came, so a caller's login or
-// revocation never uses or ends the agent's session.
+// bodies and keeping the service's status and headers. Whose credentials go
+// with it is decided by proxyRoutes (proxy_routes.go): a point-of-sale
+// operation that carries no credentials of its own gets the profile's; an
+// authentication request whose credential is in its body (login, refresh) is
+// forwarded as it came, so a caller's login never uses or ends the agent's
+// session; every other request (credential management, rate limits, routes
+// the proxy does not know) is forwarded only with the caller's own
+// credentials and refused here without them, so that no local user can mint
+// or revoke hosted credentials with the profile's.
 func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	if s.proxy == nil {
 		s.writeProxyError(w, r, http.StatusServiceUnavailable, "el servicio en la nube no está configurado en el perfil (hosted.base_url)")
@@ -95,7 +99,11 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del("Authorization") // a LAN token is the module's, never the service's
 	}
 	own := false
-	if strings.HasPrefix(r.URL.Path, proxyAPIPrefix) && !hasHostedCredentials(r.Header) {
+	switch proxyAccessOf(r) {
+	case accessProfile:
+		if hasHostedCredentials(r.Header) {
+			break
+		}
 		if err := s.cfg.Hosted.Authorize(r.Context(), r.Header); err != nil {
 			status := http.StatusBadGateway
 			if cfe.ErrorCode(err) == cfe.EUNAUTHORIZED {
@@ -106,6 +114,19 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		own = hasHostedCredentials(r.Header)
+		if own {
+			for _, h := range overrideHeaders {
+				r.Header.Del(h)
+			}
+		}
+	case accessCallerOnly:
+		if !hasHostedCredentials(r.Header) {
+			s.log.Warn("proxy: refused a request that needs the caller's own hosted credentials",
+				"request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path)
+			s.writeProxyError(w, r, http.StatusUnauthorized, msgCallerCredentials)
+			return
+		}
+	case accessAsIs: // forwarded as it came
 	}
 	ctx := context.WithValue(r.Context(), ownCredentialsKey{}, own)
 	s.proxy.ServeHTTP(&proxyWriter{ResponseWriter: w, h: http.Header{}}, r.WithContext(ctx))

@@ -41,8 +41,9 @@ type hostedPeer struct {
 	sb     *sandbox.Server
 	logins atomic.Int64
 
-	mu   sync.Mutex
-	seen []http.Header // headers of every request that reached it
+	mu    sync.Mutex
+	seen  []http.Header // headers of every request that reached it
+	calls []string      // "METHOD path" of every request that reached it
 }
 
 func startHosted(t *testing.T) *hostedPeer {
@@ -72,6 +73,7 @@ func startHosted(t *testing.T) *hostedPeer {
 		}
 		p.mu.Lock()
 		p.seen = append(p.seen, r.Header.Clone())
+		p.calls = append(p.calls, r.Method+" "+r.URL.Path)
 		p.mu.Unlock()
 		sb.Handler().ServeHTTP(w, r)
 	})}
@@ -88,6 +90,14 @@ func (p *hostedPeer) lastSeen() http.Header {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.seen[len(p.seen)-1]
+}
+
+// callsSince returns the "METHOD path" of the requests that reached the
+// service after the first n.
+func (p *hostedPeer) callsSince(n int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string{}, p.calls[n:]...)
 }
 
 func (p *hostedPeer) requests() int {
@@ -252,28 +262,33 @@ func TestProxy_LANTokenNotForwarded(t *testing.T) {
 	}
 }
 
-// TestProxy_KeyManagementWithJWT: a JWT profile manages company keys through
-// the proxy with a single login.
+// TestProxy_KeyManagementWithJWT: a caller manages company keys through the
+// proxy with its own JWT, which the proxy forwards as it came; the profile
+// (a JWT profile too) never logs in for it.
 func TestProxy_KeyManagementWithJWT(t *testing.T) {
 	p := startHosted(t)
 	ts, _ := startProxy(t, p, hosted.Config{Username: proxyUser, Secret: proxyPass})
+	jwt := p.login(t, proxyUser, proxyPass)
+	bearer := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + jwt}
 
-	resp, b := ts.send(t, request{method: http.MethodPost, path: "/api/v1/apikeys",
-		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(`{"nombre":"caja 2","descripcion":"mostrador"}`)})
+	resp, b := ts.send(t, request{method: http.MethodPost, path: "/api/v1/apikeys", headers: bearer,
+		body: jsonBody(`{"nombre":"caja 2","descripcion":"mostrador"}`)})
 	var created struct {
 		ID     int64
 		ApiKey string
-		Estado string `json:"estado"`
 	}
 	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b, &created) != nil || !strings.HasPrefix(created.ApiKey, "xx_test_") {
 		t.Fatalf("create: HTTP %d %s", resp.StatusCode, b)
 	}
-	resp, b = ts.send(t, request{path: "/api/v1/apikeys"})
+	if got := p.lastSeen().Get("Authorization"); got != "Bearer "+jwt {
+		t.Errorf("the service saw Authorization %q, want the caller's own JWT", got)
+	}
+	resp, b = ts.send(t, request{path: "/api/v1/apikeys", headers: map[string]string{"Authorization": "Bearer " + jwt}})
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"caja 2"`) || strings.Contains(string(b), created.ApiKey) {
 		t.Errorf("list: HTTP %d %s: want the new key listed, never its value", resp.StatusCode, b)
 	}
 	resp, b = ts.send(t, request{method: http.MethodPost, path: "/api/v1/apikeys/" + itoa(created.ID) + "/revocar",
-		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(`{}`)})
+		headers: bearer, body: jsonBody(`{}`)})
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"revocada"`) {
 		t.Errorf("revoke: HTTP %d %s", resp.StatusCode, b)
 	}
@@ -281,8 +296,20 @@ func TestProxy_KeyManagementWithJWT(t *testing.T) {
 		t.Errorf("the revoked key still works: HTTP %d", status)
 	}
 	if n := p.logins.Load(); n != 1 {
-		t.Errorf("%d logins for three proxied requests, want 1", n)
+		t.Errorf("%d logins, want only the caller's own: the profile must not log in for key management", n)
 	}
+}
+
+// login logs in straight at the service and returns the JWT.
+func (p *hostedPeer) login(t *testing.T, user, secret string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"username": user, "secret": secret})
+	status, _, b := p.direct(t, http.MethodPost, "/api/auth/login", bytes.NewReader(body), "Content-Type", "application/json")
+	var r struct{ Token string }
+	if status != http.StatusOK || json.Unmarshal(b, &r) != nil || r.Token == "" {
+		t.Fatalf("login: HTTP %d %s", status, b)
+	}
+	return r.Token
 }
 
 // TestProxy_RateLimit: the service's 429 reaches the caller as it is, with
