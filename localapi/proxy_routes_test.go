@@ -1,0 +1,61 @@
+package localapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestProxyAccessOf(t *testing.T) {
+	tests := []struct {
+		method, target string
+		want           proxyAccess
+	}{
+		{http.MethodPost, "/api/v1/comprobante/emitir", accessProfile},
+		{http.MethodPost, "/api/v1/comprobante/anular", accessProfile},
+		{http.MethodGet, "/api/v1/cfeemitido/buscar?tipoFiltro=101", accessProfile},
+		{http.MethodGet, "/api/v1/cfeemitido/42", accessProfile},
+		{http.MethodPost, "/api/v1/cfeemitido/42/marcar-aceptado", accessProfile},
+		{http.MethodGet, "/api/v1/comprobante/previsualizar/abc-123", accessProfile},
+		{http.MethodPost, "/api/v1/puntoemision/editar", accessProfile},
+		{http.MethodPost, "/api/auth/login", accessAsIs},
+		{http.MethodPost, "/api/auth/refresh", accessAsIs},
+		{http.MethodPost, "/api/auth/recuperarClave", accessAsIs},
+		{http.MethodPost, "/api/auth/revoke", accessCallerOnly},
+		{http.MethodGet, "/api/auth/login", accessCallerOnly},
+		{http.MethodPost, "/api/v1/apikeys", accessCallerOnly},
+		{http.MethodGet, "/api/v1/apikeys", accessCallerOnly},
+		{http.MethodPost, "/api/v1/apikeys/7/revocar", accessCallerOnly},
+		{http.MethodPost, "/api/v1/apikeys/7/rate-limit", accessCallerOnly},
+		{http.MethodPost, "/api/v1/usuario/1/apikey", accessCallerOnly},
+		{http.MethodPost, "/api/v1/comprobante/recibirFirmado", accessCallerOnly},
+		{http.MethodGet, "/api/v1/cfeemitido/apikeys", accessCallerOnly},
+		{http.MethodGet, "/api/v1/cfeemitido/", accessCallerOnly},
+		{http.MethodGet, "/api/v1/cfeemitido/42/", accessCallerOnly},
+		{http.MethodGet, "/api/v1/cfeemitido/4%2F2", accessCallerOnly},
+		{http.MethodPost, "/api/v1/Comprobante/emitir", accessCallerOnly},
+		{http.MethodGet, "/api/v1/comprobante/previsualizar/", accessCallerOnly},
+		{http.MethodDelete, "/api/v1/comprobante/emitir", accessCallerOnly},
+		{http.MethodGet, "/api/v2/cfeemitido/buscar", accessCallerOnly},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			if got := proxyAccessOf(httptest.NewRequest(tt.method, tt.target, nil)); got != tt.want {
+				t.Errorf("access %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestProxyRoutes_Unique: a (method, pattern) appears once, so the first
+// match is the only match.
+func TestProxyRoutes_Unique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, rt := range proxyRoutes {
+		k := rt.method + " " + rt.pattern
+		if seen[k] {
+			t.Errorf("%s is listed twice", k)
+		}
+		seen[k] = true
+	}
+}
