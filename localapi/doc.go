@@ -6,9 +6,10 @@
 // It owns the routes and their JSON shapes (GET /health, GET /state, GET /,
 // POST /sign-cfe, POST /pdf), the proxy that forwards every other /api/v1/...
 // and /api/auth/... request to the hosted service (proxy.go: streaming, status
-// and headers kept, the profile's credentials added to /api/v1/ requests that
-// carry none, LAN tokens and local headers never forwarded, 502/504 when the
-// service does not answer), the one table from cfe error codes to HTTP statuses, and the
+// and headers kept, the profile's credentials added only to the point-of-sale
+// operations of proxy_routes.go that carry none, credential management and
+// unknown routes forwarded only with the caller's own credentials, LAN tokens
+// and local headers never forwarded, 502/504 when the service does not answer), the one table from cfe error codes to HTTP statuses, and the
 // security rules every request passes before it reaches a route, in this
 // order:
 //

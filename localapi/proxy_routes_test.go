@@ -3,6 +3,10 @@ package localapi
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -57,5 +61,32 @@ func TestProxyRoutes_Unique(t *testing.T) {
 			t.Errorf("%s is listed twice", k)
 		}
 		seen[k] = true
+	}
+}
+
+// TestProxyRoutes_Documented: docs/hosted.md's table of proxied routes is
+// the code's, row for row.
+func TestProxyRoutes_Documented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "hosted.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	placeholder := regexp.MustCompile(`\{[^}]*\}`)
+	row := regexp.MustCompile("^\\s*\\| (GET|POST) \\| `([^`]+)`[^|]*\\| (profile|as it came|caller only) \\|")
+	classes := map[string]proxyAccess{"profile": accessProfile, "as it came": accessAsIs, "caller only": accessCallerOnly}
+	documented := map[string]proxyAccess{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			documented[m[1]+" "+placeholder.ReplaceAllString(m[2], "{}")] = classes[m[3]]
+		}
+	}
+	if len(documented) != len(proxyRoutes) {
+		t.Errorf("docs/hosted.md lists %d routes, proxyRoutes %d", len(documented), len(proxyRoutes))
+	}
+	for _, rt := range proxyRoutes {
+		k := rt.method + " " + placeholder.ReplaceAllString(rt.pattern, "{}")
+		if got, ok := documented[k]; !ok || got != rt.access {
+			t.Errorf("%s: documented %v (class %d), code says class %d", k, ok, got, rt.access)
+		}
 	}
 }
