@@ -108,6 +108,15 @@ func TestProxy_UnprivilegedUser(t *testing.T) {
 			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir,
 				envUnprivURL + "=" + ts.srv.BaseURL(), envUnprivSecret + "=" + secret}
 			out, err := cmd.CombinedOutput()
+			if err != nil && !bytes.Contains(out, []byte("UID ")) {
+				// setpriv itself failed: root without CAP_SETUID (a
+				// restricted container) is not this package's failure
+				// unless the CI asked for every tool to work.
+				if os.Getenv("CFE_STRICT_TOOLS") == "1" {
+					t.Fatalf("setpriv could not switch to nobody: %v\n%s", err, out)
+				}
+				t.Skipf("setpriv could not switch to nobody (set CFE_STRICT_TOOLS=1 to make this a failure): %v\n%s", err, out)
+			}
 			if err != nil {
 				t.Fatalf("the client as nobody failed: %v\n%s", err, out)
 			}
