@@ -132,6 +132,22 @@ func (ts *testServer) accessLog(t *testing.T, prefix string) []accessLine {
 	return out
 }
 
+// awaitAccessLog returns the access log lines after the first skip, once
+// there are want of them or, failing that, after a few seconds: the module
+// writes a line when its handler returns, which may be just after the
+// browser has read the answer.
+func (ts *testServer) awaitAccessLog(t *testing.T, skip, want int) []accessLine {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		lines := ts.accessLog(t, "/")[skip:]
+		if len(lines) >= want || time.Now().After(deadline) {
+			return lines
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestSecurity_CrossSiteBrowser loads pages of other sites (another loopback
 // port, as localhost: cross-site; as 127.0.0.1: same-site) in headless
 // Chromium that fire <img>, no-cors GETs and no-cors POSTs at the module,
@@ -184,10 +200,10 @@ Promise.all([
 			); err != nil {
 				t.Fatalf("loading %s: %v", site.url, err)
 			}
-			seen := ts.accessLog(t, "/")[before:]
 			// Every request the page made reached the module (the browser
 			// did not block them itself) and was refused.
 			want := len(attackImages) + len(attackGets) + len(attackPosts) + 1
+			seen := ts.awaitAccessLog(t, before, want)
 			if len(seen) != want {
 				t.Errorf("the module saw %d requests, want %d: %v", len(seen), want, seen)
 			}
