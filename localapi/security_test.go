@@ -327,7 +327,7 @@ func TestSecurity_FetchSite(t *testing.T) {
 		{method: http.MethodGet, path: "/"},
 		{method: http.MethodPost, path: "/sign-cfe", ct: "application/json", body: `{"uuid":"u-1","cfe":{}}`, sign: true},
 		{method: http.MethodPost, path: "/pdf", ct: "application/json", body: `{"uuid":"u-1"}`},
-		{method: http.MethodGet, path: "/api/v1/usuario/empresas"},
+		{method: http.MethodGet, path: "/api/v1/cfeemitido/buscar?tipoFiltro=101"},
 		{method: http.MethodPost, path: "/api/v1/comprobante/emitir", ct: "application/json", body: `{}`},
 		{method: http.MethodPost, path: "/api/v1/comprobante/anular", ct: "application/x-www-form-urlencoded", body: "idCfeReferencia=1"},
 		{method: http.MethodGet, path: "/no-such-route"},
