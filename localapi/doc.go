@@ -21,6 +21,13 @@
 //  2. Origin: a request whose Origin is neither an allowed origin nor this
 //     module itself gets 403. Allowed origins, and only they, get CORS headers
 //     (never "*"), preflight answers and, when asked, private network access.
+//     A request a browser made on behalf of another page (Sec-Fetch-Site
+//     "cross-site", or "same-site", which includes every other port of the
+//     same host) also gets 403 unless its Origin is an allowed origin, on
+//     every route, GET included: an <img> or a no-cors fetch carries no
+//     Origin and would otherwise spend the profile's hosted credentials.
+//     Requests without the header (native clients), the user's own
+//     navigations ("none") and the module's pages ("same-origin") pass.
 //  3. Body: requests that carry a body (POST) must be application/json in
 //     UTF-8 (415 otherwise, which defeats text/plain and form CSRF) and no
 //     larger than the body limit (413). The one exception is the forwarded

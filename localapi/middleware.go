@@ -41,6 +41,7 @@ const (
 func (s *Server) secure(h http.Handler) http.Handler {
 	h = s.checkCaller(h)
 	h = s.checkBody(h)
+	h = s.checkFetchSite(h)
 	h = s.checkOrigin(h)
 	h = s.checkHost(h)
 	h = commonHeaders(h)
@@ -100,6 +101,45 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkFetchSite refuses requests a browser made on behalf of another site:
+// Sec-Fetch-Site "cross-site" or "same-site" (any other port of the same
+// host is same-site) without an allowed Origin. Such requests need no Origin
+// (an <img>, a no-cors GET, a link), so checkOrigin alone would let them
+// reach the routes and the proxy, which adds the profile's credentials.
+// Requests without Sec-Fetch-Site (POS software, the tray, any native
+// client; browsers over plain HTTP to a LAN address), navigations the user
+// made ("none") and the module's own pages ("same-origin") pass. Browsers
+// never let a page set Sec-Fetch-* headers, so a page cannot forge a pass.
+// An unknown value is refused: only browsers send the header.
+func (s *Server) checkFetchSite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.fetchSiteAllowed(r) {
+			s.refuse(w, r, "cross-site browser request", &cfe.Error{Code: cfe.EFORBIDDEN,
+				Message: "el navegador envió la solicitud desde otra página (otro sitio o puerto); el módulo local solo atiende sus propias páginas y los orígenes autorizados",
+				Fields: []cfe.FieldError{{Campo: "Sec-Fetch-Site",
+					Mensaje: "abra la página de estado desde el agente o agregue el origen de la aplicación a allowed_origins del perfil"}}})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// fetchSiteAllowed applies checkFetchSite's rule to r.
+func (s *Server) fetchSiteAllowed(r *http.Request) bool {
+	values := r.Header.Values("Sec-Fetch-Site")
+	if len(values) == 0 {
+		return true
+	}
+	if len(values) == 1 {
+		switch strings.ToLower(strings.TrimSpace(values[0])) {
+		case "none", "same-origin":
+			return true
+		}
+	}
+	origins := r.Header.Values("Origin")
+	return len(origins) == 1 && s.origins[normalizeOrigin(origins[0])]
 }
 
 // allowCORS writes the CORS headers for an allowed origin; a preflight also

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
 
@@ -302,4 +303,110 @@ func TestSecurity_AccessLog(t *testing.T) {
 	if len(refused) != 1 || refused[0]["reason"] != "host not allowed" || refused[0]["host"] != "attacker.example" {
 		t.Fatalf("refusal lines %v, want one saying why", refused)
 	}
+}
+
+// TestSecurity_FetchSite sends every combination of Sec-Fetch-Site and Origin
+// a browser or a native client can produce to each kind of route, with the
+// proxy in front of the sandbox, and checks which ones are refused, in which
+// shape, and that refused ones never reach the hosted service.
+func TestSecurity_FetchSite(t *testing.T) {
+	const sameSiteOrigin = "http://127.0.0.1:3000" // another port of the module's host: same-site, but allowed
+	p := startHosted(t)
+	ts, _ := startProxy(t, p, hosted.Config{APIKey: keyCaja}, func(c *localapi.ServerConfig) {
+		c.AllowedOrigins = []string{allowedOrigin, sameSiteOrigin}
+	})
+	own := ts.srv.BaseURL()
+	otherPort := "http://127.0.0.1:1" // same-site, not allowed
+
+	routes := []struct {
+		method, path, ct, body string
+		sign                   bool // the /sign-cfe error shape
+	}{
+		{method: http.MethodGet, path: "/health"},
+		{method: http.MethodGet, path: "/state"},
+		{method: http.MethodGet, path: "/"},
+		{method: http.MethodPost, path: "/sign-cfe", ct: "application/json", body: `{"uuid":"u-1","cfe":{}}`, sign: true},
+		{method: http.MethodPost, path: "/pdf", ct: "application/json", body: `{"uuid":"u-1"}`},
+		{method: http.MethodGet, path: "/api/v1/cfeemitido/buscar?tipoFiltro=101"},
+		{method: http.MethodPost, path: "/api/v1/comprobante/emitir", ct: "application/json", body: `{}`},
+		{method: http.MethodPost, path: "/api/v1/comprobante/anular", ct: "application/x-www-form-urlencoded", body: "idCfeReferencia=1"},
+		{method: http.MethodGet, path: "/no-such-route"},
+	}
+	tests := []struct {
+		name, site, origin string
+		refusedBy          string // "" when the request passes, else the field the refusal names
+	}{
+		{"native client", "", "", ""},
+		{"native client with an allowed origin", "", allowedOrigin, ""},
+		{"navigation by the user", "none", "", ""},
+		{"the module's own page", "same-origin", "", ""},
+		{"the module's own page with Origin", "same-origin", own, ""},
+		{"cross-site without Origin", "cross-site", "", "Sec-Fetch-Site"},
+		{"cross-site in capitals", "CROSS-SITE", "", "Sec-Fetch-Site"},
+		{"same-site without Origin", "same-site", "", "Sec-Fetch-Site"},
+		{"cross-site from an allowed origin", "cross-site", allowedOrigin, ""},
+		{"same-site from an allowed origin", "same-site", sameSiteOrigin, ""},
+		{"same-site from another port", "same-site", otherPort, "Origin"},
+		{"cross-site with Origin null", "cross-site", "null", "Origin"},
+		{"cross-site claiming the module's origin", "cross-site", own, "Sec-Fetch-Site"},
+		{"unknown value", "elsewhere", "", "Sec-Fetch-Site"},
+		{"two values", "same-origin, cross-site", "", "Sec-Fetch-Site"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, rt := range routes {
+				headers := map[string]string{"Sec-Fetch-Site": tc.site, "Origin": tc.origin, "Content-Type": rt.ct}
+				var body io.Reader
+				if rt.body != "" {
+					body = strings.NewReader(rt.body)
+				}
+				before := p.requests()
+				resp, b := ts.send(t, request{method: rt.method, path: rt.path, headers: headers, body: body})
+				forwarded := p.requests() - before
+				what := rt.method + " " + rt.path
+				if tc.refusedBy == "" {
+					if resp.StatusCode == http.StatusForbidden {
+						t.Errorf("%s: refused: %s", what, b)
+					}
+					if strings.HasPrefix(rt.path, "/api/") && forwarded != 1 {
+						t.Errorf("%s: %d requests reached the service, want 1", what, forwarded)
+					}
+					continue
+				}
+				if resp.StatusCode != http.StatusForbidden || forwarded != 0 {
+					t.Errorf("%s: status %d, %d requests forwarded: want 403 and none: %s", what, resp.StatusCode, forwarded, b)
+					continue
+				}
+				if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+					t.Errorf("%s: a refusal carries CORS headers", what)
+				}
+				m := decodeObject(t, b)
+				if rt.sign {
+					errs, _ := m["errores"].([]any)
+					if m["codigo_respuesta"] != "01" || m["mensaje_respuesta"] == "" || len(errs) != 1 ||
+						errs[0].(map[string]any)["campo"] != tc.refusedBy {
+						t.Errorf("%s: body %s, want the sign-cfe shape naming %s", what, b, tc.refusedBy)
+					}
+					continue
+				}
+				want := map[string]string{"Sec-Fetch-Site": "desde otra página", "Origin": "origen"}[tc.refusedBy]
+				msg, _ := m["error"].(string)
+				if m["ok"] != false || len(m) != 2 || !strings.Contains(msg, want) {
+					t.Errorf("%s: body %s, want {ok:false, error} saying %q", what, b, want)
+				}
+			}
+		})
+	}
+
+	t.Run("refusals are logged with their reason", func(t *testing.T) {
+		n := 0
+		for _, l := range ts.logLines(t) {
+			if l["msg"] == "request refused" && l["reason"] == "cross-site browser request" {
+				n++
+			}
+		}
+		if want := 6 * len(routes); n != want {
+			t.Errorf("%d refusals logged as cross-site, want %d", n, want)
+		}
+	})
 }
