@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +22,7 @@ import (
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
 	chromium := testtool.Require(t, "chromium")
-	// Not t.TempDir: Chromium's helper processes may still write to the
-	// profile for a moment after the browser has gone, which would fail
-	// the test in TempDir's cleanup.
-	profile, err := os.MkdirTemp("", "cfe-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
+	profile := testtool.BrowserProfile(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
 		chromedp.UserDataDir(profile),
@@ -48,13 +41,6 @@ func startBrowser(t *testing.T) context.Context {
 		cancelTimeout()
 		cancel()
 		cancelAlloc()
-		for range 50 {
-			if err = os.RemoveAll(profile); err == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Logf("leaving the browser profile %s: %v", profile, err)
 	})
 	return ctx
 }

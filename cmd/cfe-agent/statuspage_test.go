@@ -73,7 +73,7 @@ func TestStatusPage_browser(t *testing.T) {
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(testtool.BrowserProfile(t)),
 		chromedp.WindowSize(1300, 1000),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),

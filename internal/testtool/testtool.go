@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+	"time"
 )
 
 // Require returns the path of an external tool, skipping (or, under
@@ -136,4 +137,27 @@ func CopyFile(t testing.TB, from, to string) {
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BrowserProfile returns a new, empty folder for a headless browser's profile
+// (--user-data-dir), removed when the test ends. Not t.TempDir: Chromium's
+// helper processes may still write to it for a moment after the browser has
+// gone, which would fail TempDir's own clean-up; this one retries for 5 s.
+// Register it before the browser's own clean-up, so that it runs after it.
+func BrowserProfile(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cfe-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if err = os.RemoveAll(dir); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("leaving the browser profile %s: %v", dir, err)
+	})
+	return dir
 }
