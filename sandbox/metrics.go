@@ -16,6 +16,7 @@ type metrics struct {
 	recoveryEmails atomic.Int64
 
 	keyFailuresBlocked atomic.Int64
+	refreshReuse       atomic.Int64
 }
 
 // Metrics is the body of GET /sandbox/metrics.
@@ -29,6 +30,9 @@ type Metrics struct {
 	// KeyFailuresBlocked counts requests refused because their address sent
 	// too many invalid API keys.
 	KeyFailuresBlocked int64 `json:"api_key_failures_blocked"`
+	// RefreshReuse counts sessions revoked because an exchanged refresh
+	// token was presented again.
+	RefreshReuse int64 `json:"refresh_token_reuse"`
 }
 
 func (m *metrics) snapshot() Metrics {
@@ -40,6 +44,7 @@ func (m *metrics) snapshot() Metrics {
 		RecoveryEmails: m.recoveryEmails.Load(),
 	}
 	out.KeyFailuresBlocked = m.keyFailuresBlocked.Load()
+	out.RefreshReuse = m.refreshReuse.Load()
 	return out
 }
 
