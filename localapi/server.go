@@ -95,7 +95,7 @@ type LANConfig struct {
 	// AllowedHosts are extra names accepted in the Host header (for example
 	// the machine's name on the shop's network).
 	AllowedHosts []string
-	// MaxFailures wrong or missing tokens from one address, in a row, make
+	// MaxFailures wrong or missing tokens from one address, without pause, make
 	// it wait (429 with Retry-After, valid token or not); it then earns one
 	// try every FailureWindow/MaxFailures. DefaultLANFailures and
 	// DefaultLANFailWindow when zero.

@@ -9,7 +9,7 @@ import (
 )
 
 // KeyFailureLimits throttle invalid API keys per client address: after
-// Failures invalid, revoked or other-environment keys in a row, an address
+// Failures invalid, revoked or other-environment keys without pause, an address
 // gets 429 with Retry-After for every key it presents, valid or not, and
 // earns one try back every Window/Failures. Other addresses are never
 // affected.

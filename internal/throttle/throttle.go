@@ -2,9 +2,10 @@
 // authentications per client address with a token bucket
 // (golang.org/x/time/rate) and says when an address must wait.
 //
-// Each address may fail Failures times in a row; after that it earns one
-// more try every Window/Failures, so that over any Window it gets at most
-// about 2×Failures tries. Addresses are kept exactly (an IPv6 /64 is not
+// Each address may fail Failures times without pause (a success neither
+// counts nor resets anything); after that it earns one more try every
+// Window/Failures, so that over any Window it gets at most about
+// 2×Failures tries. Addresses are kept exactly (an IPv6 /64 is not
 // grouped), so a caller never pays for a neighbour's failures. The table is
 // bounded: an address whose bucket is full again is forgotten, and when
 // MaxAddrs addresses are tracked a new one replaces the one whose last
