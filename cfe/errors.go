@@ -134,3 +134,29 @@ func RespuestaOf(err error) string {
 	}
 	return RespErrorInterno
 }
+
+// MaxListedFields is how many field errors an error body lists at most;
+// ListedFields adds one entry saying how many more there were.
+const MaxListedFields = 20
+
+// ListedFields returns the field errors of err as an error body lists them:
+// never nil, at most MaxListedFields of them in their order, followed, when
+// there were more, by one entry "y N más". Every adapter that writes field
+// errors to a client goes through it, so that a request with thousands of
+// faults gets a small answer.
+func ListedFields(err error) []FieldError {
+	return CapFields(ErrorFields(err))
+}
+
+// CapFields is ListedFields for a list of field errors.
+func CapFields(fields []FieldError) []FieldError {
+	if len(fields) <= MaxListedFields {
+		if fields == nil {
+			return []FieldError{}
+		}
+		return fields
+	}
+	out := make([]FieldError, MaxListedFields, MaxListedFields+1)
+	copy(out, fields)
+	return append(out, FieldError{Campo: "errores", Mensaje: fmt.Sprintf("y %d más", len(fields)-MaxListedFields)})
+}

@@ -289,6 +289,11 @@ func (r *Request) ToCFE(p IssueParams) (*CFE, error) {
 	if c.Totales.TpoMoneda == "" && fam != ElemRemito {
 		c.Totales.TpoMoneda = "UYU"
 	}
+	if fam == ElemRemito && c.Totales.TpoMoneda != "" && !currencyRE.MatchString(c.Totales.TpoMoneda) {
+		// e-Remito totals are CantLinDet only: a currency a POS sends anyway
+		// is not written, but it must still be one.
+		m.add("cfe.totales.tipoMoneda", "código ISO 4217 de 3 letras mayúsculas (UYU, USD, EUR, …)")
+	}
 	if len(m.probs) > 0 {
 		return nil, m.probs.err(op)
 	}

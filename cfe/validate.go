@@ -10,6 +10,14 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+// MaxAdenda is the most characters (Unicode code points) an Adenda may have.
+// DGI gives the Adenda no XSD type and no length; this limit is the agent's.
+// The Adenda is printed after the CFE: 10 000 characters are about 210
+// lines of a 48-column ticket or four A4 pages, far more than legends, a
+// professional-secrecy receptor or a return policy take, and small enough
+// that a receipt, its PDF and its stored copy stay small.
+const MaxAdenda = 10000
+
 // Validate checks c against DGI's business rules (Formato de los CFE v24, zones
 // A to K, and the text limits of the XSDs in production, 1.43.5): the fields
 // each type admits or requires, the billing indicators, the receptor's
@@ -43,6 +51,9 @@ func Validate(c *CFE, tax TaxConfig) error {
 	v.probs = append(v.probs, ErrorFields(err)...)
 	if !validXMLText(c.Adenda) {
 		v.add("adenda", invalidChars)
+	}
+	if n := utf8.RuneCountInString(c.Adenda); n > MaxAdenda {
+		v.add("adenda", "como máximo %d caracteres (tiene %d)", MaxAdenda, n)
 	}
 	v.idDoc()
 	v.emisor(&v.c.Emisor, "cfe.emisor.")

@@ -75,7 +75,7 @@ func (v *validator) item(i int, it *Item) {
 		if len(it.RetencPercep) == 0 {
 			v.add(at("retencionesPercepciones"), "obligatorio en e-Resguardo: al menos una retención o percepción")
 		}
-		if it.NomItem != "" || it.DscItem != "" || it.UniMed != "" || len(it.CodItem) > 0 || it.IndAgenteResp != "" ||
+		if it.NomItem != "" || it.DscItem != "" || it.UniMed != "" || it.NCM != "" || len(it.CodItem) > 0 || it.IndAgenteResp != "" ||
 			!it.Cantidad.IsZero() || !it.PrecioUnitario.IsZero() || !it.MontoItem.IsZero() || hasAdjustments(it) {
 			v.add(at(""), "en e-Resguardo las líneas solo llevan indicadorFacturacion (9 o nada) y retencionesPercepciones")
 		}

@@ -37,7 +37,12 @@
 //     addresses are refused with 403 unless LAN mode is enabled; with LAN
 //     mode they must present one of the per-terminal tokens, as
 //     "Authorization: Bearer <token>" or "X-CFE-Token: <token>", compared in
-//     constant time (401 otherwise).
+//     constant time (401 otherwise). An address that sent 10 wrong or
+//     missing tokens without pause is answered 429 with Retry-After,
+//     whatever it presents, until it earns a try back (one every 6 s): a
+//     right token from it waits too, or throttling would not slow a guesser
+//     down. Other addresses are never affected (lanthrottle.go,
+//     internal/throttle).
 //
 // Every response carries X-Content-Type-Options: nosniff, Cache-Control:
 // no-store and an X-Request-Id (the caller's, when it sent a well-formed one).

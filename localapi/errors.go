@@ -44,6 +44,8 @@ func statusOf(err error) int {
 		return http.StatusMethodNotAllowed
 	case errors.Is(err, errPrinter):
 		return http.StatusBadGateway
+	case errors.Is(err, errThrottled):
+		return http.StatusTooManyRequests
 	}
 	if st, ok := codeStatus[cfe.ErrorCode(err)]; ok {
 		return st

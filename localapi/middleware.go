@@ -233,7 +233,10 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 			s.refuse(w, r, "remote caller with LAN mode off", &cfe.Error{Code: cfe.EFORBIDDEN,
 				Message: "el módulo local solo acepta solicitudes de este mismo equipo (el modo LAN está desactivado)"})
 			return
+		case s.lanThrottled(w, r):
+			return
 		case !s.tokens.contains(presentedToken(r)):
+			s.lanFailed(r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cfe-agent"`)
 			s.refuse(w, r, "missing or invalid LAN token", &cfe.Error{Code: cfe.EUNAUTHORIZED,
 				Message: "se requiere el token de la terminal para usar el módulo local desde otro equipo",

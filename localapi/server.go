@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/throttle"
 	"github.com/cfe-agent/cfe-agent/issuer"
 )
 
@@ -94,6 +95,12 @@ type LANConfig struct {
 	// AllowedHosts are extra names accepted in the Host header (for example
 	// the machine's name on the shop's network).
 	AllowedHosts []string
+	// MaxFailures wrong or missing tokens from one address, without pause, make
+	// it wait (429 with Retry-After, valid token or not); it then earns one
+	// try every FailureWindow/MaxFailures. DefaultLANFailures and
+	// DefaultLANFailWindow when zero.
+	MaxFailures   int
+	FailureWindow time.Duration
 }
 
 // Server is the local REST module. Open starts it, Close stops it.
@@ -113,6 +120,9 @@ type Server struct {
 	origins map[string]bool
 	tokens  tokenSet
 	proxy   http.Handler // forwards to Hosted; nil without one
+
+	// lanFails throttles addresses that present wrong LAN tokens (lanthrottle.go).
+	lanFails *throttle.Throttle
 
 	ln       net.Listener
 	srv      *http.Server
@@ -150,6 +160,7 @@ func NewServer(cfg ServerConfig) *Server {
 		origins: make(map[string]bool, len(cfg.AllowedOrigins)),
 		tokens:  newTokenSet(cfg.LAN.Tokens),
 	}
+	s.lanFails = newLANThrottle(cfg.LAN)
 	for _, o := range cfg.AllowedOrigins {
 		s.origins[normalizeOrigin(o)] = true
 	}

@@ -129,10 +129,7 @@ func signed(is *cfe.Issued) SignResponse {
 // rejection is the answer, with codigo_respuesta code, for a request that was
 // not signed because of err.
 func rejection(r *http.Request, uuid, code string, err error) SignResponse {
-	fields := cfe.ErrorFields(err)
-	if fields == nil {
-		fields = []cfe.FieldError{}
-	}
+	fields := cfe.ListedFields(err)
 	msg := userMessage(r, err)
 	if code == cfe.RespErrorInterno {
 		msg = "error interno del agente: no se firmó el comprobante. Reintente con el mismo uuid; " +

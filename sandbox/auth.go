@@ -47,6 +47,9 @@ type RefreshRequest struct {
 var (
 	errBadLogin   = &cfe.Error{Code: cfe.EUNAUTHORIZED, Message: "usuario o clave incorrectos"}
 	errBadRefresh = &cfe.Error{Code: cfe.EUNAUTHORIZED, Message: "el refresh token no es válido, venció o ya se usó"}
+	// errReusedRefresh answers a refresh token presented after it was exchanged.
+	errReusedRefresh = &cfe.Error{Code: cfe.EUNAUTHORIZED,
+		Message: "el refresh token ya se había usado: por seguridad se cerró la sesión; inicie sesión de nuevo"}
 )
 
 // dummyHash makes a login for an unknown user cost the same bcrypt work as
@@ -142,18 +145,44 @@ func (s *Server) issueTokens(w http.ResponseWriter, r *http.Request, user int64)
 	sess := &Session{ID: newSessionID(), User: user, Created: now}
 	var refresh string
 	err := s.db.update(func(tx *bolt.Tx) error {
-		refresh = sess.rotate(now)
-		return putSession(tx, sess, "")
+		refresh, _ = sess.rotate(now)
+		return putSession(tx, sess)
 	})
 	s.answerTokens(w, r, sess, refresh, now, err)
 }
 
-// rotate gives the session a new refresh token and returns it.
-func (sess *Session) rotate(now time.Time) string {
-	refresh := newSecret("")
+// rotate gives the session a new refresh token and returns it. The previous
+// one, if any, joins Rotated so that its reuse can be recognized; it returns
+// the hashes of rotated tokens it forgets (expired, or beyond maxRotated),
+// whose index entries the caller removes.
+func (sess *Session) rotate(now time.Time) (refresh string, forgotten []string) {
+	if sess.RefreshHash != "" {
+		sess.Rotated = append(sess.Rotated, RotatedRefresh{Hash: sess.RefreshHash, Expires: sess.RefreshExpires})
+	}
+	keep := sess.Rotated[:0]
+	for i, r := range sess.Rotated {
+		if !now.Before(r.Expires) || len(sess.Rotated)-i > maxRotated {
+			forgotten = append(forgotten, r.Hash)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	sess.Rotated = keep
+	refresh = newSecret("")
 	sess.RefreshHash = hashSecret(refresh)
 	sess.RefreshExpires = now.Add(refreshTTL)
-	return refresh
+	return refresh, forgotten
+}
+
+// end revokes sess and returns every refresh hash that led to it, current
+// and rotated, for the caller to remove from the index.
+func (sess *Session) end() []string {
+	hashes := []string{sess.RefreshHash}
+	for _, r := range sess.Rotated {
+		hashes = append(hashes, r.Hash)
+	}
+	sess.Revoked, sess.RefreshHash, sess.Rotated = true, "", nil
+	return hashes
 }
 
 // answerTokens answers a new JWT of sess with its refresh token, or err.
@@ -201,10 +230,14 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Look up and rotate in one transaction, so a token is exchanged once
-	// even by concurrent requests.
+	// even by concurrent requests. A token the session already exchanged
+	// means two parties hold the session's tokens (one of them stole it):
+	// the whole session ends, its current refresh token and JWTs included,
+	// and both must log in again (token theft detection).
 	now, old := s.now(), hashSecret(req.RefreshToken)
 	var sess *Session
 	var refresh string
+	reused := false
 	err := s.db.update(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucketRefresh).Get([]byte(old))
 		if raw == nil {
@@ -214,14 +247,27 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		if sess, err = getSession(tx, string(raw)); err != nil {
 			return err
 		}
-		if sess.Revoked || !sameHash(sess.RefreshHash, old) || !now.Before(sess.RefreshExpires) {
+		if sess.Revoked {
 			return errBadRefresh
 		}
-		refresh = sess.rotate(now)
-		return putSession(tx, sess, old)
+		if !sameHash(sess.RefreshHash, old) {
+			reused = true
+			return putSession(tx, sess, sess.end()...)
+		}
+		if !now.Before(sess.RefreshExpires) {
+			return errBadRefresh
+		}
+		var forgotten []string
+		refresh, forgotten = sess.rotate(now)
+		return putSession(tx, sess, forgotten...)
 	})
-	if cfe.ErrorCode(err) == cfe.ENOTFOUND {
+	switch {
+	case cfe.ErrorCode(err) == cfe.ENOTFOUND:
 		err = errBadRefresh
+	case err == nil && reused:
+		s.metrics.refreshReuse.Add(1)
+		s.log.Warn("rotated refresh token reused: session revoked", "session", sess.ID, "user", sess.User)
+		err = errReusedRefresh
 	}
 	s.answerTokens(w, r, sess, refresh, now, err)
 }
@@ -240,9 +286,7 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		old := sess.RefreshHash
-		sess.Revoked, sess.RefreshHash = true, ""
-		return putSession(tx, sess, old)
+		return putSession(tx, sess, sess.end()...)
 	})
 	if err != nil {
 		s.writeError(w, r, err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,13 +151,13 @@ func TestRefresh(t *testing.T) {
 	}
 	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(second.Token)...).expect(t, http.StatusOK)
 
-	t.Run("the rotated refresh token is invalid", func(t *testing.T) {
-		e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: first.RefreshToken}).expect(t, http.StatusUnauthorized)
-	})
+	// Reusing a rotated refresh token: see TestRefresh_ReuseRevokesFamily.
 	t.Run("the path without /api rotates too", func(t *testing.T) {
 		var third sandbox.TokenResponse
 		e.do("POST", "/auth/refresh", sandbox.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusOK).decode(t, &third)
-		e.do("POST", "/auth/refresh", sandbox.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusUnauthorized)
+		if third.RefreshToken == second.RefreshToken {
+			t.Fatal("refresh did not rotate the refresh token")
+		}
 		second = third
 	})
 	t.Run("a refresh token expires after 30 days", func(t *testing.T) {
@@ -168,6 +169,64 @@ func TestRefresh(t *testing.T) {
 		if len(b.Details) != 1 || b.Details[0].Campo != "refresh_token" {
 			t.Errorf("details %+v", b.Details)
 		}
+	})
+}
+
+// TestRefresh_ReuseRevokesFamily presents a refresh token again after it was
+// exchanged, as a thief holding a copy would: the session it belongs to ends
+// (its newest refresh token and its JWTs too), and other sessions do not.
+func TestRefresh_ReuseRevokesFamily(t *testing.T) {
+	e := start(t)
+	refresh := func(tok string) *resp {
+		return e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: tok})
+	}
+	first := e.login("ana", anaPassword)
+	other := e.login("ana", anaPassword) // another session of the same user
+	var second, third sandbox.TokenResponse
+	refresh(first.RefreshToken).expect(t, http.StatusOK).decode(t, &second)
+	refresh(second.RefreshToken).expect(t, http.StatusOK).decode(t, &third)
+	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(third.Token)...).expect(t, http.StatusOK)
+
+	// The oldest rotated token comes back.
+	b := refresh(first.RefreshToken).expect(t, http.StatusUnauthorized).errBody(t)
+	if !strings.Contains(b.Error, "se cerró la sesión") {
+		t.Errorf("reuse answered %q, want the Spanish explanation that the session was closed", b.Error)
+	}
+	for name, r := range map[string]*resp{
+		"the newest refresh token of the family":   refresh(third.RefreshToken),
+		"the other rotated token of the family":    refresh(second.RefreshToken),
+		"the newest JWT of the family":             e.do("GET", "/api/v1/usuario/empresas", nil, bearer(third.Token)...),
+		"the first JWT of the family":              e.do("GET", "/api/v1/usuario/empresas", nil, bearer(first.Token)...),
+		"the reused token a second time (no loop)": refresh(first.RefreshToken),
+	} {
+		if r.status != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401 (session revoked)", name, r.status)
+		}
+	}
+	if m := e.metrics(); m.RefreshReuse != 1 {
+		t.Errorf("refresh_token_reuse %d, want 1", m.RefreshReuse)
+	}
+
+	t.Run("other sessions are unaffected", func(t *testing.T) {
+		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(other.Token)...).expect(t, http.StatusOK)
+		var next sandbox.TokenResponse
+		refresh(other.RefreshToken).expect(t, http.StatusOK).decode(t, &next)
+		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(next.Token)...).expect(t, http.StatusOK)
+	})
+	t.Run("a new login works", func(t *testing.T) {
+		tok := e.login("ana", anaPassword)
+		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(tok.Token)...).expect(t, http.StatusOK)
+	})
+	t.Run("an expired rotated token no longer revokes", func(t *testing.T) {
+		s1 := e.login("ana", anaPassword)
+		var s2, s3 sandbox.TokenResponse
+		refresh(s1.RefreshToken).expect(t, http.StatusOK).decode(t, &s2)
+		e.clock.Advance(31 * 24 * time.Hour) // s1's lifetime is over; s2's too
+		e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: s2.RefreshToken}).expect(t, http.StatusUnauthorized)
+		s4 := e.login("ana", anaPassword)
+		refresh(s4.RefreshToken).expect(t, http.StatusOK).decode(t, &s3)
+		refresh(s1.RefreshToken).expect(t, http.StatusUnauthorized)
+		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(s3.Token)...).expect(t, http.StatusOK)
 	})
 }
 

@@ -69,10 +69,7 @@ func (s *Server) writeRejection(w http.ResponseWriter, r *http.Request, err erro
 	if resp == cfe.RespErrorInterno && code == cfe.EINVALID {
 		resp = cfe.RespRechazoValidacion // every invalid request is a validation rejection
 	}
-	details := cfe.ErrorFields(err)
-	if details == nil {
-		details = []cfe.FieldError{}
-	}
+	details := cfe.ListedFields(err)
 	writeJSON(w, statusOf[code], rejectionBody{CodRespuesta: resp, CodigoRespuesta: resp, MensajeRespuesta: msg,
 		errorBody: errorBody{Error: msg, Code: code, Details: details, RequestID: requestID(r)}})
 }

@@ -226,11 +226,15 @@ func getSession(tx *bolt.Tx, id string) (*Session, error) {
 	return &s, getJSON(tx, bucketSessions, []byte(id), "la sesión", &s)
 }
 
-// putSession stores s and makes its refresh hash the only one that leads to it.
-func putSession(tx *bolt.Tx, s *Session, previousRefresh string) error {
+// putSession stores s, indexes its current refresh hash (rotated hashes keep
+// the entries they had) and removes the index entries of the hashes in drop.
+func putSession(tx *bolt.Tx, s *Session, drop ...string) error {
 	idx := tx.Bucket(bucketRefresh)
-	if previousRefresh != "" {
-		if err := idx.Delete([]byte(previousRefresh)); err != nil {
+	for _, h := range drop {
+		if h == "" {
+			continue
+		}
+		if err := idx.Delete([]byte(h)); err != nil {
 			return err
 		}
 	}

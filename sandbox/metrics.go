@@ -14,6 +14,9 @@ type metrics struct {
 	loginAlerts    atomic.Int64
 	keyRateLimited atomic.Int64
 	recoveryEmails atomic.Int64
+
+	keyFailuresBlocked atomic.Int64
+	refreshReuse       atomic.Int64
 }
 
 // Metrics is the body of GET /sandbox/metrics.
@@ -23,16 +26,26 @@ type Metrics struct {
 	LoginAlerts    int64 `json:"login_alerts"`
 	KeyRateLimited int64 `json:"api_key_rate_limited"`
 	RecoveryEmails int64 `json:"recovery_emails"`
+
+	// KeyFailuresBlocked counts requests refused because their address sent
+	// too many invalid API keys.
+	KeyFailuresBlocked int64 `json:"api_key_failures_blocked"`
+	// RefreshReuse counts sessions revoked because an exchanged refresh
+	// token was presented again.
+	RefreshReuse int64 `json:"refresh_token_reuse"`
 }
 
 func (m *metrics) snapshot() Metrics {
-	return Metrics{
+	out := Metrics{
 		LoginFailures:  m.loginFailures.Load(),
 		LoginBlocked:   m.loginBlocked.Load(),
 		LoginAlerts:    m.loginAlerts.Load(),
 		KeyRateLimited: m.keyRateLimited.Load(),
 		RecoveryEmails: m.recoveryEmails.Load(),
 	}
+	out.KeyFailuresBlocked = m.keyFailuresBlocked.Load()
+	out.RefreshReuse = m.refreshReuse.Load()
+	return out
 }
 
 func (s *Server) registerMetricsRoutes(r *mux.Router) {

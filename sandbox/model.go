@@ -88,4 +88,14 @@ type Session struct {
 	RefreshExpires time.Time `json:"refreshExpires"`
 	Revoked        bool      `json:"revoked"`
 	Created        time.Time `json:"created"`
+	// Rotated are the session's refresh tokens already exchanged and not yet
+	// expired, oldest first: presenting one again means it was copied, and
+	// revokes the session (see handleRefresh).
+	Rotated []RotatedRefresh `json:"rotated,omitempty"`
+}
+
+// RotatedRefresh is a refresh token a session already exchanged.
+type RotatedRefresh struct {
+	Hash    string    `json:"hash"`
+	Expires time.Time `json:"expires"` // when it would have expired unused
 }

@@ -32,6 +32,10 @@ const (
 	recoveryCooldown = time.Minute      // at most one recovery mail per user in this time
 )
 
+// maxRotated caps the exchanged refresh tokens a session remembers to
+// recognize their reuse (one a day for a month, with room to spare).
+const maxRotated = 64
+
 // passwordCost is the bcrypt cost of stored passwords.
 const passwordCost = 10
 

@@ -76,7 +76,11 @@ func (s *Server) authenticated(mode authMode, onErr func(http.ResponseWriter, *h
 		case key != "" && mode == authJWT:
 			err = errKeyNotAllowed
 		case key != "":
+			if s.keyThrottled(w, r) {
+				return
+			}
 			p, err = s.authKey(key)
+			s.keyFailed(r, err)
 			if err == nil && !s.admitKey(w, r, p.key) {
 				return
 			}

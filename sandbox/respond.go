@@ -57,10 +57,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if code == cfe.EINTERNAL {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "err", err)
 	}
-	details := cfe.ErrorFields(err)
-	if details == nil {
-		details = []cfe.FieldError{}
-	}
+	details := cfe.ListedFields(err)
 	writeJSON(w, statusOf[code], errorBody{Error: cfe.ErrorMessage(err), Code: code, Details: details, RequestID: requestID(r)})
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/cfe-agent/cfe-agent/internal/throttle"
 )
 
 // Config configures a Server.
@@ -39,6 +41,10 @@ type Config struct {
 	ClientAddr func(r *http.Request) (netip.Addr, bool)
 	// PasswordCost is the bcrypt cost; passwordCost when zero. Tests lower it.
 	PasswordCost int
+
+	// KeyFailureLimits throttle invalid API keys per client address;
+	// DefaultKeyFailureLimits when zero.
+	KeyFailureLimits KeyFailureLimits
 }
 
 // Server is the hosted-service emulator.
@@ -55,6 +61,8 @@ type Server struct {
 	metrics *metrics
 	router  *mux.Router
 	issuers issuers
+
+	keyFails *throttle.Throttle // invalid API keys per address (keythrottle.go)
 
 	ln   net.Listener
 	http *http.Server
@@ -98,6 +106,7 @@ func New(cfg Config) (*Server, error) {
 		limiter: newKeyLimiter(), metrics: &metrics{},
 	}
 	s.guard = newLoginGuard(cfg.LoginLimits, s.metrics, s.log)
+	s.keyFails = newKeyThrottle(cfg.KeyFailureLimits)
 	if err := s.bootstrap(); err != nil {
 		return nil, errors.Join(err, s.issuers.close(), d.Close())
 	}

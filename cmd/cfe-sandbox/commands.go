@@ -62,6 +62,8 @@ func newRootCommand(ctx context.Context) *cobra.Command {
 	f.IntVar(&cfg.LoginLimits.AlertFailures, "login-alert-failures", sandbox.DefaultLoginLimits.AlertFailures, "failed logins against one user that raise an alert")
 	f.IntVar(&cfg.LoginLimits.AlertNetworks, "login-alert-networks", sandbox.DefaultLoginLimits.AlertNetworks, "distinct networks those failures must come from")
 	f.DurationVar(&cfg.LoginLimits.Window, "login-window", sandbox.DefaultLoginLimits.Window, "window over which failed logins are counted")
+	f.IntVar(&cfg.KeyFailureLimits.Failures, "key-failures", sandbox.DefaultKeyFailureLimits.Failures, "invalid API keys per address before 429")
+	f.DurationVar(&cfg.KeyFailureLimits.Window, "key-failure-window", sandbox.DefaultKeyFailureLimits.Window, "time an address takes to earn all its API key tries back")
 
 	root.AddCommand(userCommand(&data), companyCommand(&data))
 	return root

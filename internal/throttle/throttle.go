@@ -1,0 +1,125 @@
+// Package throttle slows down guessing of credentials: it counts failed
+// authentications per client address with a token bucket
+// (golang.org/x/time/rate) and says when an address must wait.
+//
+// Each address may fail Failures times without pause (a success neither
+// counts nor resets anything); after that it earns one more try every
+// Window/Failures, so that over any Window it gets at most about
+// 2×Failures tries. Addresses are kept exactly (an IPv6 /64 is not
+// grouped), so a caller never pays for a neighbour's failures. The table is
+// bounded: an address whose bucket is full again is forgotten, and when
+// MaxAddrs addresses are tracked a new one replaces the one whose last
+// failure is oldest. State lives in memory; a restart forgets it.
+//
+// The local module (localapi, wrong LAN tokens) and the sandbox (invalid
+// API keys) both use it.
+package throttle
+
+import (
+	"net/netip"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Limits configure a Throttle.
+type Limits struct {
+	// Failures an address may make at once before it must wait.
+	Failures int
+	// Window is how long an address takes to earn all its tries back.
+	Window time.Duration
+	// MaxAddrs caps how many addresses are tracked.
+	MaxAddrs int
+}
+
+// Throttle counts failures per address. Its methods are safe for concurrent use.
+type Throttle struct {
+	lim   Limits
+	every rate.Limit
+
+	mu    sync.Mutex
+	addrs map[netip.Addr]*entry
+}
+
+type entry struct {
+	bucket *rate.Limiter
+	last   time.Time // last failure
+}
+
+// New returns a Throttle with l; zero or negative fields take 10 failures,
+// one minute and 4096 addresses.
+func New(l Limits) *Throttle {
+	if l.Failures <= 0 {
+		l.Failures = 10
+	}
+	if l.Window <= 0 {
+		l.Window = time.Minute
+	}
+	if l.MaxAddrs <= 0 {
+		l.MaxAddrs = 4096
+	}
+	return &Throttle{lim: l, every: rate.Every(l.Window / time.Duration(l.Failures)), addrs: map[netip.Addr]*entry{}}
+}
+
+// Limits returns the throttle's effective limits.
+func (t *Throttle) Limits() Limits { return t.lim }
+
+// Blocked reports whether a must wait before it may try again at now, and
+// for how long. It counts nothing.
+func (t *Throttle) Blocked(a netip.Addr, now time.Time) (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.addrs[a.Unmap()]
+	if e == nil {
+		return 0, false
+	}
+	tokens := e.bucket.TokensAt(now)
+	if tokens >= 1 {
+		return 0, false
+	}
+	return time.Duration((1 - tokens) / float64(t.every) * float64(time.Second)), true
+}
+
+// Fail records a failed authentication from a at now.
+func (t *Throttle) Fail(a netip.Addr, now time.Time) {
+	a = a.Unmap()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.addrs[a]
+	if e == nil {
+		if len(t.addrs) >= t.lim.MaxAddrs {
+			t.makeRoom(now)
+		}
+		e = &entry{bucket: rate.NewLimiter(t.every, t.lim.Failures)}
+		t.addrs[a] = e
+	}
+	e.last = now
+	e.bucket.AllowN(now, 1) // an empty bucket stays empty: Blocked says how long
+}
+
+// Len returns how many addresses are tracked.
+func (t *Throttle) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.addrs)
+}
+
+// makeRoom forgets every address whose bucket is full again; when none is,
+// it forgets the one whose last failure is oldest.
+func (t *Throttle) makeRoom(now time.Time) {
+	var oldest netip.Addr
+	var oldestAt time.Time
+	for a, e := range t.addrs {
+		if e.bucket.TokensAt(now) >= float64(t.lim.Failures) {
+			delete(t.addrs, a)
+			continue
+		}
+		if !oldest.IsValid() || e.last.Before(oldestAt) {
+			oldest, oldestAt = a, e.last
+		}
+	}
+	if len(t.addrs) >= t.lim.MaxAddrs {
+		delete(t.addrs, oldest)
+	}
+}
