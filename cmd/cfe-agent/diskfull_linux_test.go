@@ -1,0 +1,86 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
+)
+
+// warningsOf returns the report's warnings, one per line.
+func warningsOf(rep map[string]any) string {
+	var b strings.Builder
+	ws, _ := rep["warnings"].([]any)
+	for _, w := range ws {
+		fmt.Fprintln(&b, w)
+	}
+	return b.String()
+}
+
+// TestAgent_DiskFull runs the agent on a 256 MB tmpfs data directory (the
+// store, its numbering journal and the configuration all live there) and
+// fills it: /health turns to error with the reason, a signing request is
+// answered 99 in Spanish and consumes nothing; once space is freed the same
+// request is signed with the first number and /health is ok again.
+func TestAgent_DiskFull(t *testing.T) {
+	dataDir := testtool.MountTmpfs(t, "256m")
+	storeDir := filepath.Dir(storeFile(dataDir))
+	a := startAgent(t, agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "--listen", "127.0.0.1:0")
+
+	code, health := getJSON(t, a.baseURL+"/health")
+	if code != 200 || health["status"] != "ok" {
+		t.Fatalf("/health on an empty 256 MB disk = %d %v", code, health)
+	}
+
+	filler := testtool.FillDisk(t, dataDir)
+	code, health = getJSON(t, a.baseURL+"/health")
+	if code != 503 || health["status"] != "error" || health["ok"] != false ||
+		!strings.Contains(warningsOf(health), "libres de 256,0 MB en el disco de los datos ("+storeDir+"): no alcanza para guardar comprobantes; libere espacio") {
+		t.Fatalf("/health on a full disk = %d %v", code, health)
+	}
+
+	req := example(t, "e-ticket.json")
+	res := signCFE(t, a.baseURL, req)
+	msg, _ := res["mensaje_respuesta"].(string)
+	if res["codigo_respuesta"] != "99" || !strings.HasPrefix(msg, "no se pudo guardar el comprobante: el disco está lleno ("+storeDir+")") ||
+		!strings.Contains(msg, "No se firmó ni se consumió ningún número") || strings.Contains(msg, "no space left") {
+		t.Fatalf("sign-cfe on a full disk = %v", res)
+	}
+	_, state := getJSON(t, a.baseURL+"/state")
+	storage, _ := state["storage"].(map[string]any)
+	if storage["last_write_error"] != "el disco está lleno" || storage["last_write_error_at"] == nil ||
+		storage["dir"] != storeDir || storage["total_bytes"] != float64(256<<20) ||
+		!strings.Contains(warningsOf(state), "no se pudo guardar el último comprobante (") {
+		t.Fatalf("/state on a full disk: storage %v, warnings:\n%s", storage, warningsOf(state))
+	}
+
+	// Space is back, but the last commit failed: still an error, with that
+	// reason only, until a commit succeeds.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	code, health = getJSON(t, a.baseURL+"/health")
+	if w := warningsOf(health); code != 503 || health["status"] != "error" ||
+		!strings.Contains(w, "no se pudo guardar el último comprobante (") || !strings.Contains(w, "el disco está lleno; los comprobantes no se firman") ||
+		strings.Contains(w, "libres de") {
+		t.Fatalf("/health with space freed, before a commit = %d %v", code, health)
+	}
+
+	res = signCFE(t, a.baseURL, req)
+	if res["codigo_respuesta"] != "00" || res["numero"] != float64(1) {
+		t.Fatalf("sign-cfe with space freed = %v", res)
+	}
+	code, health = getJSON(t, a.baseURL+"/health")
+	if code != 200 || health["status"] != "ok" || len(health["warnings"].([]any)) != 0 {
+		t.Fatalf("/health after a successful commit = %d %v", code, health)
+	}
+	_, state = getJSON(t, a.baseURL+"/state")
+	storage, _ = state["storage"].(map[string]any)
+	if _, ok := storage["last_write_error"]; ok || storage["free_bytes"].(float64) < 200<<20 {
+		t.Fatalf("/state after a successful commit: storage %v", storage)
+	}
+	a.stop(t)
+}
