@@ -1,13 +1,17 @@
 package main_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/tray"
 )
 
 // warningsOf returns the report's warnings, one per line.
@@ -20,11 +24,22 @@ func warningsOf(rep map[string]any) string {
 	return b.String()
 }
 
+// trayAssess is what the tray shows for the agent at baseURL.
+func trayAssess(t *testing.T, baseURL string) tray.Assessment {
+	t.Helper()
+	c, err := localapi.NewClient(baseURL, localapi.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tray.Assess(c.State(context.Background()))
+}
+
 // TestAgent_DiskFull runs the agent on a 256 MB tmpfs data directory (the
 // store, its numbering journal and the configuration all live there) and
-// fills it: /health turns to error with the reason, a signing request is
-// answered 99 in Spanish and consumes nothing; once space is freed the same
-// request is signed with the first number and /health is ok again.
+// fills it: /health turns to error with the reason (and the tray red), a
+// signing request is answered 99 in Spanish and consumes nothing; once space
+// is freed /health stays in error until the same request is signed, with
+// the first number, and then it is ok again (the tray too).
 func TestAgent_DiskFull(t *testing.T) {
 	dataDir := testtool.MountTmpfs(t, "256m")
 	storeDir := filepath.Dir(storeFile(dataDir))
@@ -57,6 +72,12 @@ func TestAgent_DiskFull(t *testing.T) {
 		t.Fatalf("/state on a full disk: storage %v, warnings:\n%s", storage, warningsOf(state))
 	}
 
+	// The tray, which reads /state, turns red with the same reasons.
+	if as := trayAssess(t, a.baseURL); as.State != assets.IconError ||
+		!strings.Contains(as.Reason, "el disco está lleno; los comprobantes no se firman hasta que se pueda escribir en "+storeDir) {
+		t.Fatalf("tray on a full disk: %+v", as)
+	}
+
 	// Space is back, but the last commit failed: still an error, with that
 	// reason only, until a commit succeeds.
 	if err := os.Remove(filler); err != nil {
@@ -76,6 +97,9 @@ func TestAgent_DiskFull(t *testing.T) {
 	code, health = getJSON(t, a.baseURL+"/health")
 	if code != 200 || health["status"] != "ok" || len(health["warnings"].([]any)) != 0 {
 		t.Fatalf("/health after a successful commit = %d %v", code, health)
+	}
+	if as := trayAssess(t, a.baseURL); as.State != assets.IconOK || as.Reason != "" {
+		t.Fatalf("tray after a successful commit: %+v", as)
 	}
 	_, state = getJSON(t, a.baseURL+"/state")
 	storage, _ = state["storage"].(map[string]any)
