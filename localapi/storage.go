@@ -49,6 +49,9 @@ func storageWarnBelow(total uint64) uint64 {
 
 // StorageReport is the "storage" object of /state.
 type StorageReport struct {
+	// Status is the disk's own status: ok, degraded or error; the report's
+	// status is at least this.
+	Status     string `json:"status"`
 	Dir        string `json:"dir"`
 	FreeBytes  uint64 `json:"free_bytes"`
 	TotalBytes uint64 `json:"total_bytes"`
@@ -57,6 +60,8 @@ type StorageReport struct {
 	// LastWriteError is why the last commit failed; absent after a success.
 	LastWriteError   string     `json:"last_write_error,omitempty"`
 	LastWriteErrorAt *time.Time `json:"last_write_error_at,omitempty"`
+	// Warnings are the disk's reasons for its status, also in the report's.
+	Warnings []string `json:"warnings"`
 }
 
 // addStorage reports the disk. A failed last commit means the next ones are
@@ -67,12 +72,20 @@ func (rep *StateReport) addStorage(s *Storage) {
 	if s == nil {
 		return
 	}
-	rep.Storage = &StorageReport{Dir: s.Dir, FreeBytes: s.FreeBytes, TotalBytes: s.TotalBytes, SpaceError: s.SpaceError,
-		LastWriteError: s.LastWriteError}
+	sr := &StorageReport{Status: HealthOK, Dir: s.Dir, FreeBytes: s.FreeBytes, TotalBytes: s.TotalBytes,
+		SpaceError: s.SpaceError, LastWriteError: s.LastWriteError, Warnings: []string{}}
+	rep.Storage = sr
+	flag := func(status, warning string) {
+		if severity(status) > severity(sr.Status) {
+			sr.Status = status
+		}
+		sr.Warnings = append(sr.Warnings, warning)
+		rep.flag(status, warning)
+	}
 	if s.LastWriteError != "" {
 		at := s.LastWriteErrorAt.In(cfe.Montevideo)
-		rep.Storage.LastWriteErrorAt = &at
-		rep.flag(HealthError, fmt.Sprintf("no se pudo guardar el último comprobante (%s): %s; los comprobantes no se firman "+
+		sr.LastWriteErrorAt = &at
+		flag(HealthError, fmt.Sprintf("no se pudo guardar el último comprobante (%s): %s; los comprobantes no se firman "+
 			"hasta que se pueda escribir en %s", at.Format("02/01 15:04:05"), s.LastWriteError, s.Dir))
 	}
 	if s.SpaceError != "" || s.TotalBytes == 0 {
@@ -81,9 +94,9 @@ func (rep *StateReport) addStorage(s *Storage) {
 	free := fmt.Sprintf("quedan %s libres de %s en el disco de los datos (%s)", formatBytes(s.FreeBytes), formatBytes(s.TotalBytes), s.Dir)
 	switch {
 	case s.FreeBytes < storageErrorBytes:
-		rep.flag(HealthError, free+": no alcanza para guardar comprobantes; libere espacio")
+		flag(HealthError, free+": no alcanza para guardar comprobantes; libere espacio")
 	case s.FreeBytes < storageWarnBelow(s.TotalBytes):
-		rep.flag(HealthDegraded, free+": libere espacio pronto")
+		flag(HealthDegraded, free+": libere espacio pronto")
 	}
 }
 

@@ -34,7 +34,7 @@ func TestServer_StateStorage(t *testing.T) {
 	}{
 		{"not reported", nil, localapi.HealthOK, "", `"storage":null`},
 		{"plenty", space(10*gb, 100*gb), localapi.HealthOK, "",
-			`"storage":{"dir":"/datos/store/caja1","free_bytes":10737418240,"total_bytes":107374182400}`},
+			`"storage":{"status":"ok","dir":"/datos/store/caja1","free_bytes":10737418240,"total_bytes":107374182400,"warnings":[]}`},
 		{"large disk at the 1 GB cap", space(1*gb, 100*gb), localapi.HealthOK, "", ""},
 		{"large disk under the 1 GB cap", space(1*gb-1, 100*gb), localapi.HealthDegraded,
 			"quedan 1024,0 MB libres de 100,0 GB en el disco de los datos (/datos/store/caja1): libere espacio pronto", ""},
@@ -52,12 +52,12 @@ func TestServer_StateStorage(t *testing.T) {
 			"quedan 0 KB libres de 256,0 MB en el disco de los datos (/datos/store/caja1): no alcanza para guardar comprobantes; libere espacio", ""},
 		{"space unknown", &localapi.Storage{Dir: dir, SpaceError: "no se pudo leer el espacio libre del disco de los datos"},
 			localapi.HealthOK, "",
-			`"storage":{"dir":"/datos/store/caja1","free_bytes":0,"total_bytes":0,"space_error":"no se pudo leer el espacio libre del disco de los datos"}`},
+			`"storage":{"status":"ok","dir":"/datos/store/caja1","free_bytes":0,"total_bytes":0,"space_error":"no se pudo leer el espacio libre del disco de los datos","warnings":[]}`},
 		{"last commit failed", &localapi.Storage{Dir: dir, FreeBytes: 10 * gb, TotalBytes: 100 * gb,
 			LastWriteError: "error de entrada/salida del disco", LastWriteErrorAt: failed}, localapi.HealthError,
 			"no se pudo guardar el último comprobante (14/05 15:01:02): error de entrada/salida del disco; " +
 				"los comprobantes no se firman hasta que se pueda escribir en /datos/store/caja1",
-			`"last_write_error":"error de entrada/salida del disco","last_write_error_at":"2026-05-14T15:01:02-03:00"}`},
+			`"last_write_error":"error de entrada/salida del disco","last_write_error_at":"2026-05-14T15:01:02-03:00","warnings":["no se pudo guardar`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +78,9 @@ func TestServer_StateStorage(t *testing.T) {
 			}
 			if rep.Status != tc.wantStatus || rep.OK != (tc.wantStatus != localapi.HealthError) || !slices.Equal(rep.Warnings, want) {
 				t.Fatalf("status %s (ok %v), warnings %q; want %s, %q", rep.Status, rep.OK, rep.Warnings, tc.wantStatus, want)
+			}
+			if tc.storage != nil && (rep.Storage == nil || rep.Storage.Status != tc.wantStatus || !slices.Equal(rep.Storage.Warnings, want)) {
+				t.Fatalf("storage report %+v; want status %s, warnings %q", rep.Storage, tc.wantStatus, want)
 			}
 			if tc.wantJSON != "" {
 				_, body := ts.send(t, request{path: "/state"})

@@ -43,7 +43,8 @@ func trayAssess(t *testing.T, baseURL string) tray.Assessment {
 func TestAgent_DiskFull(t *testing.T) {
 	dataDir := testtool.MountTmpfs(t, "256m")
 	storeDir := filepath.Dir(storeFile(dataDir))
-	a := startAgent(t, agentEnv("CFE_AGENT_DATA_DIR="+dataDir), "--listen", "127.0.0.1:0")
+	env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
+	a := startAgent(t, env, "--listen", "127.0.0.1:0")
 
 	code, health := getJSON(t, a.baseURL+"/health")
 	if code != 200 || health["status"] != "ok" {
@@ -78,6 +79,12 @@ func TestAgent_DiskFull(t *testing.T) {
 		t.Fatalf("tray on a full disk: %+v", as)
 	}
 
+	// doctor, asking the running agent, fails on the disk.
+	if out, code := runCLI(t, env, "doctor"); code != 1 ||
+		!strings.Contains(out, "FAIL disco: no se pudo guardar el último comprobante (") || !strings.Contains(out, "; quedan 0 KB libres de 256,0 MB") {
+		t.Fatalf("doctor on a full disk: exit %d\n%s", code, out)
+	}
+
 	// Space is back, but the last commit failed: still an error, with that
 	// reason only, until a commit succeeds.
 	if err := os.Remove(filler); err != nil {
@@ -100,6 +107,9 @@ func TestAgent_DiskFull(t *testing.T) {
 	}
 	if as := trayAssess(t, a.baseURL); as.State != assets.IconOK || as.Reason != "" {
 		t.Fatalf("tray after a successful commit: %+v", as)
+	}
+	if out, _ := runCLI(t, env, "doctor"); !strings.Contains(out, "OK   disco: ") || !strings.Contains(out, " MB libres en "+storeDir) {
+		t.Fatalf("doctor after a successful commit:\n%s", out)
 	}
 	_, state = getJSON(t, a.baseURL+"/state")
 	storage, _ = state["storage"].(map[string]any)
