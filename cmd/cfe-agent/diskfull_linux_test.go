@@ -116,5 +116,30 @@ func TestAgent_DiskFull(t *testing.T) {
 	if _, ok := storage["last_write_error"]; ok || storage["free_bytes"].(float64) < 200<<20 {
 		t.Fatalf("/state after a successful commit: storage %v", storage)
 	}
+
+	// An agent stopped and started again on a full disk starts (it only
+	// reads its configuration and store), reports the disk, and signs the
+	// next number once space is freed.
+	filler = testtool.FillDisk(t, dataDir)
+	a.stop(t)
+	a = startAgent(t, env, "--listen", "127.0.0.1:0")
+	code, health = getJSON(t, a.baseURL+"/health")
+	if code != 503 || health["status"] != "error" || !strings.Contains(warningsOf(health), "no alcanza para guardar comprobantes") {
+		t.Fatalf("/health of an agent started on a full disk = %d %v", code, health)
+	}
+	second := strings.Replace(string(req), `"uuid": "3f2b8c1e-`, `"uuid": "af2b8c1e-`, 1)
+	if second == string(req) {
+		t.Fatal("the example request has no uuid to change")
+	}
+	if res = signCFE(t, a.baseURL, []byte(second)); res["codigo_respuesta"] != "99" ||
+		!strings.HasPrefix(res["mensaje_respuesta"].(string), "no se pudo guardar el comprobante: el disco está lleno") {
+		t.Fatalf("sign-cfe after a restart on a full disk = %v", res)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if res = signCFE(t, a.baseURL, []byte(second)); res["codigo_respuesta"] != "00" || res["numero"] != float64(2) {
+		t.Fatalf("sign-cfe after the restart with space freed = %v", res)
+	}
 	a.stop(t)
 }
