@@ -52,4 +52,11 @@
 // The package depends on cfe and issuer only. What it needs from the rest of
 // the agent comes through the interfaces it declares (Issuer, StateSource,
 // Printing), which cmd/cfe-agent wires.
+//
+// /health's status is the worst of its checks (status.go, hosted_state.go,
+// storage.go): "error" when the agent cannot sign (time zone, certificate,
+// no CAE numbers, numbering held, the store's last commit failed, under
+// 20 MB free on the store's disk), "degraded" when something needs attention
+// soon (expiries, outbox backlog, hosted service, the disk's free space
+// running low), each with its Spanish reason in warnings.
 package localapi

@@ -131,11 +131,20 @@ func signed(is *cfe.Issued) SignResponse {
 func rejection(r *http.Request, uuid, code string, err error) SignResponse {
 	fields := cfe.ListedFields(err)
 	msg := userMessage(r, err)
-	if code == cfe.RespErrorInterno {
+	if code == cfe.RespErrorInterno && !userFacingFault(err) {
 		msg = "error interno del agente: no se firmó el comprobante. Reintente con el mismo uuid; " +
 			"si persiste, informe a soporte el identificador de solicitud " + requestID(r.Context())
 	}
 	return SignResponse{CodigoRespuesta: code, MensajeRespuesta: msg, UUID: uuid, Errores: fields}
+}
+
+// userFacingFault reports whether err is a failure of the agent whose message
+// the cashier should read instead of the generic one: a *cfe.Error that sets
+// RespErrorInterno itself and is not internal (the store's failed commit
+// says that the disk is full and that nothing was consumed).
+func userFacingFault(err error) bool {
+	var e *cfe.Error
+	return errors.As(err, &e) && e.Respuesta == cfe.RespErrorInterno && e.Code != cfe.EINTERNAL && e.Message != ""
 }
 
 // writeSignError writes a protocol error of /sign-cfe in the shape of its

@@ -45,6 +45,8 @@ type State struct {
 	// NumberingHold is why the store refuses to number (it does not know
 	// where numbering stands: docs/numbering.md); nil when it numbers.
 	NumberingHold *NumberingHold
+	// Storage is the disk that holds the store; nil when unknown.
+	Storage *Storage
 }
 
 // NumberingHold is a store that waits to know where numbering stands.
@@ -141,6 +143,9 @@ type StateReport struct {
 	// Numeracion is present while the agent refuses to number because it
 	// does not know where numbering stands (docs/numbering.md).
 	Numeracion *NumberingReport `json:"numeracion,omitempty"`
+	// Storage is the disk of the store: free space and the last commit's
+	// failure (storage.go); null when the agent does not report it.
+	Storage *StorageReport `json:"storage"`
 }
 
 // NumberingReport is a numbering hold.
@@ -285,6 +290,7 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		rep.addReceipts(st.Receipts)
 		rep.addHosted(st.Hosted, st.Outbox, now)
 		rep.addNumberingHold(st.NumberingHold)
+		rep.addStorage(st.Storage)
 	}
 	rep.OK = rep.Status != HealthError
 	return rep

@@ -33,9 +33,15 @@ const (
 // DGI's test company) to dataDir/config.yaml when that file does not exist,
 // creating dataDir, then loads the configuration. created reports whether the
 // file was written; an existing file is never overwritten, not even by a
-// concurrent call. Errors are those of Load.
+// concurrent call. An existing file is only read: nothing is written, so a
+// full or read-only disk does not keep the agent from loading it. Errors are
+// those of Load.
 func EnsureDefault(dataDir string) (cfg *Config, created bool, err error) {
 	const op = "profiles.EnsureDefault"
+	if _, err := os.Lstat(filepath.Join(dataDir, FileName)); err == nil {
+		cfg, err = Load(dataDir)
+		return cfg, false, err
+	}
 	switch err := writeFile(filepath.Join(dataDir, FileName), defaultYAML, false); {
 	case err == nil:
 		created = true

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -152,6 +153,8 @@ func (db *DB) write(batch []*slot) {
 		db.transactions.Add(1)
 	}
 
+	db.writes.record(txErr, now)
+
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	wall := time.Now()
@@ -160,8 +163,7 @@ func (db *DB) write(batch []*slot) {
 		switch {
 		case txErr != nil:
 			q.remove(s.res.Nro, wall)
-			s.finish(&cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Commit", Err: txErr,
-				Message: "no se pudo guardar el comprobante en disco; reintente"})
+			s.finish(commitFailed(txErr, filepath.Dir(db.path)))
 		case deferred[i]:
 			s.state = slotQueued
 		case results[i] != nil:

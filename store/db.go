@@ -105,6 +105,7 @@ type DB struct {
 	busy   float64 // recent peak of CFEs in progress at once: see noteBusyLocked and collect
 
 	transactions atomic.Uint64 // commit transactions written since Open
+	writes       writeState    // the last commit's outcome, for WriteHealth
 
 	room *headroom // written space past the data; used by the committer only
 

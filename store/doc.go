@@ -78,4 +78,14 @@
 // data (headroom.go), so that commits overwrite allocated blocks instead of
 // filling the hole bbolt leaves when it grows the file; the file is therefore
 // up to a few MiB larger than its data.
+//
+// # Disk
+//
+// A commit transaction that fails (disk full, read-only, I/O error; the
+// numbering journal's write counts) fails every CFE of its batch with a
+// retryable EUNAVAILABLE carrying RespErrorInterno and a Spanish message that
+// says why and that no number was consumed. WriteHealth remembers that
+// failure until a commit succeeds, and FreeSpace reads the free space of the
+// store's filesystem (writehealth.go, diskspace_*.go): the agent's /health
+// reports both.
 package store

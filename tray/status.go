@@ -19,10 +19,12 @@ type Assessment struct {
 // Assess maps a state report (or the error of reading it) to the icon state
 // and the tooltip's reason. The module's own status decides: "error" (cannot
 // sign: time zone wrong, certificate expired, no CAE numbers, numbering held
-// until the agent knows where it stands) is red,
+// until the agent knows where it stands, the store's last commit failed or
+// its disk is nearly full) is red,
 // "degraded" (certificate or CAE ranges expiring or running out, outbox
-// backlog, hosted service unreachable) is amber; a module that does not
-// answer is red.
+// backlog, hosted service unreachable, the disk's free space running low) is
+// amber; a module that does not answer is red. The reason is the module's
+// warnings, so the tray says what /health says.
 func Assess(rep *localapi.StateReport, err error) Assessment {
 	if err != nil || rep == nil {
 		return Assessment{State: assets.IconError, Reason: "el agente no responde"}

@@ -31,6 +31,13 @@ func TestAssess(t *testing.T) {
 		{"numbering held", report("error", "no se puede firmar: no se sabe por qué número sigue la numeración: el archivo de datos es nuevo o no tiene diario de numeración. Se consulta al servicio en línea el último número usado; si no responde, un técnico debe ejecutar «cfe-agent cae used-elsewhere»"), nil,
 			assets.IconError, "no se puede firmar: no se sabe por qué número sigue la numeración: el archivo de datos es nuevo o no tiene diario de numeración. Se consulta al servicio en línea el último número usado; si no responde, un técnico debe ejecutar «cfe-agent cae used-elsewhere»"},
 		{"unreachable", nil, errors.New("connection refused"), assets.IconError, "el agente no responde"},
+		{"disk full", report("error",
+			"no se pudo guardar el último comprobante (24/11 20:31:07): el disco está lleno; los comprobantes no se firman hasta que se pueda escribir en /var/lib/cfe-agent/store/local",
+			"quedan 0 KB libres de 256,0 MB en el disco de los datos (/var/lib/cfe-agent/store/local): no alcanza para guardar comprobantes; libere espacio"), nil,
+			assets.IconError, "no se pudo guardar el último comprobante (24/11 20:31:07): el disco está lleno; los comprobantes no se firman hasta que se pueda escribir en /var/lib/cfe-agent/store/local\n" +
+				"quedan 0 KB libres de 256,0 MB en el disco de los datos (/var/lib/cfe-agent/store/local): no alcanza para guardar comprobantes; libere espacio"},
+		{"disk running low", report("degraded", "quedan 150,0 MB libres de 16,0 GB en el disco de los datos (/var/lib/cfe-agent/store/local): libere espacio pronto"), nil,
+			assets.IconWarning, "quedan 150,0 MB libres de 16,0 GB en el disco de los datos (/var/lib/cfe-agent/store/local): libere espacio pronto"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -75,6 +75,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.certificate(report)
 	d.ranges(report)
 	d.numbering(report)
+	d.storage(report)
 	d.footer(p, report)
 	d.listen(p, report, running)
 	d.outbox(report)
@@ -165,6 +166,25 @@ func (d *doctor) numbering(r *localapi.StateReport) {
 		msg += " (ya confirmadas: " + strings.Join(n.SeriesConfirmadas, ", ") + ")"
 	}
 	d.line("FAIL", "numeración", "%s", msg)
+}
+
+// storage reports the store's disk: a failed last commit or little free
+// space (localapi's thresholds).
+func (d *doctor) storage(r *localapi.StateReport) {
+	s := r.Storage
+	if s == nil {
+		return
+	}
+	switch {
+	case s.Status == localapi.HealthError:
+		d.line("FAIL", "disco", "%s", strings.Join(s.Warnings, "; "))
+	case s.Status == localapi.HealthDegraded:
+		d.line("WARN", "disco", "%s", strings.Join(s.Warnings, "; "))
+	case s.SpaceError != "":
+		d.line("WARN", "disco", "%s (%s)", s.SpaceError, s.Dir)
+	default:
+		d.line("OK", "disco", "%d MB libres en %s", s.FreeBytes>>20, s.Dir)
+	}
 }
 
 // footer checks the profile's data for the printed footer that DGI asks

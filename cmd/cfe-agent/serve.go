@@ -20,6 +20,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
+	"github.com/cfe-agent/cfe-agent/store"
 	"github.com/cfe-agent/cfe-agent/tray"
 )
 
@@ -393,7 +394,22 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 			st.NumberingHold.Settled = append(st.NumberingHold.Settled, fmt.Sprintf("%s serie %s", r.Type.Name(), r.Serie))
 		}
 	}
+	st.Storage = storageState(s.a.db)
 	return st, nil
+}
+
+// storageState reports the disk of the store: the last commit's failure and
+// the free space of the store's filesystem (one statfs).
+func storageState(db *store.DB) *localapi.Storage {
+	w := db.WriteHealth()
+	st := &localapi.Storage{Dir: w.Dir, LastWriteError: w.LastError, LastWriteErrorAt: w.LastErrorAt}
+	free, total, err := store.FreeSpace(w.Dir)
+	if err != nil {
+		st.SpaceError = "no se pudo leer el espacio libre del disco de los datos"
+	} else {
+		st.FreeBytes, st.TotalBytes = free, total
+	}
+	return st
 }
 
 var _ tray.Agent = (*runner)(nil)
