@@ -137,6 +137,9 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := checkFileSize(path); err != nil {
 		return nil, err
 	}
+	if err := checkLocked(path, opts.LockTimeout); err != nil {
+		return nil, damaged(op, path, err)
+	}
 	var file *os.File    // bbolt's own, for the headroom
 	var files []*os.File // every file bbolt opened, to close after a panic
 	var bdb *bolt.DB
