@@ -16,17 +16,19 @@ import (
 //
 // bbolt trusts its file: a page that is not what its parent says (zeroed by a
 // failing disk, overwritten, bytes flipped) makes it panic, and an offset
-// that points outside the mapped file makes the process fault. Every access
-// of this package to bbolt runs under guard, which turns both into an error
-// (runtime/debug.SetPanicOnFault turns the fault into a panic first). A panic
-// may leave bbolt's own state inconsistent (a lock taken, a freelist half
-// read), so the first one marks the DB broken: from then on every operation
-// answers the same Spanish error without touching bbolt again, and Close only
-// closes the file (releasing its lock), never bbolt's DB.
+// that points outside the mapped file makes the process fault. Open first
+// walks the page tree with plain reads (checkTree, precheck.go). Every
+// transaction then runs under guard (boltView, boltUpdate), which turns both
+// into an error (runtime/debug.SetPanicOnFault turns the fault into a panic
+// first). A panic may leave bbolt's own state inconsistent (a lock taken, a
+// freelist half read), so the first one marks the DB broken: from then on
+// every operation answers the same Spanish error without starting another
+// transaction, and Close gives bbolt's Close a bounded time (closeBolt)
+// before it closes the file itself, which releases its lock.
 //
-// Open also reads every page the file's buckets reach (checkPages), so a
-// damage anywhere in the tree is found at start, with a message saying what
-// to do, rather than by the first query that lands on it.
+// Open also reads every key and value once (checkPages), inside bbolt's
+// mapping, so that a damage anywhere is found at start, with a message saying
+// what to do, rather than by the first query that lands on it.
 
 // ErrDamaged is wrapped by the error of an operation that found the store
 // file damaged (errors.Is).

@@ -138,6 +138,10 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if err := checkLocked(path, opts.LockTimeout); err != nil {
+		var ce *cfe.Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
 		return nil, damaged(op, path, err)
 	}
 	var file *os.File    // bbolt's own, for the headroom
@@ -163,8 +167,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, damaged(op, path, err)
 	}
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
-			Message: "ya hay un agente ejecutándose con estos datos (" + path + ")"}
+		return nil, errRunning(path, err)
 	}
 	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
 		return nil, damaged(op, path, err) // neither meta page is valid: not a store, or both overwritten
@@ -399,6 +402,12 @@ func (db *DB) addRangeLocked(r cfe.CAERange) {
 }
 
 // Errors.
+
+// errRunning is Open's error when another process holds the file.
+func errRunning(path string, err error) *cfe.Error {
+	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Open", Err: err,
+		Message: "ya hay un agente ejecutándose con estos datos (" + path + ")"}
+}
 
 func errClosed(op string) *cfe.Error {
 	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "el almacenamiento está cerrado"}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
@@ -121,20 +122,24 @@ type treeChecker struct {
 
 // checkLocked runs checkTree under a shared lock of the file (bbolt's
 // read-only open): no agent writes it meanwhile, so what checkTree finds is
-// damage, not another process's write in progress. It runs before the file
+// damage, not another process's write in progress. A file another agent
+// holds fails with errRunning. It runs before the file
 // is opened for writing because a panic inside bolt.Open leaves the file
 // mapped, and the mapping keeps the file's lock until the process ends. A
-// file another process holds, or one bbolt cannot open, passes: the real
-// open reports it.
+// file bbolt cannot open passes: the real open reports it.
 func checkLocked(path string, timeout time.Duration) error {
 	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
 		return nil
 	}
 	var ro *bolt.DB
-	if err := guard(func() (err error) {
+	err := guard(func() (err error) {
 		ro, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
 		return err
-	}); err != nil {
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return errRunning(path, err)
+	}
+	if err != nil {
 		return nil
 	}
 	defer ro.Close()
