@@ -85,13 +85,30 @@ func isDamage(err error) bool {
 	return errors.As(err, &p)
 }
 
+// boltDB is bbolt's DB as the rest of the package sees it (DB.bolt): its
+// View and Update run under guard, so that no transaction of the package,
+// the committer's included, can panic the process.
+type boltDB struct {
+	raw   *bolt.DB
+	owner *DB
+}
+
+// View is bolt.DB.View under guard (boltView).
+func (b *boltDB) View(fn func(*bolt.Tx) error) error { return b.owner.boltView("store", fn) }
+
+// Update is bolt.DB.Update under guard (boltUpdate).
+func (b *boltDB) Update(fn func(*bolt.Tx) error) error { return b.owner.boltUpdate("store", fn) }
+
+// Close closes bbolt's DB (of a DB that is not broken: see closeBolt).
+func (b *boltDB) Close() error { return b.raw.Close() }
+
 // boltView runs fn in a read transaction under guard. After a recovered
 // panic the DB is broken and bbolt is not used again.
 func (db *DB) boltView(op string, fn func(*bolt.Tx) error) error {
 	if err := db.brokenErr(op); err != nil {
 		return err
 	}
-	err := guard(func() error { return db.bolt.View(fn) })
+	err := guard(func() error { return db.bolt.raw.View(fn) })
 	if isDamage(err) {
 		return db.markBroken(op, err)
 	}
@@ -103,7 +120,7 @@ func (db *DB) boltUpdate(op string, fn func(*bolt.Tx) error) error {
 	if err := db.brokenErr(op); err != nil {
 		return err
 	}
-	err := guard(func() error { return db.bolt.Update(fn) })
+	err := guard(func() error { return db.bolt.raw.Update(fn) })
 	if isDamage(err) {
 		return db.markBroken(op, err)
 	}

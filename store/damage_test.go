@@ -206,17 +206,7 @@ func TestDB_DamagedAfterOpen(t *testing.T) {
 	if db.Damaged() != nil {
 		t.Fatalf("Damaged() = %v on an intact file", db.Damaged())
 	}
-	// Zero every data page under the open store (bbolt maps the file shared:
-	// it sees the write).
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := os.Getpagesize()
-	if _, err := f.WriteAt(make([]byte, len(img.file)-2*ps), int64(2*ps)); err != nil {
-		t.Fatal(err)
-	}
-	_ = f.Close()
+	zeroDataPages(t, path)
 
 	_, err = db.FindByUUID(ctx, img.uuids[3])
 	wantDamaged(t, err, path)
@@ -232,6 +222,49 @@ func TestDB_DamagedAfterOpen(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	_, err = store.Open(path, store.Options{Journal: journal, LockTimeout: 200 * time.Millisecond})
+	wantDamaged(t, err, path)
+}
+
+// zeroDataPages zeroes every page of the store file at path but the two
+// meta pages, under an open store (bbolt maps the file shared: it sees the
+// write).
+func zeroDataPages(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ps := int64(os.Getpagesize())
+	if _, err := f.WriteAt(make([]byte, fi.Size()-2*ps), 2*ps); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDB_CommitOnDamagedFile: the committer's transaction meets the damage
+// first (the committer is a goroutine of its own, which no HTTP middleware
+// covers): the Commit fails with the damaged error, nothing panics, and the
+// store is broken from then on.
+func TestDB_CommitOnDamagedFile(t *testing.T) {
+	img := damagedTemplate(t)
+	path, journal := writeImage(t, img.file, img.journal)
+	db, err := store.Open(path, store.Options{Journal: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := reserve(t, db, cfe.ETicket)
+	zeroDataPages(t, path)
+	err = db.Commit(ctx, r, issuedFor(r, "despues-del-dano", signAt))
+	wantCode(t, err, cfe.EUNAVAILABLE)
+	if !errors.Is(err, store.ErrDamaged) || !errors.Is(db.Damaged(), store.ErrDamaged) {
+		t.Fatalf("Commit = %v, Damaged() = %v; want both to be the damaged error", err, db.Damaged())
+	}
+	_, err = db.FindByUUID(ctx, img.uuids[0])
 	wantDamaged(t, err, path)
 }
 

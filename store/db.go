@@ -94,7 +94,7 @@ func (o Options) withDefaults() Options {
 
 // DB is the agent's store over one bbolt file. It is safe for concurrent use.
 type DB struct {
-	bolt *bolt.DB
+	bolt *boltDB // bbolt's DB, every transaction under guard (damage.go)
 	path string
 	opts Options
 
@@ -176,9 +176,10 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
 	}
-	db := &DB{bolt: bdb, path: path, opts: opts, files: files,
+	db := &DB{path: path, opts: opts, files: files,
 		ranges: map[cfe.Type][]cfe.CAERange{}, seqs: map[seqKey]*sequence{},
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), committerDone: make(chan struct{})}
+	db.bolt = &boltDB{raw: bdb, owner: db}
 	var used int64
 	// Everything Open reads runs under guard: a damaged page found here
 	// ends Open with a clear error, and bbolt is not used again.
@@ -342,7 +343,7 @@ func (db *DB) Close() error {
 		// A damaged file: bbolt is not called again, and the journal is
 		// left as the last commit wrote it (not clean), so a new file
 		// resumes above its reserved marks.
-		closeBolt(db.bolt, db.files)
+		closeBolt(db.bolt.raw, db.files)
 		return nil
 	}
 	db.closeJournal()

@@ -124,7 +124,7 @@ func (db *DB) openNumbering() error {
 		}
 	}
 	if len(raised) > 0 {
-		err := db.boltUpdate("store", func(tx *bolt.Tx) error {
+		err := db.bolt.Update(func(tx *bolt.Tx) error {
 			for i, r := range raised {
 				if err := putJSON(tx.Bucket(bucketCounters), counterKey(seqKey{r.Type, r.Serie}), counterRecord(r)); err != nil {
 					return err
@@ -188,7 +188,7 @@ func (db *DB) closeJournal() {
 // ensureStoreID returns the file's identity, giving a new or older file one;
 // created reports that it had none.
 func (db *DB) ensureStoreID() (id string, created bool, err error) {
-	_ = db.boltView("store", func(tx *bolt.Tx) error {
+	_ = db.bolt.View(func(tx *bolt.Tx) error {
 		id = string(tx.Bucket(bucketMeta).Get(keyStoreID))
 		return nil
 	})
@@ -196,14 +196,14 @@ func (db *DB) ensureStoreID() (id string, created bool, err error) {
 		return id, false, nil
 	}
 	id = newStoreID()
-	return id, true, db.boltUpdate("store", func(tx *bolt.Tx) error {
+	return id, true, db.bolt.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keyStoreID, []byte(id))
 	})
 }
 
 // loadHold reads the stored hold, if any.
 func (db *DB) loadHold() error {
-	return db.boltView("store", func(tx *bolt.Tx) error {
+	return db.bolt.View(func(tx *bolt.Tx) error {
 		var h holdRecord
 		found, err := getJSON(tx.Bucket(bucketMeta), keyHold, &h)
 		if found && err == nil {
@@ -216,7 +216,7 @@ func (db *DB) loadHold() error {
 // putHold stores h (and ev) and makes it the hold in force. The caller holds
 // db.mu or owns db.
 func (db *DB) putHold(h holdRecord, ev AuditEvent) error {
-	err := db.boltUpdate("store", func(tx *bolt.Tx) error {
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		if err := putJSON(tx.Bucket(bucketMeta), keyHold, h); err != nil {
 			return err
 		}

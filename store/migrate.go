@@ -22,7 +22,7 @@ func (db *DB) migrateV1() error {
 	var after []byte // last key handled
 	for {
 		var more bool
-		err := db.boltUpdate("store", func(tx *bolt.Tx) error {
+		err := db.bolt.Update(func(tx *bolt.Tx) error {
 			batch, next := readAfter(tx.Bucket(bucketCFEs), after, migrateBatch)
 			for _, kv := range batch {
 				if err := migrateRecordV1(tx, kv[0], kv[1]); err != nil {
