@@ -1,9 +1,14 @@
 package main_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAgent_DamagedStoreNeverPanics is item 4 of issue 17: a store whose
@@ -61,4 +66,67 @@ func TestAgent_DamagedStoreNeverPanics(t *testing.T) {
 	a = startAgent(t, env, "--listen", "127.0.0.1:0")
 	signTickets(t, a.baseURL, "nuevo", 4, 1)
 	a.stop(t)
+}
+
+// TestAgent_StoreDamagedWhileServing: the store's data pages are zeroed
+// under a running agent. Signing (the committer's transaction, outside any
+// HTTP handler) and a repeated request (a query) answer an error, /health
+// turns to error, and the process goes on serving until it is stopped.
+func TestAgent_StoreDamagedWhileServing(t *testing.T) {
+	dataDir := t.TempDir()
+	env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
+	a := startAgent(t, env, "--listen", "127.0.0.1:0")
+	signTickets(t, a.baseURL, "antes", 1, 2)
+
+	path := storeFile(dataDir)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := int64(os.Getpagesize())
+	if _, err := f.WriteAt(make([]byte, fi.Size()-2*ps), 2*ps); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+
+	for _, uuid := range []string{"despues-del-dano", "antes-0"} {
+		var req map[string]any
+		if err := json.Unmarshal(example(t, "e-ticket.json"), &req); err != nil {
+			t.Fatal(err)
+		}
+		req["uuid"] = uuid
+		body, _ := json.Marshal(req)
+		resp, err := http.Post(a.baseURL+"/sign-cfe", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("POST /sign-cfe %s after the damage: %v (the agent died?)\n%s", uuid, err, a.logs)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var res map[string]any
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatalf("POST /sign-cfe %s after the damage: HTTP %d %s", uuid, resp.StatusCode, b)
+		}
+		t.Logf("POST /sign-cfe %s after the damage: HTTP %d %v %v", uuid, resp.StatusCode, res["codigo_respuesta"], res["mensaje_respuesta"])
+		if res["codigo_respuesta"] == "00" {
+			t.Fatalf("POST /sign-cfe %s signed on a damaged store: %s", uuid, b)
+		}
+	}
+	if code, h := getJSON(t, a.baseURL+"/health"); code != http.StatusServiceUnavailable || h["status"] != "error" {
+		t.Fatalf("/health on a damaged store: HTTP %d %v", code, h)
+	}
+	select {
+	case err := <-a.done:
+		t.Fatalf("the agent exited on a damaged store: %v\n%s", err, a.logs)
+	case <-time.After(100 * time.Millisecond):
+	}
+	a.stop(t)
+	for _, bad := range []string{"panic:", "goroutine "} {
+		if strings.Contains(a.logs.String(), bad) {
+			t.Fatalf("the agent's output has a Go trace (%q):\n%s", bad, a.logs)
+		}
+	}
 }
