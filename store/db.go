@@ -94,7 +94,7 @@ func (o Options) withDefaults() Options {
 
 // DB is the agent's store over one bbolt file. It is safe for concurrent use.
 type DB struct {
-	bolt *bolt.DB
+	bolt *boltDB // bbolt's DB, every transaction under guard (damage.go)
 	path string
 	opts Options
 
@@ -108,6 +108,9 @@ type DB struct {
 	writes       writeState    // the last commit's outcome, for WriteHealth
 
 	room *headroom // written space past the data; used by the committer only
+
+	files  []*os.File                // bbolt's open files (damage.go)
+	broken atomic.Pointer[cfe.Error] // set by the first panic recovered from bbolt (damage.go)
 
 	journal *journal    // nil without Options.Journal
 	resumed []string    // what Open raised above the journal, for ResumedAtOpen
@@ -135,31 +138,67 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := checkFileSize(path); err != nil {
 		return nil, err
 	}
-	var file *os.File // bbolt's own, for the headroom
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout,
-		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag, perm)
-			if file == nil && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
-				file = f
-			}
-			return f, err
-		}})
+	if err := checkLocked(path, opts.LockTimeout); err != nil {
+		var ce *cfe.Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, damaged(op, path, err)
+	}
+	var file *os.File    // bbolt's own, for the headroom
+	var files []*os.File // every file bbolt opened, to close after a panic
+	var bdb *bolt.DB
+	err := guard(func() error {
+		var err error
+		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout,
+			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+				f, err := os.OpenFile(name, flag, perm)
+				if err == nil {
+					files = append(files, f)
+				}
+				if file == nil && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+					file = f
+				}
+				return f, err
+			}})
+		return err
+	})
+	if isDamage(err) {
+		closeFiles(files)
+		return nil, damaged(op, path, err)
+	}
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
-			Message: "ya hay un agente ejecutándose con estos datos (" + path + ")"}
+		return nil, errRunning(path, err)
+	}
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
+		return nil, damaged(op, path, err) // neither meta page is valid: not a store, or both overwritten
 	}
 	if err != nil {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
 	}
-	db := &DB{bolt: bdb, path: path, opts: opts,
+	db := &DB{path: path, opts: opts, files: files,
 		ranges: map[cfe.Type][]cfe.CAERange{}, seqs: map[seqKey]*sequence{},
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), committerDone: make(chan struct{})}
-	err = db.init()
-	if err == nil {
-		err = db.openNumbering()
-	}
+	db.bolt = &boltDB{raw: bdb, owner: db}
+	var used int64
+	// Everything Open reads runs under guard: a damaged page found here
+	// ends Open with a clear error, and bbolt is not used again.
+	err = guard(func() error {
+		err := db.init()
+		if err == nil {
+			err = db.openNumbering()
+		}
+		if err == nil {
+			err = db.bolt.View(func(tx *bolt.Tx) error { used = tx.Size(); return checkPages(tx) })
+		}
+		return err
+	})
 	if err != nil {
+		if isDamage(err) || errors.Is(err, ErrDamaged) || errors.Is(err, berrors.ErrIncompatibleValue) {
+			closeBolt(bdb, files)
+			return nil, asDamaged(op, path, err)
+		}
 		_ = bdb.Close()
 		var ce *cfe.Error
 		if errors.As(err, &ce) {
@@ -168,8 +207,6 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
 	}
-	var used int64
-	_ = bdb.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
 	db.room = newHeadroom(file, used)
 	go db.runCommitter()
 	return db, nil
@@ -195,7 +232,7 @@ func (db *DB) init() error {
 		err := tx.Bucket(bucketRanges).ForEach(func(_, v []byte) error {
 			var r rangeRecord
 			if err := json.Unmarshal(v, &r); err != nil {
-				return err
+				return fmt.Errorf("%w: range record: %w", ErrDamaged, err)
 			}
 			db.addRangeLocked(r.domain())
 			return nil
@@ -208,7 +245,7 @@ func (db *DB) init() error {
 		return tx.Bucket(bucketCounters).ForEach(func(_, v []byte) error {
 			var c counterRecord
 			if err := json.Unmarshal(v, &c); err != nil {
-				return err
+				return fmt.Errorf("%w: counter record: %w", ErrDamaged, err)
 			}
 			db.seq(seqKey{c.Type, c.Serie}).last = c.Last
 			return nil
@@ -303,6 +340,13 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	close(db.quit)
 	<-db.committerDone
+	if db.broken.Load() != nil {
+		// A damaged file: bbolt is not called again, and the journal is
+		// left as the last commit wrote it (not clean), so a new file
+		// resumes above its reserved marks.
+		closeBolt(db.bolt.raw, db.files)
+		return nil
+	}
 	db.closeJournal()
 	return db.bolt.Close()
 }
@@ -312,7 +356,7 @@ func (db *DB) view(ctx context.Context, op string, fn func(*bolt.Tx) error) erro
 	if err := ctx.Err(); err != nil {
 		return ctxError(op, err)
 	}
-	return asError(op, db.bolt.View(fn))
+	return asError(op, db.boltView(op, fn))
 }
 
 // update runs fn in a write transaction, mapping failures to *cfe.Error.
@@ -320,7 +364,7 @@ func (db *DB) update(ctx context.Context, op string, fn func(*bolt.Tx) error) er
 	if err := ctx.Err(); err != nil {
 		return ctxError(op, err)
 	}
-	return asError(op, db.bolt.Update(fn))
+	return asError(op, db.boltUpdate(op, fn))
 }
 
 // getJSON decodes the value at key into v, reporting whether it exists.
@@ -360,6 +404,12 @@ func (db *DB) addRangeLocked(r cfe.CAERange) {
 }
 
 // Errors.
+
+// errRunning is Open's error when another process holds the file.
+func errRunning(path string, err error) *cfe.Error {
+	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Open", Err: err,
+		Message: "ya hay un agente ejecutándose con estos datos (" + path + ")"}
+}
 
 func errClosed(op string) *cfe.Error {
 	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "el almacenamiento está cerrado"}

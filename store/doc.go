@@ -54,6 +54,19 @@
 // of SIGBUS on it). See journal.go, hold.go, precheck.go and
 // docs/numbering.md.
 //
+// # A damaged file
+//
+// bbolt trusts its file: a zeroed or overwritten page makes it panic, an
+// offset pointing outside the file makes the process fault, a page that is
+// its own ancestor makes it loop. Open therefore walks the whole page tree
+// with plain reads under a shared lock before bbolt opens the file for
+// writing (checkTree, precheck.go), and every transaction, at Open and after,
+// runs under a guard that turns a panic or a fault into an error
+// (damage.go). A damaged file is refused with a Spanish *cfe.Error naming it
+// and saying what to do (errors.Is ErrDamaged); a damage met after Open
+// marks the DB broken (DB.Damaged): every later operation answers that error
+// and bbolt is not used again.
+//
 // # Encoding
 //
 // Records are JSON with explicit field names owned by this package (see

@@ -24,3 +24,12 @@ func SetMigrateBatch(t interface{ Cleanup(func()) }, n int) {
 	migrateBatch = n
 	t.Cleanup(func() { migrateBatch = old })
 }
+
+// CheckTree is checkTree: Open's walk of the file's page tree.
+var CheckTree = checkTree
+
+// CheckPages reads every key and value of db in one read transaction, as a
+// cursor walk would (compared with CheckTree in BenchmarkOpen).
+func CheckPages(db *DB) error {
+	return db.bolt.View(checkPages)
+}
