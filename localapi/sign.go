@@ -131,7 +131,10 @@ func signed(is *cfe.Issued) SignResponse {
 func rejection(r *http.Request, uuid, code string, err error) SignResponse {
 	fields := cfe.ListedFields(err)
 	msg := userMessage(r, err)
-	if code == cfe.RespErrorInterno && !userFacingFault(err) {
+	switch {
+	case code == cfe.RespErrorInterno && userFacingFault(err):
+		msg = cfe.ErrorMessage(err)
+	case code == cfe.RespErrorInterno:
 		msg = "error interno del agente: no se firmó el comprobante. Reintente con el mismo uuid; " +
 			"si persiste, informe a soporte el identificador de solicitud " + requestID(r.Context())
 	}
@@ -140,8 +143,9 @@ func rejection(r *http.Request, uuid, code string, err error) SignResponse {
 
 // userFacingFault reports whether err is a failure of the agent whose message
 // the cashier should read instead of the generic one: a *cfe.Error that sets
-// RespErrorInterno itself and is not internal (the store's failed commit
-// says that the disk is full and that nothing was consumed).
+// RespErrorInterno itself and is not internal (the store's failed commit says
+// that the disk is full and that nothing was consumed; a damaged store file
+// says what the technician must do).
 func userFacingFault(err error) bool {
 	var e *cfe.Error
 	return errors.As(err, &e) && e.Respuesta == cfe.RespErrorInterno && e.Code != cfe.EINTERNAL && e.Message != ""

@@ -3,6 +3,7 @@ package localapi
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -282,7 +283,11 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelError, "reading the agent's state",
 			slog.String("request_id", requestID(ctx)), slog.String("err", err.Error()))
-		rep.flag(HealthError, "no se pudo leer el estado del agente")
+		msg := "no se pudo leer el estado del agente"
+		if ce := (*cfe.Error)(nil); errors.As(err, &ce) && ce.Respuesta == cfe.RespErrorInterno && ce.Message != "" {
+			msg += ": " + ce.Message // a fault the technician can act on (a damaged store file)
+		}
+		rep.flag(HealthError, msg)
 	} else {
 		rep.addCertificate(st.Certificate, now)
 		rep.addCAE(st.CAE)

@@ -75,7 +75,10 @@ func asDamaged(op, path string, err error) *cfe.Error {
 // damaged is the error of an operation op that found the file at path
 // damaged; cause says how (it is kept for the logs, in English).
 func damaged(op, path string, cause error) *cfe.Error {
-	return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: damagedMessage(path),
+	// Not EINTERNAL, and Respuesta set explicitly: the cashier and /health are
+	// shown what happened and what to do, not a generic "retry" that cannot
+	// help (localapi's userFacingFault).
+	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Respuesta: cfe.RespErrorInterno, Message: damagedMessage(path),
 		Err: fmt.Errorf("%w: %w", ErrDamaged, cause)}
 }
 

@@ -136,7 +136,7 @@ func writeImage(t testing.TB, file, journal []byte) (string, string) {
 // and saying what to do.
 func wantDamaged(t testing.TB, err error, path string) {
 	t.Helper()
-	ce := wantCode(t, err, cfe.EINTERNAL)
+	ce := wantCode(t, err, cfe.EUNAVAILABLE)
 	if !errors.Is(err, store.ErrDamaged) {
 		t.Fatalf("error = %v, want one wrapping store.ErrDamaged", err)
 	}

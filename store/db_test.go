@@ -188,7 +188,8 @@ func TestOpen_NotAStoreFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := store.Open(path, store.Options{})
-	ce := wantCode(t, err, cfe.EINTERNAL)
+	// Unavailable, not internal: the message says what to do (damage.go).
+	ce := wantCode(t, err, cfe.EUNAVAILABLE)
 	if !strings.Contains(ce.Message, path) {
 		t.Errorf("message %q does not name the file", ce.Message)
 	}

@@ -114,9 +114,17 @@ func TestAgent_StoreDamagedWhileServing(t *testing.T) {
 		if res["codigo_respuesta"] == "00" {
 			t.Fatalf("POST /sign-cfe %s signed on a damaged store: %s", uuid, b)
 		}
+		// The cashier reads what happened, not "reintente": retrying cannot help.
+		if msg, _ := res["mensaje_respuesta"].(string); res["codigo_respuesta"] == "99" && !strings.Contains(msg, "está dañado") {
+			t.Errorf("POST /sign-cfe %s on a damaged store says %q, want the damaged file's message", uuid, msg)
+		}
 	}
-	if code, h := getJSON(t, a.baseURL+"/health"); code != http.StatusServiceUnavailable || h["status"] != "error" {
+	code, h := getJSON(t, a.baseURL+"/health")
+	if code != http.StatusServiceUnavailable || h["status"] != "error" {
 		t.Fatalf("/health on a damaged store: HTTP %d %v", code, h)
+	}
+	if hb, _ := json.Marshal(h); !strings.Contains(string(hb), "está dañado") {
+		t.Errorf("/health does not say the store file is damaged: %s", hb)
 	}
 	select {
 	case err := <-a.done:
