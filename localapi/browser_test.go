@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cfe-agent/cfe-agent/hosted"
-	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
 
@@ -21,19 +21,7 @@ import (
 // of the status page's browser test, and returns a context to run actions in.
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
-	chromium := testtool.Require(t, "chromium")
-	profile := testtool.BrowserProfile(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-	}
+	opts := browser.Options(t)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)

@@ -70,17 +70,8 @@ func checkFileSize(path string) error {
 	if err != nil || fi.Size() == 0 {
 		return nil
 	}
-	m0, ok0 := readBoltMeta(f, 0)
-	size := int64(os.Getpagesize())
-	if ok0 {
-		size = int64(m0.pageSize)
-	}
-	m1, ok1 := readBoltMeta(f, size)
-	m := m0
-	switch {
-	case ok1 && (!ok0 || m1.txid > m0.txid):
-		m = m1
-	case !ok0:
+	m, _, ok := currentMeta(f)
+	if !ok {
 		return nil
 	}
 	if need := int64(m.pgid) * int64(m.pageSize); fi.Size() < need {
@@ -90,6 +81,25 @@ func checkFileSize(path string) error {
 				"y la numeración sigue por encima del diario de numeración", path, fi.Size(), need)}
 	}
 	return nil
+}
+
+// currentMeta reads bbolt's two meta pages of f and returns the valid one
+// with the higher transaction id, and its offset; ok is false when neither
+// is valid (bbolt's own open reports that file).
+func currentMeta(f *os.File) (m boltMeta, off int64, ok bool) {
+	m0, ok0 := readBoltMeta(f, 0)
+	size := int64(os.Getpagesize())
+	if ok0 {
+		size = int64(m0.pageSize)
+	}
+	m1, ok1 := readBoltMeta(f, size)
+	switch {
+	case ok1 && (!ok0 || m1.txid > m0.txid):
+		return m1, size, true
+	case ok0:
+		return m0, 0, true
+	}
+	return boltMeta{}, 0, false
 }
 
 // bbolt's page layout (file format version 2), for checkTree.
@@ -158,17 +168,8 @@ func checkTree(path string) error {
 	if err != nil || fi.Size() == 0 {
 		return nil
 	}
-	m0, ok0 := readBoltMeta(f, 0)
-	size := int64(os.Getpagesize())
-	if ok0 {
-		size = int64(m0.pageSize)
-	}
-	m1, ok1 := readBoltMeta(f, size)
-	m, off := m0, int64(0)
-	switch {
-	case ok1 && (!ok0 || m1.txid > m0.txid):
-		m, off = m1, size
-	case !ok0:
+	m, off, ok := currentMeta(f)
+	if !ok {
 		return nil
 	}
 	if m.pageSize < 512 || m.pageSize > 1<<20 {

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
 
@@ -62,7 +63,7 @@ func TestStatusPage_http(t *testing.T) {
 // TestStatusPage_browser loads the page in headless Chromium, compares what
 // it shows with /state, and clicks a reprint button.
 func TestStatusPage_browser(t *testing.T) {
-	chromium := testtool.Require(t, "chromium")
+	testtool.Require(t, "chromium") // skip before starting the agent
 	p := startProc(t, procEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
 	p.signExample("5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
 	p.signExample("6e2d3c4b-5f60-4b7c-9d8e-0f1a2b3c4d5e")
@@ -71,19 +72,7 @@ func TestStatusPage_browser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(testtool.BrowserProfile(t)),
-		chromedp.WindowSize(1300, 1000),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("lang", "es-UY"),
-	}
+	opts := browser.Options(t, chromedp.WindowSize(1300, 1000), chromedp.Flag("lang", "es-UY"))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(actx)
