@@ -152,7 +152,7 @@ func checkLocked(path string, timeout time.Duration) error {
 	if err != nil {
 		return nil
 	}
-	defer ro.Close()
+	defer func() { _ = ro.Close() }() // read-only: nothing to lose
 	return checkTree(path)
 }
 
