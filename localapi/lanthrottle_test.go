@@ -3,10 +3,7 @@
 package localapi_test
 
 import (
-	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -26,60 +23,45 @@ func TestSecurity_LANThrottle(t *testing.T) {
 	}
 	ipTool := testtool.Require(t, "ip")
 	hostIP, peerIP := setupNetns(t, ipTool)
-	a := netip.MustParseAddr(hostIP)
 	const token = "terminal-token-0123456789"
 	ts := startServer(t, func(c *localapi.ServerConfig) {
 		c.Listen = hostIP + ":0"
 		c.LAN = localapi.LANConfig{Enabled: true, Tokens: []string{token}, MaxFailures: 3}
 	})
-	_, port, err := net.SplitHostPort(ts.srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(from netip.Addr, tok string) (int, http.Header, string) {
+	// A is this side of the veth pair: the server listens on hostIP, so a
+	// call from this process comes from hostIP, not from loopback.
+	get := func(tok string) (response, string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, "http://"+net.JoinHostPort(from.String(), port)+"/state", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		auth := "" // send leaves out an empty header: no token at all
 		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
+			auth = "Bearer " + tok
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, resp.Header, string(body)
+		resp, body := ts.send(t, request{path: "/state", headers: map[string]string{"Authorization": auth}})
+		return resp, string(body)
 	}
 
 	steps := []struct {
 		name       string
-		from       netip.Addr
 		token      string
 		wantStatus int
 	}{
-		{"A, right token, before any failure", a, token, http.StatusOK},
-		{"A, wrong token 1", a, "terminal-token-0123456780", http.StatusUnauthorized},
-		{"A, no token (counts as a failure) 2", a, "", http.StatusUnauthorized},
-		{"A, wrong token 3", a, "guess", http.StatusUnauthorized},
-		{"A, wrong token 4: throttled", a, "guess-again", http.StatusTooManyRequests},
-		{"A, right token while throttled", a, token, http.StatusTooManyRequests},
+		{"A, right token, before any failure", token, http.StatusOK},
+		{"A, wrong token 1", "terminal-token-0123456780", http.StatusUnauthorized},
+		{"A, no token (counts as a failure) 2", "", http.StatusUnauthorized},
+		{"A, wrong token 3", "guess", http.StatusUnauthorized},
+		{"A, wrong token 4: throttled", "guess-again", http.StatusTooManyRequests},
+		{"A, right token while throttled", token, http.StatusTooManyRequests},
 	}
 	for _, st := range steps {
-		status, header, body := get(st.from, st.token)
-		if status != st.wantStatus {
-			t.Fatalf("%s: status %d, want %d\n%s", st.name, status, st.wantStatus, body)
+		resp, body := get(st.token)
+		if resp.StatusCode != st.wantStatus {
+			t.Fatalf("%s: status %d, want %d\n%s", st.name, resp.StatusCode, st.wantStatus, body)
 		}
 		if st.wantStatus != http.StatusTooManyRequests {
 			continue
 		}
 		// 3 failures per minute: one more try every 20 s (the clock is fixed).
-		if got := header.Get("Retry-After"); got != "20" {
+		if got := resp.Header.Get("Retry-After"); got != "20" {
 			t.Errorf("%s: Retry-After %q, want \"20\"", st.name, got)
 		}
 		if !strings.Contains(body, "demasiados intentos") || !strings.Contains(body, "20 segundos") {
