@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -206,7 +207,7 @@ func TestDB_DamagedAfterOpen(t *testing.T) {
 	if db.Damaged() != nil {
 		t.Fatalf("Damaged() = %v on an intact file", db.Damaged())
 	}
-	zeroDataPages(t, path)
+	testtool.ZeroStoreDataPages(t, path)
 
 	_, err = db.FindByUUID(ctx, img.uuids[3])
 	wantDamaged(t, err, path)
@@ -225,26 +226,6 @@ func TestDB_DamagedAfterOpen(t *testing.T) {
 	wantDamaged(t, err, path)
 }
 
-// zeroDataPages zeroes every page of the store file at path but the two
-// meta pages, under an open store (bbolt maps the file shared: it sees the
-// write).
-func zeroDataPages(t *testing.T, path string) {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ps := int64(os.Getpagesize())
-	if _, err := f.WriteAt(make([]byte, fi.Size()-2*ps), 2*ps); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestDB_CommitOnDamagedFile: the committer's transaction meets the damage
 // first (the committer is a goroutine of its own, which no HTTP middleware
 // covers): the Commit fails with the damaged error, nothing panics, and the
@@ -258,7 +239,7 @@ func TestDB_CommitOnDamagedFile(t *testing.T) {
 	}
 	defer db.Close()
 	r := reserve(t, db, cfe.ETicket)
-	zeroDataPages(t, path)
+	testtool.ZeroStoreDataPages(t, path)
 	err = db.Commit(ctx, r, issuedFor(r, "despues-del-dano", signAt))
 	wantCode(t, err, cfe.EUNAVAILABLE)
 	if !errors.Is(err, store.ErrDamaged) || !errors.Is(db.Damaged(), store.ErrDamaged) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 // TestAgent_DamagedStoreNeverPanics is item 4 of issue 17: a store whose
@@ -25,15 +27,7 @@ func TestAgent_DamagedStoreNeverPanics(t *testing.T) {
 	a.stop(t)
 
 	path := storeFile(dataDir)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := os.Getpagesize()
-	clear(b[2*ps:]) // every page but the two meta pages
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testtool.ZeroStoreDataPages(t, path) // every page but the two meta pages
 
 	for _, args := range [][]string{
 		{"serve", "--listen", "127.0.0.1:0"},
@@ -78,20 +72,7 @@ func TestAgent_StoreDamagedWhileServing(t *testing.T) {
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
 	signTickets(t, a.baseURL, "antes", 1, 2)
 
-	path := storeFile(dataDir)
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := int64(os.Getpagesize())
-	if _, err := f.WriteAt(make([]byte, fi.Size()-2*ps), 2*ps); err != nil {
-		t.Fatal(err)
-	}
-	_ = f.Close()
+	testtool.ZeroStoreDataPages(t, storeFile(dataDir))
 
 	for _, uuid := range []string{"despues-del-dano", "antes-0"} {
 		var req map[string]any

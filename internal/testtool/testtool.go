@@ -161,3 +161,24 @@ func BrowserProfile(t testing.TB) string {
 	})
 	return dir
 }
+
+// ZeroStoreDataPages zeroes every page of the bbolt file at path but its two
+// meta pages: the damage of a disk that lost the data but kept the header. It
+// writes in place, so a store that has the file open (bbolt maps it shared)
+// sees the damage too.
+func ZeroStoreDataPages(t testing.TB, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ps := int64(os.Getpagesize())
+	if _, err := f.WriteAt(make([]byte, fi.Size()-2*ps), 2*ps); err != nil {
+		t.Fatal(err)
+	}
+}
