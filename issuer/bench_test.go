@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -208,4 +209,62 @@ func timeParallel(workers, total int, fn func() error) time.Duration {
 	}
 	wg.Wait()
 	return time.Since(start)
+}
+
+// BenchmarkIssue8WithRetryingClient is BenchmarkIssue8 while one more client
+// retries a request the agent refuses (a uuid of 300 characters: issue 14's
+// reproduction 1), once a millisecond and as fast as it can. Compare its
+// ns/op with BenchmarkIssue8's: a refused request takes no number, so it only
+// costs the processor time of decoding and refusing it (an unpaced client
+// keeps one of this machine's two cores busy by itself).
+func BenchmarkIssue8WithRetryingClient(b *testing.B) {
+	for _, pace := range []time.Duration{time.Millisecond, 0} {
+		name := "every-" + pace.String()
+		if pace == 0 {
+			name = "unpaced"
+		}
+		b.Run(name, func(b *testing.B) { benchIssue8Retrying(b, pace) })
+	}
+}
+
+func benchIssue8Retrying(b *testing.B, pace time.Duration) {
+	h := newHarness(b)
+	tuned(b)
+	body := requestJSON(cfe.ETicket, "")
+	bad := requestJSON(cfe.ETicket, strings.Repeat("x", 300))
+	stop := make(chan struct{})
+	var refused atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(pace):
+			}
+			if _, err := h.iss.Issue(context.Background(), decode(b, bad)); cfe.RespuestaOf(err) != cfe.RespRechazoValidacion {
+				b.Errorf("the retried request got %v", err)
+				return
+			}
+			refused.Add(1)
+		}
+	}()
+	var n atomic.Int64
+	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := decode(b, body)
+			req.UUID = fmt.Sprint("bench8r-", n.Add(1))
+			if _, err := h.iss.Issue(context.Background(), req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	close(stop)
+	<-done
+	b.ReportMetric(float64(refused.Load())/b.Elapsed().Seconds(), "refusals/s")
 }
