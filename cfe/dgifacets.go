@@ -14,10 +14,10 @@ import (
 // reserved. dgifacets_gen.go, generated from the embedded schemas
 // (assets/xsd), gives the type of every element of simple content a CFE can
 // carry: code lists (currencies, countries, indicators), patterns, lengths,
-// digit limits and bounds. The check builds the document exactly as BuildXML
-// does, with placeholders for what numbering fills in later, and tests the
+// digit limits and bounds. The check walks the content models BuildXML writes
+// from, with placeholders for what numbering fills in later, and tests the
 // text of every element it would write against its element's type, so that
-// no element escapes it.
+// no element escapes it (TestCheckXSDFacets_seesWhatBuildXMLWrites).
 
 // xsdBase is the built-in type a simple type derives from.
 type xsdBase uint8
@@ -182,7 +182,8 @@ func canonicalNumber(s string, frac bool) (string, bool) {
 	if intPart == "" && fracPart == "" {
 		return "0", true
 	}
-	if intPart == "" {
+	zeroAdded := intPart == "" // ".5" is "0.5"
+	if zeroAdded {
 		intPart = "0"
 	}
 	n := len(intPart)
@@ -192,7 +193,7 @@ func canonicalNumber(s string, frac bool) (string, bool) {
 	if neg {
 		n++
 	}
-	if n == len(s) { // nothing was dropped: s is canonical
+	if n == len(s) && !zeroAdded && s[0] != '+' { // nothing dropped or added: s is canonical
 		return s, true
 	}
 	c := intPart

@@ -299,3 +299,26 @@ func TestValidate_xsdFacetsReportCausesNotConsequences(t *testing.T) {
 		t.Errorf("%d field errors, want the line's indicator and the currency:\n%s", n, describeFields(ErrorFields(err)))
 	}
 }
+
+func TestCanonicalNumber(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		frac bool
+		want string
+		ok   bool
+	}{
+		{"12.5", true, "12.5", true},
+		{"+.5", true, "0.5", true},
+		{"-.50", true, "-0.5", true},
+		{"007", false, "7", true},
+		{"-0.00", true, "0", true},
+		{"5.", true, "5", true},
+		{"1.5", false, "", false},
+		{"1e3", true, "", false},
+	} {
+		got, ok := canonicalNumber(tc.in, tc.frac)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("canonicalNumber(%q, %v) = %q, %v; want %q, %v", tc.in, tc.frac, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -145,11 +145,7 @@ const MaxListedFields = 20
 // errors to a client goes through it, so that a request with thousands of
 // faults gets a small answer.
 func ListedFields(err error) []FieldError {
-	return CapFields(ErrorFields(err))
-}
-
-// CapFields is ListedFields for a list of field errors.
-func CapFields(fields []FieldError) []FieldError {
+	fields := ErrorFields(err)
 	if len(fields) <= MaxListedFields {
 		if fields == nil {
 			return []FieldError{}

@@ -531,7 +531,7 @@ func (m *mapper) globals(gs []RequestGlobalAdjust, items []Item) []GlobalAdjust 
 			case !g.Valor.Equal(g.Valor.Truncate(3)) || g.Valor.GreaterThanOrEqual(decimal.NewFromInt(1000)):
 				m.add(globalPath(i, "valor"), "con tipo 2 es un porcentaje: hasta 3 enteros y 3 decimales")
 			default:
-				value = GlobalPercentAmount(items, g.IndicadorFacturacion, g.Valor)
+				value = globalPercentAmount(items, g.IndicadorFacturacion, g.Valor)
 			}
 		}
 		out[i] = GlobalAdjust{NroLinDR: i + 1, TpoMovDR: g.TipoMovimiento, TpoDR: g.Tipo, CodDR: g.Codigo,

@@ -33,7 +33,7 @@ import (
 // recargo", an amount with two decimals, and C112-C118 and C129 add or
 // subtract ∑ D-C6 itself. So ValorDR is always an amount, also with TpoDR 2
 // (D-C3 "%"), which then only says that the amount derives from a percentage:
-// a request's percentage (tipo 2) is converted by GlobalPercentAmount before
+// a request's percentage (tipo 2) is converted by globalPercentAmount before
 // the document is built.
 
 // TaxConfig holds the tax settings that come from configuration, not from the request.
@@ -160,11 +160,11 @@ func globalAmount(g *GlobalAdjust) decimal.Decimal {
 	return g.ValorDR
 }
 
-// GlobalPercentAmount returns the ValorDR of a global discount or surcharge
+// globalPercentAmount returns the ValorDR of a global discount or surcharge
 // given as pct percent (TpoDR 2) on the lines of indicator ind:
 // round(Σ B-C24 of those lines × pct / 100). The base is the lines only, not
 // other global adjustments, so the order of zone D does not matter.
-func GlobalPercentAmount(items []Item, ind int, pct decimal.Decimal) decimal.Decimal {
+func globalPercentAmount(items []Item, ind int, pct decimal.Decimal) decimal.Decimal {
 	base := decimal.Zero
 	for i := range items {
 		if items[i].IndFact == ind {

@@ -371,7 +371,7 @@ func TestGlobalPercentAmount(t *testing.T) {
 		{2, "0.0051", "0.01"},  // 0.00509949 → 0.01
 	}
 	for _, tt := range tests {
-		got := GlobalPercentAmount(items, tt.ind, dec(tt.pct))
+		got := globalPercentAmount(items, tt.ind, dec(tt.pct))
 		if !got.Equal(dec(tt.want)) {
 			t.Errorf("%s %% of indicator %d = %s, want %s", tt.pct, tt.ind, got, tt.want)
 		}

@@ -49,12 +49,7 @@ func Validate(c *CFE, tax TaxConfig) error {
 	}
 	v := &validator{c: c, tax: tax, info: info, fam: info.Element, totals: computed}
 	v.probs = append(v.probs, ErrorFields(err)...)
-	if !validXMLText(c.Adenda) {
-		v.add("adenda", invalidChars)
-	}
-	if n := utf8.RuneCountInString(c.Adenda); n > MaxAdenda {
-		v.add("adenda", "como máximo %d caracteres (tiene %d)", MaxAdenda, n)
-	}
+	v.text("adenda", c.Adenda, MaxAdenda, false)
 	v.idDoc()
 	v.emisor(&v.c.Emisor, "cfe.emisor.")
 	v.receptor()

@@ -257,10 +257,10 @@ func unwrapPathError(err error) error {
 type issuerSigner struct{ a *agent }
 
 func (s issuerSigner) Sign(unsigned []byte) ([]byte, string, error) {
-	if err := s.Ready(); err != nil {
-		return nil, "", err
+	if s.a.signer == nil {
+		return nil, "", s.unavailable()
 	}
-	signed, err := s.a.signer.SignCanonical(unsigned)
+	signed, err := s.a.signer.SignCanonical(unsigned) // checks the validity itself
 	if err != nil {
 		return nil, "", err
 	}
@@ -271,10 +271,15 @@ func (s issuerSigner) Sign(unsigned []byte) ([]byte, string, error) {
 // could not be loaded, or one outside its validity, refuses the request then.
 func (s issuerSigner) Ready() error {
 	if s.a.signer == nil {
-		return &cfe.Error{Code: cfe.EUNAVAILABLE, Respuesta: cfe.RespCertificado,
-			Message: cfe.ErrorMessage(s.a.certErr), Err: s.a.certErr}
+		return s.unavailable()
 	}
 	return s.a.signer.Ready()
+}
+
+// unavailable is the refusal when no certificate could be loaded.
+func (s issuerSigner) unavailable() error {
+	return &cfe.Error{Code: cfe.EUNAVAILABLE, Respuesta: cfe.RespCertificado,
+		Message: cfe.ErrorMessage(s.a.certErr), Err: s.a.certErr}
 }
 
 func taxConfig(t profiles.Tax) cfe.TaxConfig {

@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/beevik/etree"
+
+	"github.com/cfe-agent/cfe-agent/assets"
 )
 
 const (
@@ -33,7 +35,7 @@ const (
 
 // Entry is the schema file Generate starts from and its root element.
 const (
-	Entry     = "CFEDGI.xsd"
+	Entry     = assets.SchemaCFE
 	RootElem  = "CFE"
 	Generated = "dgifacets_gen.go"
 )
