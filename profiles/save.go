@@ -9,13 +9,13 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/durable"
 )
 
 // defaultYAML is the commented configuration written on first run.
@@ -23,11 +23,8 @@ import (
 //go:embed default.yaml
 var defaultYAML []byte
 
-// File and directory modes: the configuration holds secrets.
-const (
-	fileMode = 0o600
-	dirMode  = 0o700
-)
+// The configuration holds secrets: durable.WriteFile gives it mode 0600 and
+// its directory 0700.
 
 // EnsureDefault writes the default configuration (one sandbox profile with
 // DGI's test company) to dataDir/config.yaml when that file does not exist,
@@ -42,7 +39,7 @@ func EnsureDefault(dataDir string) (cfg *Config, created bool, err error) {
 		cfg, err = Load(dataDir)
 		return cfg, false, err
 	}
-	switch err := writeFile(filepath.Join(dataDir, FileName), defaultYAML, false); {
+	switch err := durable.WriteFile(filepath.Join(dataDir, FileName), defaultYAML, false); {
 	case err == nil:
 		created = true
 	case !errors.Is(err, fs.ErrExist):
@@ -68,7 +65,7 @@ func Save(dataDir string, cfg *Config) error {
 	if err := enc.Encode(cfg); err != nil {
 		return fmt.Errorf("%s: encoding: %w", op, err)
 	}
-	if err := writeFile(filepath.Join(dataDir, FileName), buf.Bytes(), true); err != nil {
+	if err := durable.WriteFile(filepath.Join(dataDir, FileName), buf.Bytes(), true); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
@@ -120,7 +117,7 @@ func editFile(op, dataDir string, edit func(doc *yaml.Node) error) error {
 	if err := enc.Encode(&doc); err != nil {
 		return fmt.Errorf("%s: encoding: %w", op, err)
 	}
-	if err := writeFile(path, buf.Bytes(), true); err != nil {
+	if err := durable.WriteFile(path, buf.Bytes(), true); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
@@ -144,58 +141,4 @@ func setActive(doc *yaml.Node, name string) error {
 	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "active"}
 	root.Content = append([]*yaml.Node{key, value}, root.Content...)
 	return nil
-}
-
-// writeFile writes data to path through a temporary file in the same
-// directory, synced before it takes path's name, so that path never holds a
-// partial file. With replace, an existing file is replaced (rename);
-// without, an existing file is kept and the error wraps fs.ErrExist (link).
-// The file gets mode 0600 and a missing directory 0700.
-func writeFile(path string, data []byte, replace bool) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
-	if err != nil {
-		return err
-	}
-	// After a rename this removes nothing; after a link, the extra name.
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if replace {
-		err = os.Rename(tmp.Name(), path)
-	} else {
-		err = os.Link(tmp.Name(), path)
-	}
-	if err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename or link in dir durable. Windows cannot sync a
-// directory, and its renames are journaled.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/durable"
 )
 
 // The numbering journal is a small file kept outside the store file (see
@@ -104,41 +104,12 @@ func (j *journal) write(entries map[seqKey]journalEntry, clean bool, now time.Ti
 	if err != nil {
 		return err
 	}
-	if err := writeFileSync(j.path, append(data, '\n')); err != nil {
+	if err := durable.WriteFile(j.path, append(data, '\n'), true); err != nil {
 		j.broken = err
 		return err
 	}
 	j.entries, j.broken = entries, nil
 	return nil
-}
-
-// writeFileSync writes data to path atomically and durably.
-func writeFileSync(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	dir, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
 }
 
 // cover makes the journal bound every number of batch before the committer
