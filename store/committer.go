@@ -2,9 +2,9 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -153,7 +153,9 @@ func (db *DB) write(batch []*slot) {
 		db.transactions.Add(1)
 	}
 
-	db.writes.record(txErr, now)
+	if !errors.Is(txErr, ErrDamaged) { // a damaged file is no disk failure: it has its own error
+		db.writes.record(txErr, now)
+	}
 
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -163,7 +165,7 @@ func (db *DB) write(batch []*slot) {
 		switch {
 		case txErr != nil:
 			q.remove(s.res.Nro, wall)
-			s.finish(commitFailed(txErr, filepath.Dir(db.path)))
+			s.finish(db.commitFailed(txErr))
 		case deferred[i]:
 			s.state = slotQueued
 		case results[i] != nil:

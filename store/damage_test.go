@@ -245,6 +245,10 @@ func TestDB_CommitOnDamagedFile(t *testing.T) {
 	if !errors.Is(err, store.ErrDamaged) || !errors.Is(db.Damaged(), store.ErrDamaged) {
 		t.Fatalf("Commit = %v, Damaged() = %v; want both to be the damaged error", err, db.Damaged())
 	}
+	wantDamaged(t, err, path) // the damaged file's message, not the full disk's
+	if h := db.WriteHealth(); h.LastError != "" {
+		t.Errorf("the damage was recorded as a disk write failure: %+v", h)
+	}
 	_, err = db.FindByUUID(ctx, img.uuids[0])
 	wantDamaged(t, err, path)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"path/filepath"
 	"sync"
 	"time"
@@ -68,8 +69,13 @@ func writeFailure(err error) string {
 // commitFailed is the error every CFE of a failed commit transaction gets:
 // retryable, nothing signed is kept and its number was given back. It
 // carries RespErrorInterno explicitly, which tells the local module that
-// Message is meant for the cashier (see localapi's rejection).
-func commitFailed(err error, dir string) *cfe.Error {
+// Message is meant for the cashier (see localapi's rejection). A transaction
+// that met a damaged file gets the damaged error instead.
+func (db *DB) commitFailed(err error) *cfe.Error {
+	if errors.Is(err, ErrDamaged) {
+		return asDamaged("store.Commit", db.path, err)
+	}
+	dir := filepath.Dir(db.path)
 	return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "store.Commit", Err: err, Respuesta: cfe.RespErrorInterno,
 		Message: "no se pudo guardar el comprobante: " + writeFailure(err) + " (" + dir + "). " +
 			"No se firmó ni se consumió ningún número; libere espacio o revise el disco y reintente con el mismo uuid"}
