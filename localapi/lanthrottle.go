@@ -13,28 +13,18 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/throttle"
 )
 
-// Default throttle of wrong LAN tokens: 10 failures at once per address,
-// then one more try every 6 s; at most 4096 addresses tracked.
-const (
-	DefaultLANFailures    = 10
-	DefaultLANFailWindow  = time.Minute
-	defaultLANThrottleMax = 4096
-)
+// defaultLANThrottleMax caps the addresses the LAN throttle tracks.
+const defaultLANThrottleMax = 4096
 
 // errThrottled is the cause of a request refused because its address sent
 // too many wrong tokens (429).
 var errThrottled = errors.New("too many failed authentications")
 
-// newLANThrottle returns the throttle of wrong LAN tokens configured by lan.
+// newLANThrottle returns the throttle of wrong LAN tokens configured by lan:
+// by default 10 failures at once per address, then one more try every 6 s
+// (throttle.New's defaults).
 func newLANThrottle(lan LANConfig) *throttle.Throttle {
-	l := throttle.Limits{Failures: lan.MaxFailures, Window: lan.FailureWindow, MaxAddrs: defaultLANThrottleMax}
-	if l.Failures <= 0 {
-		l.Failures = DefaultLANFailures
-	}
-	if l.Window <= 0 {
-		l.Window = DefaultLANFailWindow
-	}
-	return throttle.New(l)
+	return throttle.New(throttle.Limits{Failures: lan.MaxFailures, Window: lan.FailureWindow, MaxAddrs: defaultLANThrottleMax})
 }
 
 // lanThrottled answers 429 with Retry-After, and returns true, when the
@@ -48,24 +38,37 @@ func (s *Server) lanThrottled(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	retry, blocked := s.lanFails.Blocked(ap.Addr(), s.now())
-	if !blocked {
-		return false
+	if blocked {
+		s.refuseThrottled(w, r, retry)
 	}
-	secs := max(int((retry+time.Second-1)/time.Second), 1)
+	return blocked
+}
+
+// refuseThrottled answers 429 with Retry-After for an address out of tries.
+func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, retry time.Duration) {
+	secs := throttle.RetryAfter(retry)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	s.refuse(w, r, "too many wrong LAN tokens", &cfe.Error{Code: cfe.EUNAUTHORIZED, Err: errThrottled,
 		Message: fmt.Sprintf("demasiados intentos con un token de terminal incorrecto desde esta dirección; reintente en %d segundos", secs),
 		Fields:  []cfe.FieldError{{Campo: "Authorization", Mensaje: "verifique el token configurado en la terminal"}}})
-	return true
 }
 
-// lanFailed counts a wrong or missing LAN token from the caller's address.
-func (s *Server) lanFailed(r *http.Request) {
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		s.lanFails.Fail(ap.Addr(), s.now())
-		if _, blocked := s.lanFails.Blocked(ap.Addr(), s.now()); blocked {
-			s.log.LogAttrs(r.Context(), slog.LevelWarn, "LAN caller throttled after wrong tokens",
-				slog.String("remote", ap.Addr().Unmap().String()))
-		}
+// lanFailed counts a wrong or missing LAN token from the caller's address
+// and reports whether the address had no try left for it: then it has
+// answered 429, and the caller answers nothing (a wrong token is told apart
+// from a right one only within the address's tries).
+func (s *Server) lanFailed(w http.ResponseWriter, r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
 	}
+	retry, blocked := s.lanFails.Fail(ap.Addr(), s.now())
+	if _, out := s.lanFails.Blocked(ap.Addr(), s.now()); out { // this failure used the last try, or found none
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "LAN caller throttled after wrong tokens",
+			slog.String("remote", ap.Addr().Unmap().String()))
+	}
+	if blocked {
+		s.refuseThrottled(w, r, retry)
+	}
+	return blocked
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,41 @@ func TestSecurity_LANThrottlePipeline(t *testing.T) {
 	clock = clock.Add(30 * time.Second)
 	if rec := send("/state", "192.0.2.10:3", token); rec.Code != http.StatusOK {
 		t.Fatalf("after Retry-After: status %d, want 200", rec.Code)
+	}
+}
+
+// TestSecurity_LANThrottleConcurrent sends a burst of wrong tokens from one
+// address at once: however they interleave, no more of them are told
+// "wrong token" (401) than the address has tries; the rest are told to wait.
+func TestSecurity_LANThrottleConcurrent(t *testing.T) {
+	const tries, burst = 5, 60
+	clock := time.Date(2026, 5, 14, 15, 4, 5, 0, time.UTC)
+	s := NewServer(ServerConfig{Listen: "127.0.0.1:0", Issuer: noIssuer{}, State: emptyState{},
+		Now: func() time.Time { return clock },
+		LAN: LANConfig{Enabled: true, Tokens: []string{"terminal-token-0123456789"}, MaxFailures: tries, FailureWindow: time.Hour}})
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	codes := make(chan int, burst)
+	start := make(chan struct{})
+	for i := range burst {
+		go func() {
+			<-start
+			req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/state", nil)
+			req.RemoteAddr = "192.0.2.20:" + strconv.Itoa(1000+i)
+			req.Header.Set("X-CFE-Token", "guess-"+strconv.Itoa(i))
+			rec := httptest.NewRecorder()
+			s.handler.ServeHTTP(rec, req)
+			codes <- rec.Code
+		}()
+	}
+	close(start)
+	count := map[int]int{}
+	for range burst {
+		count[<-codes]++
+	}
+	if count[http.StatusUnauthorized] != tries || count[http.StatusTooManyRequests] != burst-tries {
+		t.Fatalf("answers %v: want %d × 401 and %d × 429", count, tries, burst-tries)
 	}
 }

@@ -236,12 +236,18 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 		case s.lanThrottled(w, r):
 			return
 		case !s.tokens.contains(presentedToken(r)):
-			s.lanFailed(r)
+			if s.lanFailed(w, r) {
+				return // other wrong tokens from the address used its last try meanwhile
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cfe-agent"`)
 			s.refuse(w, r, "missing or invalid LAN token", &cfe.Error{Code: cfe.EUNAUTHORIZED,
 				Message: "se requiere el token de la terminal para usar el módulo local desde otro equipo",
 				Fields: []cfe.FieldError{{Campo: "Authorization",
 					Mensaje: "envíe Authorization: Bearer <token> o " + headerToken + ": <token>"}}})
+			return
+		case s.lanThrottled(w, r):
+			// A right token, but wrong ones from the same address used its
+			// tries while it was checked: the answer must not tell them apart.
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -97,8 +97,8 @@ type LANConfig struct {
 	AllowedHosts []string
 	// MaxFailures wrong or missing tokens from one address, without pause, make
 	// it wait (429 with Retry-After, valid token or not); it then earns one
-	// try every FailureWindow/MaxFailures. DefaultLANFailures and
-	// DefaultLANFailWindow when zero.
+	// try every FailureWindow/MaxFailures. 10 and one minute when
+	// zero.
 	MaxFailures   int
 	FailureWindow time.Duration
 }

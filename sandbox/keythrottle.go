@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
@@ -18,7 +19,7 @@ type KeyFailureLimits struct {
 	Window   time.Duration
 }
 
-// DefaultKeyFailureLimits are used when Config.KeyFailureLimits is zero.
+// DefaultKeyFailureLimits give each zero field of Config.KeyFailureLimits.
 var DefaultKeyFailureLimits = KeyFailureLimits{Failures: 20, Window: time.Minute}
 
 // keyThrottleMaxAddrs caps the addresses the key throttle tracks.
@@ -28,10 +29,8 @@ const keyThrottleMaxAddrs = 16384
 const codeKeyFailures = "api_key_failures_rate_limited"
 
 func newKeyThrottle(l KeyFailureLimits) *throttle.Throttle {
-	if l == (KeyFailureLimits{}) {
-		l = DefaultKeyFailureLimits
-	}
-	return throttle.New(throttle.Limits{Failures: l.Failures, Window: l.Window, MaxAddrs: keyThrottleMaxAddrs})
+	return throttle.New(throttle.Limits{Failures: cmp.Or(l.Failures, DefaultKeyFailureLimits.Failures),
+		Window: cmp.Or(l.Window, DefaultKeyFailureLimits.Window), MaxAddrs: keyThrottleMaxAddrs})
 }
 
 // keyThrottled answers 429, and returns true, when the caller's address has
@@ -40,15 +39,26 @@ func newKeyThrottle(l KeyFailureLimits) *throttle.Throttle {
 func (s *Server) keyThrottled(w http.ResponseWriter, r *http.Request) bool {
 	retry, blocked := s.keyFails.Blocked(s.clientAddr(r), s.now())
 	if blocked {
-		s.metrics.keyFailuresBlocked.Add(1)
-		writeTooMany(w, r, codeKeyFailures, "demasiadas API keys inválidas desde esta dirección; intente más tarde", retry)
+		s.refuseKeyThrottled(w, r, retry)
 	}
 	return blocked
 }
 
-// keyFailed counts an API key that did not authenticate.
-func (s *Server) keyFailed(r *http.Request, err error) {
-	if cfe.ErrorCode(err) == cfe.EUNAUTHORIZED {
-		s.keyFails.Fail(s.clientAddr(r), s.now())
+func (s *Server) refuseKeyThrottled(w http.ResponseWriter, r *http.Request, retry time.Duration) {
+	s.metrics.keyFailuresBlocked.Add(1)
+	writeTooMany(w, r, codeKeyFailures, "demasiadas API keys inválidas desde esta dirección; intente más tarde", retry)
+}
+
+// keyFailed counts an API key that did not authenticate (err), and reports
+// whether the address had no try left for it: then it has answered 429, so
+// that concurrent guesses learn no more outcomes than the address has tries.
+func (s *Server) keyFailed(w http.ResponseWriter, r *http.Request, err error) bool {
+	if cfe.ErrorCode(err) != cfe.EUNAUTHORIZED {
+		return false
 	}
+	retry, blocked := s.keyFails.Fail(s.clientAddr(r), s.now())
+	if blocked {
+		s.refuseKeyThrottled(w, r, retry)
+	}
+	return blocked
 }

@@ -80,8 +80,12 @@ func (s *Server) authenticated(mode authMode, onErr func(http.ResponseWriter, *h
 				return
 			}
 			p, err = s.authKey(key)
-			s.keyFailed(r, err)
-			if err == nil && !s.admitKey(w, r, p.key) {
+			if s.keyFailed(w, r, err) {
+				return
+			}
+			// A valid key is decided after the failures counted while it was
+			// checked (keyThrottled again): the answer must not tell it apart.
+			if err == nil && (s.keyThrottled(w, r) || !s.admitKey(w, r, p.key)) {
 				return
 			}
 		case token != "":

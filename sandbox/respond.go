@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/throttle"
 )
 
 // statusOf is the one table from error code to HTTP status.
@@ -76,10 +77,7 @@ func writeTooMany(w http.ResponseWriter, r *http.Request, code, msg string, retr
 	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: msg, Code: code, Details: []cfe.FieldError{}, RequestID: requestID(r)})
 }
 
-func retrySeconds(d time.Duration) int {
-	s := int((d + time.Second - 1) / time.Second)
-	return max(s, 1)
-}
+func retrySeconds(d time.Duration) int { return throttle.RetryAfter(d) }
 
 // decodeJSON reads a JSON body into v, refusing unknown shapes with EINVALID.
 func decodeJSON(r *http.Request, v any) error {

@@ -7,9 +7,16 @@
 // Window/Failures, so that over any Window it gets at most about
 // 2×Failures tries. Addresses are kept exactly (an IPv6 /64 is not
 // grouped), so a caller never pays for a neighbour's failures. The table is
-// bounded: an address whose bucket is full again is forgotten, and when
-// MaxAddrs addresses are tracked a new one replaces the one whose last
-// failure is oldest. State lives in memory; a restart forgets it.
+// bounded: when MaxAddrs addresses are tracked, a new one makes room by
+// forgetting the addresses whose bucket is full again or, when none is, the
+// one whose last failure is oldest. State lives in memory; a restart forgets
+// it.
+//
+// Concurrent attempts: a caller asks Blocked before it checks a credential,
+// and after the check either Fail (which consumes a try atomically and says
+// whether there was one) or, for a valid credential, Blocked again. So
+// however many attempts an address sends at once, at most as many outcomes
+// as it has tries are revealed: the others are answered "wait".
 //
 // The local module (localapi, wrong LAN tokens) and the sandbox (invalid
 // API keys) both use it.
@@ -74,15 +81,17 @@ func (t *Throttle) Blocked(a netip.Addr, now time.Time) (time.Duration, bool) {
 	if e == nil {
 		return 0, false
 	}
-	tokens := e.bucket.TokensAt(now)
-	if tokens >= 1 {
+	if e.bucket.TokensAt(now) >= 1 {
 		return 0, false
 	}
-	return time.Duration((1 - tokens) / float64(t.every) * float64(time.Second)), true
+	return t.waitLocked(e, now), true
 }
 
-// Fail records a failed authentication from a at now.
-func (t *Throttle) Fail(a netip.Addr, now time.Time) {
+// Fail records a failed authentication from a at now. blocked reports that
+// a had no try left for it (another attempt of a used the last one
+// meanwhile): the caller answers "wait", not "wrong credential", and retry
+// says for how long.
+func (t *Throttle) Fail(a netip.Addr, now time.Time) (retry time.Duration, blocked bool) {
 	a = a.Unmap()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -95,7 +104,21 @@ func (t *Throttle) Fail(a netip.Addr, now time.Time) {
 		t.addrs[a] = e
 	}
 	e.last = now
-	e.bucket.AllowN(now, 1) // an empty bucket stays empty: Blocked says how long
+	if e.bucket.AllowN(now, 1) { // an empty bucket stays empty
+		return 0, false
+	}
+	return t.waitLocked(e, now), true
+}
+
+// waitLocked is how long until e has a try again. The caller holds t.mu.
+func (t *Throttle) waitLocked(e *entry, now time.Time) time.Duration {
+	return time.Duration((1 - e.bucket.TokensAt(now)) / float64(t.every) * float64(time.Second))
+}
+
+// RetryAfter is a wait as the Retry-After header gives it: whole seconds,
+// rounded up, at least 1.
+func RetryAfter(d time.Duration) int {
+	return max(int((d+time.Second-1)/time.Second), 1)
 }
 
 // Len returns how many addresses are tracked.
