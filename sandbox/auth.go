@@ -251,6 +251,9 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 			return errBadRefresh
 		}
 		if !sameHash(sess.RefreshHash, old) {
+			if !sess.rotatedLive(old, now) {
+				return errBadRefresh // an exchanged token past its own expiry proves nothing
+			}
 			reused = true
 			return putSession(tx, sess, sess.end()...)
 		}

@@ -228,6 +228,16 @@ func TestRefresh_ReuseRevokesFamily(t *testing.T) {
 		refresh(s1.RefreshToken).expect(t, http.StatusUnauthorized)
 		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(s3.Token)...).expect(t, http.StatusOK)
 	})
+	t.Run("an expired rotated token does not end the session it was exchanged in", func(t *testing.T) {
+		s1 := e.login("ana", anaPassword)
+		var s2, s3 sandbox.TokenResponse
+		e.clock.Advance(29 * 24 * time.Hour)
+		refresh(s1.RefreshToken).expect(t, http.StatusOK).decode(t, &s2) // s2 lives 30 days more
+		e.clock.Advance(2 * 24 * time.Hour)                              // s1 is past its own expiry
+		refresh(s1.RefreshToken).expect(t, http.StatusUnauthorized)
+		refresh(s2.RefreshToken).expect(t, http.StatusOK).decode(t, &s3)
+		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(s3.Token)...).expect(t, http.StatusOK)
+	})
 }
 
 func TestRevoke(t *testing.T) {

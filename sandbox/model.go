@@ -94,6 +94,18 @@ type Session struct {
 	Rotated []RotatedRefresh `json:"rotated,omitempty"`
 }
 
+// rotatedLive reports whether hash is a refresh token s already exchanged
+// that would still be valid at now: only such a token's reuse means it was
+// copied (the list is pruned at rotations only, so it may hold expired ones).
+func (s *Session) rotatedLive(hash string, now time.Time) bool {
+	for _, r := range s.Rotated {
+		if sameHash(r.Hash, hash) {
+			return now.Before(r.Expires)
+		}
+	}
+	return false
+}
+
 // RotatedRefresh is a refresh token a session already exchanged.
 type RotatedRefresh struct {
 	Hash    string    `json:"hash"`
