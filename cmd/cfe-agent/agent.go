@@ -130,9 +130,11 @@ func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agen
 
 // journalPath is where the numbering journal of a profile lives: in the data
 // directory but outside the store's folder, so that losing or replacing the
-// store file (or its folder) leaves it (docs/numbering.md).
+// store file (or its folder) leaves it (docs/numbering.md). Its folder is the
+// profile's own: a folder without the journal means this profile's journal
+// was lost, not that another profile ran before (HoldWithoutJournal).
 func journalPath(dataDir string, env profiles.Environment, profile string) string {
-	return filepath.Join(dataDir, "numbering", string(env), strings.ToLower(profile)+".json")
+	return filepath.Join(dataDir, "numbering", string(env), strings.ToLower(profile), "journal.json")
 }
 
 // Close releases what openAgent opened.

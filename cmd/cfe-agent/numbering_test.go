@@ -21,7 +21,7 @@ func storeFile(dataDir string) string {
 }
 
 func journalFile(dataDir string) string {
-	return filepath.Join(dataDir, "numbering", "sandbox", "sandbox.json")
+	return filepath.Join(dataDir, "numbering", "sandbox", "sandbox", "journal.json")
 }
 
 // signTicket signs the example e-Ticket under uuid and returns the answer.
