@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -53,6 +54,9 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 	if upTo == 0 && db.hold != nil {
 		// "None": while numbering is held, the technician confirms that no
 		// other system used numbers of the serie beyond what the store has.
+		if !slices.ContainsFunc(db.ranges[t], func(r cfe.CAERange) bool { return r.Serie == serie }) {
+			return invalid(op, field("serie", "no hay ningún rango CAE cargado del tipo %d serie %s", int(t), serie))
+		}
 		return db.releaseLocked(ctx, op, k, reason)
 	}
 	var r *cfe.CAERange
@@ -73,14 +77,24 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 	if upTo <= q.last {
 		return invalid(op, field("hasta", "el último número usado del tipo %d serie %s ya es %d", int(t), serie, q.last))
 	}
-	err := db.update(ctx, op, func(tx *bolt.Tx) error {
-		// While numbering is held, the numbers after the store's last one were
-		// used by the file that was lost: they follow the store's, nothing
-		// interleaves.
+	// While numbering is held, the numbers after the store's last one were
+	// used by the file that was lost: they follow the store's, nothing
+	// interleaves. (db.mu is held: no commit can change this meanwhile.)
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
 		if used := usedIn(tx, k, *r); used > 0 && db.hold == nil {
 			return &cfe.Error{Code: cfe.ECONFLICT, Op: op,
 				Message: fmt.Sprintf("el agente ya firmó %d comprobantes en el rango %s; los números usados por otro sistema deben registrarse antes de emitir en el rango", used, r.ID)}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// The journal first, as the committer does: a failure changes nothing.
+	if err := db.raiseJournal(op, db.opts.Now(), SeqNumber{Type: t, Serie: serie, Last: upTo}); err != nil {
+		return err
+	}
+	err = db.update(ctx, op, func(tx *bolt.Tx) error {
 		if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord{Type: t, Serie: serie, Last: upTo}); err != nil {
 			return err
 		}
@@ -91,10 +105,5 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 		return err
 	}
 	q.last = upTo
-	if db.journal != nil {
-		if err := db.journal.raise(k, upTo, db.opts.Now()); err != nil {
-			return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err, Message: "no se pudo escribir el diario de numeración"}
-		}
-	}
 	return db.releaseLocked(ctx, op, k, reason)
 }

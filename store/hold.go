@@ -287,13 +287,22 @@ func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []SeqNum
 	}
 	now := db.opts.Now()
 	var raised []SeqNumber
-	err := db.update(ctx, op, func(tx *bolt.Tx) error {
-		for _, l := range lasts {
-			k := seqKey{l.Type, l.Serie}
-			if l.Last <= db.seq(k).last {
-				continue
-			}
+	for _, l := range lasts {
+		if l.Last > db.seq(seqKey{l.Type, l.Serie}).last {
 			raised = append(raised, l)
+		}
+	}
+	if len(raised) == 0 && db.hold == nil {
+		return nil
+	}
+	// The journal first, as the committer does: it must bound every number
+	// before the store has it, and a failure here changes nothing.
+	if err := db.raiseJournal(op, now, raised...); err != nil {
+		return err
+	}
+	err := db.update(ctx, op, func(tx *bolt.Tx) error {
+		for _, l := range raised {
+			k := seqKey{l.Type, l.Serie}
 			if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord(l)); err != nil {
 				return err
 			}
@@ -316,11 +325,18 @@ func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []SeqNum
 	db.hold = nil
 	for _, l := range raised {
 		db.seq(seqKey{l.Type, l.Serie}).last = l.Last
-		if db.journal != nil {
-			if err := db.journal.raise(seqKey{l.Type, l.Serie}, l.Last, now); err != nil {
-				return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err, Message: "no se pudo escribir el diario de numeración"}
-			}
-		}
+	}
+	return nil
+}
+
+// raiseJournal raises the numbering journal's marks to lasts, when the store
+// keeps one. The caller holds db.mu.
+func (db *DB) raiseJournal(op string, now time.Time, lasts ...SeqNumber) error {
+	if db.journal == nil || len(lasts) == 0 {
+		return nil
+	}
+	if err := db.journal.raise(now, lasts...); err != nil {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err, Message: "no se pudo escribir el diario de numeración"}
 	}
 	return nil
 }

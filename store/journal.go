@@ -162,15 +162,18 @@ func (j *journal) cover(batch []*slot, now time.Time) error {
 
 // raise records that sequence k has committed up to last (MarkUsedElsewhere,
 // ResumeNumbering): both marks become at least last.
-func (j *journal) raise(k seqKey, last int64, now time.Time) error {
+func (j *journal) raise(now time.Time, lasts ...SeqNumber) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	next := make(map[seqKey]journalEntry, len(j.entries)+1)
+	next := make(map[seqKey]journalEntry, len(j.entries)+len(lasts))
 	for k2, e2 := range j.entries {
 		next[k2] = e2
 	}
-	e := next[k]
-	next[k] = journalEntry{Type: k.Type, Serie: k.Serie, Committed: max(e.Committed, last), Reserved: max(e.Reserved, last)}
+	for _, l := range lasts {
+		k := seqKey{l.Type, l.Serie}
+		e := next[k]
+		next[k] = journalEntry{Type: k.Type, Serie: k.Serie, Committed: max(e.Committed, l.Last), Reserved: max(e.Reserved, l.Last)}
+	}
 	return j.write(next, false, now)
 }
 

@@ -354,6 +354,13 @@ func TestDB_NumberingHold(t *testing.T) {
 		}
 		// Serie B of e-Ticket is still unknown: the type stays refused.
 		refused(t, db, cfe.ETicket)
+		// A typo settles nothing: there is no range of serie "b".
+		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "b", 0, "la serie B nunca se usó"); cfe.ErrorCode(err) != cfe.EINVALID {
+			t.Fatalf("settling serie b, which has no range: %v, want EINVALID", err)
+		}
+		if h := db.NumberingHold(); h == nil || len(h.Released) != 1 {
+			t.Fatalf("hold %+v, want only serie A settled", h)
+		}
 		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "B", 0, "la serie B nunca se usó"); err != nil {
 			t.Fatal(err)
 		}
