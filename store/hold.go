@@ -352,7 +352,36 @@ func (db *DB) releaseLocked(ctx context.Context, op string, k seqKey, reason str
 	if err := ctx.Err(); err != nil {
 		return ctxError(op, err)
 	}
-	err := db.putHold(h, AuditEvent{At: db.opts.Now(), Kind: AuditNumberingKnown, Type: k.Type, Serie: k.Serie,
-		Nro: db.seq(k).last, Detail: "numbering of the serie confirmed by a technician: " + strings.TrimSpace(reason)})
+	ev := AuditEvent{At: db.opts.Now(), Kind: AuditNumberingKnown, Type: k.Type, Serie: k.Serie,
+		Nro: db.seq(k).last, Detail: "numbering of the serie confirmed by a technician: " + strings.TrimSpace(reason)}
+	if !db.settlesAllLocked(h.Released) {
+		return asError(op, db.putHold(h, ev))
+	}
+	// The last serie a usable range has: the hold ends, as when the hosted
+	// service answers.
+	ev.Detail += "; every serie settled, signing resumes"
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Delete(keyHold); err != nil {
+			return err
+		}
+		return appendAudit(tx, ev)
+	})
+	if err == nil {
+		db.hold = nil
+	}
 	return asError(op, err)
+}
+
+// settlesAllLocked reports whether released holds every serie of every
+// range not expired today. The caller holds db.mu.
+func (db *DB) settlesAllLocked(released []holdSerie) bool {
+	today := cfe.DateOf(db.opts.Now().In(cfe.Montevideo))
+	for t, rs := range db.ranges {
+		for _, r := range rs {
+			if !r.Expired(today) && !slices.Contains(released, holdSerie{t, r.Serie}) {
+				return false
+			}
+		}
+	}
+	return true
 }

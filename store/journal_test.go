@@ -346,6 +346,29 @@ func TestDB_NumberingHold(t *testing.T) {
 			t.Errorf("after a restart the next e-Ticket is A-%d, want A-6", n)
 		}
 	})
+	t.Run("technician, every serie: the hold ends", func(t *testing.T) {
+		storePath, journalPath := journalDirs(t)
+		db := open(t, storePath, journalPath)
+		for _, r := range ranges {
+			if db.NumberingHold() == nil {
+				t.Fatalf("the hold ended before serie %d-%s was settled", r.Type, r.Serie)
+			}
+			if err := db.MarkUsedElsewhere(ctx, r.Type, r.Serie, 0, "sin uso en otro sistema"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if h := db.NumberingHold(); h != nil {
+			t.Fatalf("every serie was settled and the hold remains: %+v", h)
+		}
+		db.Close()
+		db = open(t, storePath, journalPath)
+		if h := db.NumberingHold(); h != nil {
+			t.Fatalf("the hold came back after a restart: %+v", h)
+		}
+		if n := nextNumber(t, db); n != 1 {
+			t.Fatalf("next e-Ticket %d, want 1", n)
+		}
+	})
 	t.Run("technician, serie by serie", func(t *testing.T) {
 		storePath, journalPath := journalDirs(t)
 		db := open(t, storePath, journalPath)
