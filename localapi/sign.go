@@ -130,11 +130,8 @@ func signed(is *cfe.Issued) SignResponse {
 // not signed because of err.
 func rejection(r *http.Request, uuid, code string, err error) SignResponse {
 	fields := cfe.ListedFields(err)
-	msg := userMessage(r, err)
-	switch {
-	case code == cfe.RespErrorInterno && userFacingFault(err):
-		msg = cfe.ErrorMessage(err)
-	case code == cfe.RespErrorInterno:
+	msg := userMessage(r, err) // a userFacingFault's own message
+	if code == cfe.RespErrorInterno && !userFacingFault(err) {
 		msg = "error interno del agente: no se firmó el comprobante. Reintente con el mismo uuid; " +
 			"si persiste, informe a soporte el identificador de solicitud " + requestID(r.Context())
 	}

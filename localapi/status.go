@@ -3,7 +3,6 @@ package localapi
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -284,8 +283,8 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		s.log.LogAttrs(ctx, slog.LevelError, "reading the agent's state",
 			slog.String("request_id", requestID(ctx)), slog.String("err", err.Error()))
 		msg := "no se pudo leer el estado del agente"
-		if ce := (*cfe.Error)(nil); errors.As(err, &ce) && ce.Respuesta == cfe.RespErrorInterno && ce.Message != "" {
-			msg += ": " + ce.Message // a fault the technician can act on (a damaged store file)
+		if userFacingFault(err) {
+			msg += ": " + cfe.ErrorMessage(err) // a fault the technician can act on (a damaged store file)
 		}
 		rep.flag(HealthError, msg)
 	} else {
