@@ -116,6 +116,14 @@ type IssueStore interface {
 	Release(r *Reservation)
 }
 
+// LastNumber is the last number used of one type and serie: what the
+// hosted service reports, what a store is raised to.
+type LastNumber struct {
+	Type  Type
+	Serie string
+	Last  int64
+}
+
 // ErrNumberGap is the cause (in Err) of a Commit that failed because a lower
 // number of its serie was given back by another CFE and nobody took it again
 // in time. The committed numbers stay gap-free; the CFE was not stored and its

@@ -42,13 +42,6 @@ func (c *Client) Search(ctx context.Context, t cfe.Type, desde, hasta cfe.Date) 
 	return out, err
 }
 
-// LastNumber is the highest number of one (type, serie) the service holds.
-type LastNumber struct {
-	Type  cfe.Type
-	Serie string
-	Last  int64
-}
-
 // searchWindow is the first span, in days, LastNumbers searches back from
 // today; each further span is twice as long.
 const searchWindow = 7
@@ -66,7 +59,7 @@ const searchWindow = 7
 // after today so that a clock a little behind the service's misses nothing.
 //
 // Errors: those of Search; nothing is returned unless the search completed.
-func (c *Client) LastNumbers(ctx context.Context, ranges []cfe.CAERange, today cfe.Date) ([]LastNumber, error) {
+func (c *Client) LastNumbers(ctx context.Context, ranges []cfe.CAERange, today cfe.Date) ([]cfe.LastNumber, error) {
 	open := map[seq]bool{}            // series not found yet
 	oldest := map[cfe.Type]cfe.Date{} // per type: the earliest authorization date
 	for _, r := range ranges {
@@ -79,7 +72,7 @@ func (c *Client) LastNumbers(ctx context.Context, ranges []cfe.CAERange, today c
 			oldest[r.Type] = from
 		}
 	}
-	var out []LastNumber
+	var out []cfe.LastNumber
 	// search asks one span for type t (0: every type) and records the series
 	// it finds.
 	search := func(t cfe.Type, desde, hasta cfe.Date) error {
@@ -95,7 +88,7 @@ func (c *Client) LastNumbers(ctx context.Context, ranges []cfe.CAERange, today c
 			}
 		}
 		for k, n := range last {
-			out = append(out, LastNumber{Type: k.t, Serie: k.serie, Last: n})
+			out = append(out, cfe.LastNumber{Type: k.t, Serie: k.serie, Last: n})
 			delete(open, k)
 		}
 		return nil
@@ -129,7 +122,7 @@ func (c *Client) LastNumbers(ctx context.Context, ranges []cfe.CAERange, today c
 			hasta, span = desde.AddDays(-1), span*2
 		}
 	}
-	slices.SortFunc(out, func(a, b LastNumber) int {
+	slices.SortFunc(out, func(a, b cfe.LastNumber) int {
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Serie, b.Serie))
 	})
 	return out, nil

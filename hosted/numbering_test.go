@@ -59,7 +59,7 @@ func TestClient_LastNumbers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []hosted.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}
+			want := []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}
 			if !slices.Equal(got, want) {
 				t.Fatalf("LastNumbers = %+v, want %+v (serie B has none)", got, want)
 			}
@@ -100,9 +100,9 @@ func TestRestoredBackup_ResumesAboveTheService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var seqs []store.SeqNumber
+		var seqs []cfe.LastNumber
 		for _, n := range lasts {
-			seqs = append(seqs, store.SeqNumber{Type: n.Type, Serie: n.Serie, Last: n.Last})
+			seqs = append(seqs, cfe.LastNumber{Type: n.Type, Serie: n.Serie, Last: n.Last})
 		}
 		if err := l.db.ResumeNumbering(ctx, "the sandbox", seqs); err != nil {
 			t.Fatal(err)

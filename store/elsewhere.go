@@ -91,7 +91,7 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 		return err
 	}
 	// The journal first, as the committer does: a failure changes nothing.
-	if err := db.raiseJournal(op, db.opts.Now(), SeqNumber{Type: t, Serie: serie, Last: upTo}); err != nil {
+	if err := db.raiseJournal(op, db.opts.Now(), cfe.LastNumber{Type: t, Serie: serie, Last: upTo}); err != nil {
 		return err
 	}
 	err = db.update(ctx, op, func(tx *bolt.Tx) error {

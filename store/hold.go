@@ -60,14 +60,7 @@ type Hold struct {
 	Reason string
 	// Released lists the series already settled (MarkUsedElsewhere); every
 	// other serie waits.
-	Released []SeqNumber
-}
-
-// SeqNumber is a number of one (type, serie): the last one used.
-type SeqNumber struct {
-	Type  cfe.Type
-	Serie string
-	Last  int64
+	Released []cfe.LastNumber
 }
 
 // holdReason is the Spanish reason of a hold created by Open.
@@ -100,7 +93,7 @@ func (db *DB) openNumbering() error {
 	}
 	legacy = legacy && hadData // a file with numbers, written before journals existed: its first journal
 	now := db.opts.Now()
-	var raised []SeqNumber
+	var raised []cfe.LastNumber
 	var details []string
 	if jf != nil {
 		replaced := jf.StoreID != id
@@ -112,7 +105,7 @@ func (db *DB) openNumbering() error {
 				floor = e.Committed
 			}
 			if replaced && floor > last || !replaced && last < e.Committed {
-				raised = append(raised, SeqNumber{Type: e.Type, Serie: e.Serie, Last: floor})
+				raised = append(raised, cfe.LastNumber{Type: e.Type, Serie: e.Serie, Last: floor})
 				details = append(details, fmt.Sprintf("the store file (id %s) is behind the numbering journal %s (store %s, clean %v, written %s): counter %d raised to %d; numbers %d-%d were issued by the lost file or never used (unused ones must be reported to DGI as annulled)",
 					id, path, jf.StoreID, jf.Clean, jf.WrittenAt.Format(time.RFC3339), last, floor, last+1, floor))
 			}
@@ -255,7 +248,7 @@ func (db *DB) NumberingHold() *Hold {
 	}
 	h := &Hold{Since: inMontevideo(db.hold.Since), Reason: db.hold.Reason}
 	for _, k := range db.hold.Released {
-		h.Released = append(h.Released, SeqNumber{Type: k.Type, Serie: k.Serie, Last: db.seq(seqKey(k)).last})
+		h.Released = append(h.Released, cfe.LastNumber{Type: k.Type, Serie: k.Serie, Last: db.seq(seqKey(k)).last})
 	}
 	return h
 }
@@ -268,7 +261,7 @@ func (db *DB) NumberingHold() *Hold {
 //
 // Errors: EINVALID for an unknown type or a negative number; EUNAVAILABLE
 // while a CFE is being signed, when ctx is done or the store is closed.
-func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []SeqNumber) error {
+func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []cfe.LastNumber) error {
 	const op = "store.ResumeNumbering"
 	for _, l := range lasts {
 		if !l.Type.Valid() || l.Last < 0 {
@@ -286,7 +279,7 @@ func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []SeqNum
 		}
 	}
 	now := db.opts.Now()
-	var raised []SeqNumber
+	var raised []cfe.LastNumber
 	for _, l := range lasts {
 		if l.Last > db.seq(seqKey{l.Type, l.Serie}).last {
 			raised = append(raised, l)
@@ -331,7 +324,7 @@ func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []SeqNum
 
 // raiseJournal raises the numbering journal's marks to lasts, when the store
 // keeps one. The caller holds db.mu.
-func (db *DB) raiseJournal(op string, now time.Time, lasts ...SeqNumber) error {
+func (db *DB) raiseJournal(op string, now time.Time, lasts ...cfe.LastNumber) error {
 	if db.journal == nil || len(lasts) == 0 {
 		return nil
 	}

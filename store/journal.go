@@ -162,7 +162,7 @@ func (j *journal) cover(batch []*slot, now time.Time) error {
 
 // raise records that sequence k has committed up to last (MarkUsedElsewhere,
 // ResumeNumbering): both marks become at least last.
-func (j *journal) raise(now time.Time, lasts ...SeqNumber) error {
+func (j *journal) raise(now time.Time, lasts ...cfe.LastNumber) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	next := make(map[seqKey]journalEntry, len(j.entries)+len(lasts))

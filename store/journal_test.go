@@ -325,7 +325,7 @@ func TestDB_NumberingHold(t *testing.T) {
 		db.Close()
 		db = open(t, storePath, journalPath)
 		refused(t, db, cfe.ETicket)
-		if err := db.ResumeNumbering(ctx, "el servicio", []store.SeqNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}); err != nil {
+		if err := db.ResumeNumbering(ctx, "el servicio", []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}); err != nil {
 			t.Fatal(err)
 		}
 		if h := db.NumberingHold(); h != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/profiles"
-	"github.com/cfe-agent/cfe-agent/store"
 )
 
 // newHostedClient returns the client of the profile's hosted service, or nil
@@ -117,12 +116,10 @@ func (a *agent) settleNumbering(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	seqs := make([]store.SeqNumber, len(lasts))
-	for i, l := range lasts {
-		seqs[i] = store.SeqNumber{Type: l.Type, Serie: l.Serie, Last: l.Last}
+	for _, l := range lasts {
 		a.log.Info("the hosted service's last number", "type", int(l.Type), "serie", l.Serie, "number", l.Last)
 	}
-	return a.db.ResumeNumbering(ctx, "the hosted service "+a.hosted.BaseURL().String(), seqs)
+	return a.db.ResumeNumbering(ctx, "the hosted service "+a.hosted.BaseURL().String(), lasts)
 }
 
 // checkNumbering runs settleNumbering once, bounded, before the agent
