@@ -85,7 +85,7 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 		}
 		origin := values[0]
 		switch {
-		case len(values) == 1 && s.origins[normalizeOrigin(origin)]:
+		case s.allowedOrigin(values):
 			s.allowCORS(w, r, origin)
 			if isPreflight(r) {
 				w.WriteHeader(http.StatusNoContent)
@@ -138,8 +138,13 @@ func (s *Server) fetchSiteAllowed(r *http.Request) bool {
 			return true
 		}
 	}
-	origins := r.Header.Values("Origin")
-	return len(origins) == 1 && s.origins[normalizeOrigin(origins[0])]
+	return s.allowedOrigin(r.Header.Values("Origin"))
+}
+
+// allowedOrigin reports whether a request's Origin header values name one
+// origin of the profile's allowed_origins.
+func (s *Server) allowedOrigin(values []string) bool {
+	return len(values) == 1 && s.origins[normalizeOrigin(values[0])]
 }
 
 // allowCORS writes the CORS headers for an allowed origin; a preflight also
