@@ -115,8 +115,8 @@ func (j *journal) write(entries map[seqKey]journalEntry, clean bool, now time.Ti
 // cover makes the journal bound every number of batch before the committer
 // writes it: a sequence whose highest number in the batch lies above its
 // reserved mark gets a new mark a block ahead (within the number's range), and
-// the file is written once for the whole batch. committed gives each
-// sequence's counter on disk before the batch.
+// the file is written once for the whole batch. Each sequence's committed
+// mark is its counter on disk before the batch (the prev of its first slot).
 func (j *journal) cover(batch []*slot, now time.Time) error {
 	type need struct {
 		prev, top, hnro int64
