@@ -528,7 +528,7 @@ func (m *mapper) globals(gs []RequestGlobalAdjust, items []Item) []GlobalAdjust 
 			switch {
 			case !g.Valor.IsPositive():
 				m.add(globalPath(i, "valor"), "debe ser mayor que 0 (el tipo de movimiento indica si descuenta o recarga)")
-			case !g.Valor.Equal(g.Valor.Truncate(3)) || g.Valor.GreaterThanOrEqual(decimal.NewFromInt(1000)):
+			case !percentage.fits(g.Valor):
 				m.add(globalPath(i, "valor"), "con tipo 2 es un porcentaje: hasta 3 enteros y 3 decimales")
 			default:
 				value = globalPercentAmount(items, g.IndicadorFacturacion, g.Valor)

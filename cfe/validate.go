@@ -220,6 +220,11 @@ var (
 	percentage   = number{3, 3, false}  // PctType (DGI's percentages are never negative)
 )
 
+// fits reports whether d has at most n's digits (the sign aside).
+func (n number) fits(d decimal.Decimal) bool {
+	return d.Equal(d.Truncate(n.decimals)) && d.Abs().Cmp(decimal.New(1, n.intDigits)) < 0
+}
+
 // decimal checks d against the digits and sign its DGI type admits.
 func (v *validator) decimal(campo string, d decimal.Decimal, n number) {
 	switch {
