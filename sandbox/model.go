@@ -94,11 +94,11 @@ type Session struct {
 	Rotated []RotatedRefresh `json:"rotated,omitempty"`
 }
 
-// rotatedLive reports whether hash is a refresh token s already exchanged
+// rotatedLive reports whether hash is a refresh token sess already exchanged
 // that would still be valid at now: only such a token's reuse means it was
 // copied (the list is pruned at rotations only, so it may hold expired ones).
-func (s *Session) rotatedLive(hash string, now time.Time) bool {
-	for _, r := range s.Rotated {
+func (sess *Session) rotatedLive(hash string, now time.Time) bool {
+	for _, r := range sess.Rotated {
 		if sameHash(r.Hash, hash) {
 			return now.Before(r.Expires)
 		}
