@@ -21,13 +21,25 @@ declare -A need=(
   [avahi-daemon]=avahi-daemon
   [dbus-daemon]=dbus
   [chromium]=chromium
+  [php]=php-cli
+  [strace]=strace
 )
+# Debian packages that provide no command of their own (PHP extensions and
+# libraries for the vendor SDK and the ESC/POS decoder, the .xlsx reader).
+libs=(php-curl php-mbstring php-intl php-imagick php-guzzlehttp-guzzle php-guzzlehttp-psr7 python3-openpyxl)
 missing=()
 for cmd in "${!need[@]}"; do
   if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
     missing+=("${need[$cmd]}")
   fi
 done
+if command -v dpkg-query >/dev/null 2>&1; then
+  for pkg in "${libs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 
