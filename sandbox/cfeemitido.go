@@ -159,13 +159,38 @@ type searchFilter struct {
 	desde, hasta cfe.Date // signing dates in Montevideo, inclusive; zero: open
 }
 
-// parseSearch reads idEmpresa, tipoFiltro (a CFE type code; empty or 0 for
-// all) and fechaFirmaDesde/Hasta (YYYY-MM-DD, both optional, inclusive).
+// parseSearch reads buscar's query: idEmpresa, tipoFiltro (a CFE type code;
+// empty or 0 for all) and fechaFirmaDesde/Hasta (YYYY-MM-DD, both optional,
+// inclusive).
 func parseSearch(r *http.Request, p *principal) (searchFilter, error) {
 	q := r.URL.Query()
+	return buildFilter(p, q.Get("idEmpresa"), q.Get("tipoFiltro"), q.Get("fechaFirmaDesde"), q.Get("fechaFirmaHasta"))
+}
+
+// CFEFilter is buscar's selection as the JSON body (or part of the body) of
+// the POST endpoints that act on many CFEs: the same field names and rules as
+// buscar's query parameters.
+type CFEFilter struct {
+	IdEmpresa       int64  `json:"idEmpresa,omitempty"`
+	TipoFiltro      int    `json:"tipoFiltro,omitempty"`
+	FechaFirmaDesde string `json:"fechaFirmaDesde,omitempty"`
+	FechaFirmaHasta string `json:"fechaFirmaHasta,omitempty"`
+}
+
+// resolve checks the filter's fields and the caller's right to the company,
+// with buscar's errors.
+func (f CFEFilter) resolve(p *principal) (searchFilter, error) {
+	tipo := ""
+	if f.TipoFiltro != 0 {
+		tipo = strconv.Itoa(f.TipoFiltro)
+	}
+	return buildFilter(p, idString(f.IdEmpresa), tipo, f.FechaFirmaDesde, f.FechaFirmaHasta)
+}
+
+func buildFilter(p *principal, idEmpresa, tipoFiltro, desde, hasta string) (searchFilter, error) {
 	var f searchFilter
 	var fields []cfe.FieldError
-	if t := q.Get("tipoFiltro"); t != "" && t != "0" {
+	if t := tipoFiltro; t != "" && t != "0" {
 		n, err := strconv.Atoi(t)
 		if _, known := cfe.Type(n).Info(); err != nil || !known {
 			fields = append(fields, cfe.FieldError{Campo: "tipoFiltro", Mensaje: "debe ser un código de tipo de CFE (101, 111, ...) o 0 para todos"})
@@ -173,11 +198,11 @@ func parseSearch(r *http.Request, p *principal) (searchFilter, error) {
 		f.tipo = cfe.Type(n)
 	}
 	for _, d := range []struct {
-		name string
-		to   *cfe.Date
-	}{{"fechaFirmaDesde", &f.desde}, {"fechaFirmaHasta", &f.hasta}} {
-		if v := q.Get(d.name); v != "" {
-			parsed, err := cfe.ParseDate(v)
+		name, value string
+		to          *cfe.Date
+	}{{"fechaFirmaDesde", desde, &f.desde}, {"fechaFirmaHasta", hasta, &f.hasta}} {
+		if d.value != "" {
+			parsed, err := cfe.ParseDate(d.value)
 			if err != nil {
 				fields = append(fields, cfe.FieldError{Campo: d.name, Mensaje: "debe ser una fecha AAAA-MM-DD"})
 			}
@@ -191,8 +216,21 @@ func parseSearch(r *http.Request, p *principal) (searchFilter, error) {
 		return f, err
 	}
 	var err error
-	f.company, err = p.company(q.Get("idEmpresa"))
+	f.company, err = p.company(idEmpresa)
 	return f, err
+}
+
+// selectCFEs calls fn for each of the filter's CFEs in id order, inside one
+// read transaction.
+func (s *Server) selectCFEs(f searchFilter, fn func(*CFERecord) error) error {
+	return s.db.view(func(tx *bolt.Tx) error {
+		return companyCFEs(tx, f.company, func(c *CFERecord) error {
+			if f.match(c) {
+				return fn(c)
+			}
+			return nil
+		})
+	})
 }
 
 func (f searchFilter) match(c *CFERecord) bool {
@@ -209,13 +247,9 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []IssuedSummary{}
-	err = s.db.view(func(tx *bolt.Tx) error {
-		return companyCFEs(tx, f.company, func(c *CFERecord) error {
-			if f.match(c) {
-				out = append(out, summaryOf(c))
-			}
-			return nil
-		})
+	err = s.selectCFEs(f, func(c *CFERecord) error {
+		out = append(out, summaryOf(c))
+		return nil
 	})
 	if err != nil {
 		s.writeError(w, r, err)
