@@ -21,6 +21,8 @@ func (s *Server) registerDataRoutes(r *mux.Router) {
 	r.HandleFunc("/api/v1/cfeemitido/guardarConfiguracionExportacionCfe", auth(s.handleSaveExportConfig)).Methods(http.MethodPost)
 	r.HandleFunc("/api/v1/cfeemitido/exportarExcel", auth(s.handleExportExcel)).Methods(http.MethodPost)
 	r.HandleFunc("/api/v1/ExportacionContable/exportarSistemaContable", auth(s.handleAccountingExport)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/cfeemitido/enviarPdfPorCorreo", auth(s.handleMailCFE)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/cfeemitido/emailenvios", auth(s.handleMailHistory)).Methods(http.MethodGet)
 }
 
 // bucketExportConfigs holds each user's export configuration: user id →
