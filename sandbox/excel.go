@@ -138,12 +138,17 @@ func errTooMany(limit int) error {
 }
 
 // selectRows reads the CFEs f selects, with their parsed XML, refusing more
-// than maxExportRows before parsing any.
+// than the export limit (Config.MaxExportRows, else maxExportRows) before
+// parsing any.
 func (s *Server) selectRows(f searchFilter) ([]exportRow, error) {
+	limit := s.cfg.MaxExportRows
+	if limit <= 0 {
+		limit = maxExportRows
+	}
 	var recs []*CFERecord
 	err := s.selectCFEs(f, func(c *CFERecord) error {
-		if len(recs) == maxExportRows {
-			return errTooMany(maxExportRows)
+		if len(recs) == limit {
+			return errTooMany(limit)
 		}
 		recs = append(recs, c)
 		return nil

@@ -519,3 +519,18 @@ func TestAccountingExport(t *testing.T) {
 		e.do("POST", path, nil, d.ana...).expectError(t, http.StatusBadRequest, "")
 	})
 }
+
+func TestExport_Limit(t *testing.T) {
+	d := startExportData(t, func(c *sandbox.Config) { c.MaxExportRows = 2 })
+	e := d.env
+	for _, path := range []string{"/api/v1/cfeemitido/exportarExcel", "/api/v1/ExportacionContable/exportarSistemaContable"} {
+		t.Run(path, func(t *testing.T) {
+			// Alfa has 3 CFEs, one more than the limit; its one e-Ticket passes.
+			b := e.do("POST", path, sandbox.CFEFilter{}, "X-API-Key", keyAlfa).expectError(t, http.StatusBadRequest, "filtro")
+			if !strings.Contains(b.Details[0].Mensaje, "más de 2 CFE") {
+				t.Errorf("message %q", b.Details[0].Mensaje)
+			}
+			e.do("POST", path, sandbox.CFEFilter{TipoFiltro: 101}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
+		})
+	}
+}

@@ -45,6 +45,10 @@ type Config struct {
 	// KeyFailureLimits throttle invalid API keys per client address;
 	// DefaultKeyFailureLimits when zero.
 	KeyFailureLimits KeyFailureLimits
+
+	// MaxExportRows bounds the CFEs of one Excel or accounting export;
+	// maxExportRows when zero. Tests lower it.
+	MaxExportRows int
 }
 
 // Server is the hosted-service emulator.
