@@ -11,6 +11,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
+	"net"
 	"net/http"
 	"net/mail"
 	"net/textproto"
@@ -170,9 +171,16 @@ func (s *Server) handleMailCFE(w http.ResponseWriter, r *http.Request) {
 	}
 	atts := []attachment{{name: base + ".pdf", ctype: "application/pdf", body: pdfBody}, {name: base + ".xml", ctype: "application/xml", body: rec.XML}}
 	var failed []cfe.FieldError
+	var unreachable error // once the server cannot be reached, the other addresses are not tried
 	for i := range send.Destinatarios {
 		d := &send.Destinatarios[i]
-		err := s.mailCFE(d.Correo, subject, text, atts)
+		err := unreachable
+		if err == nil {
+			err = s.mailCFE(d.Correo, subject, text, atts)
+			if serverUnreachable(err) {
+				unreachable = err
+			}
+		}
 		if err != nil {
 			d.Estado, d.Error = mailFailed, err.Error()
 			failed = append(failed, cfe.FieldError{Campo: "destinatarios[" + strconv.Itoa(i) + "]", Mensaje: d.Correo + ": " + d.Error})
@@ -263,6 +271,14 @@ type attachment struct {
 }
 
 var errNoSMTP = errors.New("no hay un servidor SMTP configurado (--smtp)")
+
+// serverUnreachable reports whether err means that no message can reach the
+// SMTP server (none configured, or no connection), rather than a refusal of
+// one message.
+func serverUnreachable(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, errNoSMTP) || (errors.As(err, &op) && op.Op == "dial")
+}
 
 // mailCFE builds and sends one message to one address.
 func (s *Server) mailCFE(to, subject, text string, atts []attachment) error {

@@ -259,11 +259,25 @@ func TestMailCFE(t *testing.T) {
 func TestMailCFE_ServerDown(t *testing.T) {
 	d := startExportData(t, func(c *sandbox.Config) { c.SMTPAddr = closedAddr(t) })
 	e := d.env
-	e.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", sandbox.MailRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test"}}, d.ana...).
-		expectError(t, http.StatusServiceUnavailable, "destinatarios[0]")
+	e.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", sandbox.MailRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test", "dos@cliente.test"}}, d.ana...).
+		expectError(t, http.StatusServiceUnavailable, "destinatarios[1]")
 	h := e.mailHistory(t, d.ticket.ID, d.ana)
-	if len(h) != 1 || h[0].Estado != "error" || h[0].Destinatarios[0].Estado != "error" || h[0].Destinatarios[0].Error == "" ||
-		h[0].EnviadoPor.Nombre != "ana" || h[0].Destinatarios[0].Correo != "uno@cliente.test" {
+	if len(h) != 1 || h[0].Estado != "error" || h[0].EnviadoPor.Nombre != "ana" || len(h[0].Destinatarios) != 2 {
+		t.Fatalf("history %+v", h)
+	}
+	for i, r := range h[0].Destinatarios {
+		if r.Estado != "error" || !strings.Contains(r.Error, "connect") || r.EnviadoEn != nil || r.Correo != []string{"uno@cliente.test", "dos@cliente.test"}[i] {
+			t.Errorf("recipient %+v", r)
+		}
+	}
+}
+
+func TestMailCFE_NoServerConfigured(t *testing.T) {
+	d := startExportData(t)
+	d.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", sandbox.MailRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test"}}, "X-API-Key", keyAlfa).
+		expectError(t, http.StatusServiceUnavailable, "destinatarios[0]")
+	h := d.mailHistory(t, d.ticket.ID, d.ana)
+	if len(h) != 1 || h[0].Estado != "error" || !strings.Contains(h[0].Destinatarios[0].Error, "SMTP") || h[0].EnviadoPor.Tipo != "apiKey" {
 		t.Fatalf("history %+v", h)
 	}
 }
