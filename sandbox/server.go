@@ -45,6 +45,10 @@ type Config struct {
 	// KeyFailureLimits throttle invalid API keys per client address;
 	// DefaultKeyFailureLimits when zero.
 	KeyFailureLimits KeyFailureLimits
+
+	// MaxExportRows bounds the CFEs of one Excel or accounting export;
+	// maxExportRows when zero. Tests lower it.
+	MaxExportRows int
 }
 
 // Server is the hosted-service emulator.
@@ -178,6 +182,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerPointRoutes(r)
 	s.registerPDFRoutes(r)
 	s.registerMetricsRoutes(r)
+	s.registerDataRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, req, notFound("la ruta"))
 	}))
