@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"errors"
 	"encoding/base64"
 	"io"
 	"mime"
@@ -83,7 +84,7 @@ func parseMail(t *testing.T, raw string) parsedMail {
 	mr := multipart.NewReader(msg.Body, params["boundary"])
 	for {
 		p, err := mr.NextPart()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out
 		}
 		if err != nil {

@@ -243,7 +243,7 @@ func xmlValues(t *testing.T, doc string) map[string]string {
 	var stack []string
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out
 		}
 		if err != nil {
