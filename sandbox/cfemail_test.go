@@ -1,8 +1,8 @@
 package sandbox_test
 
 import (
-	"errors"
 	"encoding/base64"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
