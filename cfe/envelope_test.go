@@ -153,10 +153,18 @@ func TestBuildEnvelope_Rules(t *testing.T) {
 	}{
 		{"no CFE", base(cfe.EnvelopeDGI), "CFE", "al menos un CFE"},
 		{"251 CFEs", base(cfe.EnvelopeDGI, many...), "CFE", "hasta 250"},
-		{"bad receiver RUC", func() *cfe.Envelope { e := base(cfe.EnvelopeDGI, cfes[101]); e.Caratula.RutReceptor = "214844360011"; return e }(), "Caratula/RutReceptor", "RUC válido"},
+		{"bad receiver RUC", func() *cfe.Envelope {
+			e := base(cfe.EnvelopeDGI, cfes[101])
+			e.Caratula.RutReceptor = "214844360011"
+			return e
+		}(), "Caratula/RutReceptor", "RUC válido"},
 		{"Idemisor over 10 digits", func() *cfe.Envelope { e := base(cfe.EnvelopeDGI, cfes[101]); e.Caratula.IdEmisor = 1e10; return e }(), "Caratula/Idemisor", "0 a 9999999999"},
 		{"no certificate", func() *cfe.Envelope { e := base(cfe.EnvelopeDGI, cfes[101]); e.Caratula.Certificate = nil; return e }(), "Caratula/X509Certificate", "certificado"},
-		{"another issuer", func() *cfe.Envelope { e := base(cfe.EnvelopeDGI, cfes[101]); e.Caratula.RUCEmisor = cfe.RUCDGI; return e }(), "CFE[1]", "un solo emisor"},
+		{"another issuer", func() *cfe.Envelope {
+			e := base(cfe.EnvelopeDGI, cfes[101])
+			e.Caratula.RUCEmisor = cfe.RUCDGI
+			return e
+		}(), "CFE[1]", "un solo emisor"},
 		{"repeated CFE", base(cfe.EnvelopeDGI, cfes[101], cfes[101]), "CFE[2]", "ya está en el sobre (CFE[1])"},
 		{"unsigned CFE", base(cfe.EnvelopeDGI, unsigned), "CFE[1]", "no está firmado"},
 		{"not a CFE", base(cfe.EnvelopeDGI, []byte(`<Reporte xmlns="http://cfe.dgi.gub.uy"/>`)), "CFE[1]", "<Reporte>"},

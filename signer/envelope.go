@@ -59,17 +59,30 @@ type EnvelopeRequest struct {
 	CFEs        []cfe.EnvelopeCFE // each CFE byte-exact as stored, with its Adenda for the receiver
 }
 
-// MakeEnvelope writes a DGI envelope of signed CFEs. It verifies every CFE's
-// signature with the certificate its KeyInfo carries and requires one
-// certificate for all of them (DGI: "Todos los CFE incluidos en el sobre
-// deben ser firmados con el mismo certificado electrónico"); that certificate
-// goes into the Caratula, and RUCEmisor is the CFEs' issuer. The envelope
-// itself carries no signature: DGI's format has none (see cfe.Envelope).
-//
-// Errors: EINVALID naming the CFE whose signature does not verify, the CFEs
-// signed with another certificate, or what cfe.BuildEnvelope refuses.
+// MakeEnvelope writes a DGI envelope of signed CFEs: PrepareEnvelope, then
+// cfe.BuildEnvelope. Errors: EINVALID as those two.
 func MakeEnvelope(r EnvelopeRequest) ([]byte, error) {
-	const op = "signer.MakeEnvelope"
+	e, err := PrepareEnvelope(r)
+	if err != nil {
+		return nil, err
+	}
+	return cfe.BuildEnvelope(e)
+}
+
+// PrepareEnvelope checks the signed CFEs of an envelope and fills its
+// Caratula. It verifies every CFE's signature with the certificate its
+// KeyInfo carries and requires one certificate for all of them (DGI: "Todos
+// los CFE incluidos en el sobre deben ser firmados con el mismo certificado
+// electrónico"); that certificate goes into the Caratula, and RUCEmisor is
+// the CFEs' issuer. The envelope itself carries no signature: DGI's format
+// has none (see cfe.Envelope). A caller that numbers its envelopes may set
+// Caratula.IdEmisor afterwards, then call cfe.BuildEnvelope, which applies
+// the format's remaining rules.
+//
+// Errors: EINVALID naming the CFE whose signature does not verify or the
+// CFEs signed with another certificate.
+func PrepareEnvelope(r EnvelopeRequest) (*cfe.Envelope, error) {
+	const op = "signer.PrepareEnvelope"
 	var cert *x509.Certificate
 	var fields []cfe.FieldError
 	ruc := ""
@@ -105,5 +118,5 @@ func MakeEnvelope(r EnvelopeRequest) ([]byte, error) {
 	if cert != nil {
 		car.Certificate = cert.Raw
 	}
-	return cfe.BuildEnvelope(&cfe.Envelope{Kind: r.Kind, Caratula: car, CFEs: r.CFEs})
+	return &cfe.Envelope{Kind: r.Kind, Caratula: car, CFEs: r.CFEs}, nil
 }
