@@ -119,6 +119,14 @@ func (h CFEHead) ReceiverRUC() string {
 	return h.DocRecep
 }
 
+// AddressedTo reports whether the CFE may go in the envelope of the company
+// of RUC ruc: its receiver is identified by that RUC, and it is not a
+// contingency receipt (those go to DGI and never to the receiver).
+func (h CFEHead) AddressedTo(ruc string) bool {
+	info, _ := h.Type.Info()
+	return !info.Contingency && h.ReceiverRUC() == ruc
+}
+
 // cfeHeadXML is the part of a CFE that ReadCFEHead decodes.
 type cfeHeadXML struct {
 	XMLName xml.Name

@@ -117,8 +117,10 @@ func (s *Server) envelopeCFEs(p *principal, kind cfe.EnvelopeKind, req *Envelope
 	var recs []*CFERecord
 	count := 0
 	err = s.selectCFEs(f, func(c *CFERecord) error {
-		if kind == cfe.EnvelopeReceiver && !addressedTo(c, req.RucReceptor) {
-			return nil
+		if kind == cfe.EnvelopeReceiver {
+			if h, err := cfe.ReadCFEHead(c.XML); err != nil || !h.AddressedTo(req.RucReceptor) {
+				return nil
+			}
 		}
 		count++
 		if count <= cfe.MaxEnvelopeCFEs {
@@ -166,18 +168,6 @@ func (s *Server) envelopeByIDs(p *principal, req *EnvelopeRequest) (int64, []*CF
 		recs = append(recs, rec)
 	}
 	return company, recs, nil
-}
-
-// addressedTo reports whether c goes to the company of RUC ruc: its receiver
-// is identified by that RUC, and it is not a contingency receipt (those go
-// to DGI only).
-func addressedTo(c *CFERecord, ruc string) bool {
-	h, err := cfe.ReadCFEHead(c.XML)
-	if err != nil {
-		return false
-	}
-	info, _ := h.Type.Info()
-	return !info.Contingency && h.ReceiverRUC() == ruc
 }
 
 // makeEnvelope verifies the CFEs and writes the envelope. The company's next
