@@ -183,3 +183,28 @@ func TestEnvelopes(t *testing.T) {
 		}
 	})
 }
+
+// A filter that selects more CFEs than an envelope holds is refused with the
+// count, and uses no envelope number.
+func TestEnvelopes_FilterOverTheLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("issues 251 CFEs")
+	}
+	e := start(t)
+	ana := bearer(e.login("ana", anaPassword).Token)
+	for i := range cfe.MaxEnvelopeCFEs + 1 {
+		e.do("POST", "/api/v1/comprobante/emitir", ticketRequest(fmt.Sprintf("lim-%d", i)), ana...).expect(t, http.StatusOK)
+	}
+	b := e.do("POST", "/api/v1/cfeemitido/generarSobreAutoridad", map[string]any{"tipoFiltro": 101}, ana...).expect(t, http.StatusBadRequest).errBody(t)
+	if len(b.Details) != 1 || b.Details[0].Campo != "filtro" || !strings.Contains(b.Details[0].Mensaje, "selecciona 251 CFE y un sobre admite hasta 250") {
+		t.Fatalf("body %+v", b)
+	}
+	r := e.do("POST", "/api/v1/cfeemitido/generarSobreAutoridad", map[string]any{"tipoFiltro": 101, "fechaFirmaHasta": "2026-03-01"}, ana...).expect(t, http.StatusBadRequest)
+	if !strings.Contains(string(r.body), "ningún CFE") {
+		t.Fatalf("%s", r.body)
+	}
+	r = e.do("POST", "/api/v1/cfeemitido/generarSobreAutoridad", map[string]any{"ids": []int64{1, 2}}, ana...).expect(t, http.StatusOK)
+	if env := e.checkEnvelope(t, r, "EnvioCFE.xsd", 1, 2); env.Caratula.IdEmisor != 1 {
+		t.Errorf("Idemisor %d, want 1", env.Caratula.IdEmisor)
+	}
+}
