@@ -220,3 +220,36 @@ func TestParseEnvelope_Rejects(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseEnvelope: any input either is refused with EINVALID or parses into
+// an envelope that builds again into one with the same CFEs, byte for byte.
+func FuzzParseEnvelope(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join(testtool.SharedDir(f), "dgi", "samples", "Sob_219999830019_Ej_Mod_19072016.xml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Add([]byte(`<EnvioCFE_entreEmpresas xmlns="http://cfe.dgi.gub.uy" version="1.0"><Caratula version="1.0"/><CFE_Adenda><Adenda>x</Adenda></CFE_Adenda></EnvioCFE_entreEmpresas>`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		env, err := cfe.ParseEnvelope(b)
+		if err != nil {
+			if cfe.ErrorCode(err) != cfe.EINVALID {
+				t.Fatalf("error %v is not EINVALID", err)
+			}
+			return
+		}
+		again, err := cfe.BuildEnvelope(env)
+		if err != nil {
+			t.Fatalf("a parsed envelope does not build: %v", err)
+		}
+		env2, err := cfe.ParseEnvelope(again)
+		if err != nil || len(env2.CFEs) != len(env.CFEs) {
+			t.Fatalf("rebuilt envelope: %v", err)
+		}
+		for i := range env.CFEs {
+			if !bytes.Equal(env.CFEs[i].XML, env2.CFEs[i].XML) || env.CFEs[i].Adenda != env2.CFEs[i].Adenda {
+				t.Fatalf("CFE %d changed in a rebuild", i+1)
+			}
+		}
+	})
+}
