@@ -21,6 +21,9 @@ const (
 	// of CFEs sent to DGI (EnvioCFE).
 	SchemaReport   = "ReporteDiarioCFE.xsd"
 	SchemaEnvelope = "EnvioCFE.xsd"
+	// SchemaEnvelopeReceiver is an envelope of CFEs sent to an electronic
+	// receiver (EnvioCFE_entreEmpresas, each CFE in a CFE_Adenda).
+	SchemaEnvelopeReceiver = "EnvioCFE_entreEmpresas.xsd"
 	// SchemaCAE2012 is for CAE files of DGI's first layout (they declare
 	// CAE_v1.1.xsd, 2012), which had no TA (Tipo de Autorización) in DA. DGI
 	// does not publish that schema any more: WriteSchemas derives it from

@@ -4,7 +4,7 @@
 // It owns the CFE type table, the document model, the request shape that
 // point-of-sale software sends, totals computed with DGI's formulas, DGI's
 // business rules, building and parsing DGI XML, the security code and QR data,
-// the annulment rules, the error type shared by every adapter, and the
+// the annulment rules, DGI's envelopes of signed CFEs (envelope.go), the error type shared by every adapter, and the
 // service interfaces that adapters implement.
 //
 // It imports only the standard library, etree (XML) and the decimal type.

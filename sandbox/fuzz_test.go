@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,8 @@ var fuzzEndpoints = []struct {
 	{"/api/v1/comprobante/recibirFirmado", "application/json", `{"uuid":"h","xmlFirmado":"<CFE/>"}`},
 	{"/api/v1/comprobante/anular", "application/x-www-form-urlencoded", `idCfeReferencia=1&fecha=2026-03-02`},
 	{"/api/v1/cfeemitido/pdf", "application/json", `{"tipo_cfe":101,"serie":"H","numero":1,"variant":"Rollo"}`},
+	{"/api/v1/cfeemitido/generarSobreAutoridad", "application/json", `{"tipoFiltro":101,"fechaFirmaDesde":"2026-03-02"}`},
+	{"/api/v1/cfeemitido/generarSobreReceptor", "application/json", `{"ids":[1],"rucReceptor":"214844360018","idEmisor":3}`},
 }
 
 // FuzzEndpoints sends arbitrary bodies to every endpoint that decodes one,
@@ -41,7 +44,7 @@ func FuzzEndpoints(f *testing.F) {
 		if r.status >= 500 {
 			t.Fatalf("%s answered %d to %q: %s", ep.path, r.status, body, r.body)
 		}
-		if r.header.Get("Content-Type") != "application/pdf" && !json.Valid(r.body) {
+		if ct := r.header.Get("Content-Type"); ct != "application/pdf" && !strings.HasPrefix(ct, "application/xml") && !json.Valid(r.body) {
 			t.Fatalf("%s answered %d with a body that is not JSON: %q", ep.path, r.status, r.body)
 		}
 		if r.status == http.StatusTooManyRequests && r.header.Get("Retry-After") == "" {

@@ -181,6 +181,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerIssuedRoutes(r)
 	s.registerPointRoutes(r)
 	s.registerPDFRoutes(r)
+	s.registerEnvelopeRoutes(r)
 	s.registerMetricsRoutes(r)
 	s.registerDataRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

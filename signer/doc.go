@@ -14,7 +14,9 @@
 // names. certs.go loads PKCS#12 and PEM credentials, makes sandbox test
 // certificates, reads a certificate's RUC and builds a signer's certification
 // path to trusted authorities (Trust: Uruguay's national root and accredited
-// CAs, which the caller supplies); cae.go reads and checks DGI's CAE files and makes sandbox ranges.
+// CAs, which the caller supplies); cae.go reads and checks DGI's CAE files and makes sandbox ranges;
+// envelope.go makes DGI envelopes of signed CFEs (every CFE verified, one certificate for all, that
+// certificate in the Caratula; DGI's envelope has no signature of its own) and reads them back.
 //
 // This package imports only the domain package cfe among the project's packages.
 package signer

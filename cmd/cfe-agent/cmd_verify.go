@@ -31,7 +31,7 @@ func newVerifyCommand(opts *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [--cert ARCHIVO]... [--profile-cert] [--allow-untrusted] ARCHIVO.xml...",
 		Short: "Verifica firma, certificado del firmante y esquema XSD de CFE firmados, archivos CAE, reportes y sobres",
-		Long: "Verifica cada archivo (un CFE firmado, un archivo CAE de DGI, un reporte diario o un sobre de CFE, " +
+		Long: "Verifica cada archivo (un CFE firmado, un archivo CAE de DGI, un reporte diario o un sobre de CFE, a DGI o a un receptor, " +
 			"cuyos CFE se verifican uno por uno con el certificado de la carátula): la firma XML-DSig y su digest; " +
 			"que el certificado que firmó sea del RUC emisor del CFE o del reporte (de DGI en un archivo CAE) y " +
 			"estuviera vigente en la fecha de firma que el documento indica (TmstFirma), no hoy; que su cadena llegue, " +
@@ -259,7 +259,8 @@ func (v *verifier) envelope(b []byte, notes *[]string, fail func(string, ...any)
 		fail("%s", describe(err))
 		return nil
 	}
-	*notes = append(*notes, fmt.Sprintf("%d CFE, certificado de la carátula %q", len(env.CFEs), env.Certificate.Subject.CommonName))
+	*notes = append(*notes, fmt.Sprintf("%d CFE, certificado de la carátula %q, RUC emisor %s, RUC receptor %s, Idemisor %d",
+		len(env.CFEs), env.Certificate.Subject.CommonName, env.RUCEmisor, env.RutReceptor, env.IdEmisor))
 	var parts []string
 	failed := 0
 	for i, c := range env.CFEs {
@@ -441,6 +442,8 @@ func describeDocument(b []byte) docInfo {
 		return d
 	case "EnvioCFE":
 		return docInfo{what: "sobre de CFE", schema: assets.SchemaEnvelope, kind: kindEnvelope}
+	case "EnvioCFE_entreEmpresas":
+		return docInfo{what: "sobre de CFE para un receptor", schema: assets.SchemaEnvelopeReceiver, kind: kindEnvelope}
 	}
 	return docInfo{what: "documento " + root.Tag}
 }

@@ -25,6 +25,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		newVerifyCommand(&opts),
 		newCAECommand(&opts),
+		newEnvelopeCommand(&opts),
 		newCertCommand(&opts),
 		newProfileCommand(&opts),
 		newDoctorCommand(&opts),

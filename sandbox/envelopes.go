@@ -1,0 +1,217 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/gorilla/mux"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/signer"
+)
+
+// DGI's envelopes of issued CFEs: POST /api/v1/cfeemitido/generarSobreAutoridad
+// (EnvioCFE, to DGI) and POST /api/v1/cfeemitido/generarSobreReceptor
+// (EnvioCFE_entreEmpresas, to an electronic receiver). The envelope is built
+// by cfe and signer; this file selects the CFEs and numbers the envelopes.
+
+// bucketEnvelopeIDs holds each company's last envelope number (Idemisor):
+// company id → decimal number. It is created on first use.
+var bucketEnvelopeIDs = []byte("envelopeids")
+
+func (s *Server) registerEnvelopeRoutes(r *mux.Router) {
+	auth := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
+	r.HandleFunc("/api/v1/cfeemitido/generarSobreAutoridad", auth(s.handleEnvelope(cfe.EnvelopeDGI))).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/cfeemitido/generarSobreReceptor", auth(s.handleEnvelope(cfe.EnvelopeReceiver))).Methods(http.MethodPost)
+}
+
+// EnvelopeRequest is the body of both envelope endpoints: the CFEs by id
+// (ids) or by buscar's filter (CFEFilter's fields), not both. RucReceptor is
+// the receiving company (generarSobreReceptor: required; only CFEs addressed
+// to that RUC; generarSobreAutoridad: DGI's RUC when sent). IdEmisor is the
+// envelope's number; when absent the company's next one is taken.
+type EnvelopeRequest struct {
+	CFEFilter
+	Ids         []int64 `json:"ids,omitempty"`
+	RucReceptor string  `json:"rucReceptor,omitempty"`
+	IdEmisor    *int64  `json:"idEmisor,omitempty"`
+}
+
+func (s *Server) handleEnvelope(kind cfe.EnvelopeKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req EnvelopeRequest
+		if err := decodeJSON(r, &req); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		company, recs, err := s.envelopeCFEs(principalOf(r), kind, &req)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		b, env, err := s.makeEnvelope(company, kind, &req, recs)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c := env.Caratula
+		w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+		// DGI's file name: Sob_RUC_Fecha de creación (AAAAMMDD)_Id emisor.xml.
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="Sob_%s_%s_%d.xml"`,
+			c.RUCEmisor, c.Fecha.In(cfe.Montevideo).Format("20060102"), c.IdEmisor))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(b) // a failure means the client went away
+	}
+}
+
+// checkEnvelopeRequest checks the request's own fields.
+func checkEnvelopeRequest(kind cfe.EnvelopeKind, req *EnvelopeRequest) error {
+	var fs []cfe.FieldError
+	add := func(campo, msg string) { fs = append(fs, cfe.FieldError{Campo: campo, Mensaje: msg}) }
+	byFilter := req.TipoFiltro != 0 || req.FechaFirmaDesde != "" || req.FechaFirmaHasta != ""
+	if len(req.Ids) > 0 && byFilter {
+		add("ids", "indique los CFE por ids o por el filtro (tipoFiltro, fechaFirmaDesde, fechaFirmaHasta), no ambos")
+	}
+	if len(req.Ids) > cfe.MaxEnvelopeCFEs {
+		add("ids", fmt.Sprintf("un sobre admite hasta %d CFE (DGI, Formato del Sobre) y se indicaron %d", cfe.MaxEnvelopeCFEs, len(req.Ids)))
+	}
+	seen := map[int64]bool{}
+	for i, id := range req.Ids {
+		switch {
+		case id <= 0:
+			add(fmt.Sprintf("ids[%d]", i), "debe ser un número mayor que cero")
+		case seen[id]:
+			add(fmt.Sprintf("ids[%d]", i), fmt.Sprintf("el CFE %d está repetido", id))
+		}
+		seen[id] = true
+	}
+	switch {
+	case kind == cfe.EnvelopeReceiver && req.RucReceptor == "":
+		add("rucReceptor", "es obligatorio: el RUC de la empresa que recibe los CFE")
+	case kind == cfe.EnvelopeReceiver && !cfe.ValidRUC(req.RucReceptor):
+		add("rucReceptor", fmt.Sprintf("%q no es un RUC válido", req.RucReceptor))
+	case kind == cfe.EnvelopeDGI && req.RucReceptor != "" && req.RucReceptor != cfe.RUCDGI:
+		add("rucReceptor", "el sobre para DGI va dirigido al RUC de DGI "+cfe.RUCDGI)
+	}
+	if req.IdEmisor != nil && (*req.IdEmisor < 0 || *req.IdEmisor > cfe.MaxEnvelopeID) {
+		add("idEmisor", fmt.Sprintf("debe ser un número de 0 a %d", int64(cfe.MaxEnvelopeID)))
+	}
+	return invalid(fs...)
+}
+
+// envelopeCFEs returns the company and the CFEs the request selects, after
+// every check of the request, the caller's rights and DGI's count.
+func (s *Server) envelopeCFEs(p *principal, kind cfe.EnvelopeKind, req *EnvelopeRequest) (int64, []*CFERecord, error) {
+	if err := checkEnvelopeRequest(kind, req); err != nil {
+		return 0, nil, err
+	}
+	if len(req.Ids) > 0 {
+		return s.envelopeByIDs(p, req)
+	}
+	f, err := req.CFEFilter.resolve(p)
+	if err != nil {
+		return 0, nil, err
+	}
+	var recs []*CFERecord
+	count := 0
+	err = s.selectCFEs(f, func(c *CFERecord) error {
+		if kind == cfe.EnvelopeReceiver {
+			if h, err := cfe.ReadCFEHead(c.XML); err != nil || !h.AddressedTo(req.RucReceptor) {
+				return nil
+			}
+		}
+		count++
+		if count <= cfe.MaxEnvelopeCFEs {
+			recs = append(recs, c)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return 0, nil, err
+	case count == 0 && kind == cfe.EnvelopeReceiver:
+		return 0, nil, invalid(cfe.FieldError{Campo: "rucReceptor", Mensaje: "ningún CFE del filtro está dirigido al RUC " + req.RucReceptor})
+	case count == 0:
+		return 0, nil, invalid(cfe.FieldError{Campo: "filtro", Mensaje: "ningún CFE coincide con el filtro"})
+	case count > cfe.MaxEnvelopeCFEs:
+		return 0, nil, invalid(cfe.FieldError{Campo: "filtro", Mensaje: fmt.Sprintf(
+			"el filtro selecciona %d CFE y un sobre admite hasta %d (DGI, Formato del Sobre): acote las fechas o el tipo", count, cfe.MaxEnvelopeCFEs)})
+	}
+	return f.company, recs, nil
+}
+
+// envelopeByIDs reads the CFEs named by id: 404 for a missing one, 403 for
+// another company's, and all of one company (idEmpresa's when sent).
+func (s *Server) envelopeByIDs(p *principal, req *EnvelopeRequest) (int64, []*CFERecord, error) {
+	var company int64
+	if req.IdEmpresa != 0 {
+		var err error
+		if company, err = p.company(idString(req.IdEmpresa)); err != nil {
+			return 0, nil, err
+		}
+	}
+	recs := make([]*CFERecord, 0, len(req.Ids))
+	for i, id := range req.Ids {
+		rec, err := s.visibleCFE(p, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		if company == 0 {
+			company = rec.Company
+		}
+		if rec.Company != company {
+			return 0, nil, invalid(cfe.FieldError{Campo: fmt.Sprintf("ids[%d]", i),
+				Mensaje: fmt.Sprintf("el CFE %d es de otra empresa: un sobre lleva los CFE de un solo emisor", id)})
+		}
+		recs = append(recs, rec)
+	}
+	return company, recs, nil
+}
+
+// makeEnvelope verifies the CFEs and writes the envelope. The company's next
+// envelope number is taken in the same transaction as the last check, so a
+// refused envelope uses no number.
+func (s *Server) makeEnvelope(company int64, kind cfe.EnvelopeKind, req *EnvelopeRequest, recs []*CFERecord) ([]byte, *cfe.Envelope, error) {
+	rut := req.RucReceptor
+	if kind == cfe.EnvelopeDGI {
+		rut = cfe.RUCDGI
+	}
+	sreq := signer.EnvelopeRequest{Kind: kind, RutReceptor: rut, Fecha: s.now()}
+	for _, c := range recs {
+		ec := cfe.EnvelopeCFE{XML: c.XML}
+		if kind == cfe.EnvelopeReceiver {
+			ec.Adenda = c.Adenda
+		}
+		sreq.CFEs = append(sreq.CFEs, ec)
+	}
+	env, err := signer.PrepareEnvelope(sreq)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []byte
+	err = s.db.update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketEnvelopeIDs)
+		if err != nil {
+			return err
+		}
+		key := idKey(company)
+		last, _ := strconv.ParseInt(string(b.Get(key)), 10, 64)
+		next := last + 1
+		if req.IdEmisor != nil {
+			next = *req.IdEmisor
+		} else if next > cfe.MaxEnvelopeID {
+			next = 1 // Idemisor has 10 digits: the numbering starts again
+		}
+		env.Caratula.IdEmisor = next
+		if out, err = cfe.BuildEnvelope(env); err != nil {
+			return err
+		}
+		if req.IdEmisor != nil {
+			return nil
+		}
+		return b.Put(key, []byte(strconv.FormatInt(next, 10)))
+	})
+	return out, env, err
+}
