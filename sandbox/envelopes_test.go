@@ -16,8 +16,8 @@ import (
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
-// facturaRequest is an e-Factura of Alfa to the company of RUC ruc.
-func facturaRequest(uuid, ruc, adenda string) map[string]any {
+// envelopeFactura is an e-Factura of Alfa to the company of RUC ruc.
+func envelopeFactura(uuid, ruc, adenda string) map[string]any {
 	return map[string]any{
 		"uuid": uuid, "adenda": adenda,
 		"cfe": map[string]any{
@@ -80,9 +80,9 @@ func (e *env) checkEnvelope(t *testing.T, r *resp, xsd string, ids ...int64) *cf
 func TestEnvelopes(t *testing.T) {
 	e := start(t)
 	tck := e.emit(ticketRequest("env-t1")).ID
-	toBeta := e.emit(facturaRequest("env-f1", rucBeta, "Pagadero a 30 días")).ID
-	toDGI := e.emit(facturaRequest("env-f2", cfe.RUCDGI, "")).ID
-	toBeta2 := e.emit(facturaRequest("env-f3", rucBeta, "")).ID
+	toBeta := e.emit(envelopeFactura("env-f1", rucBeta, "Pagadero a 30 días")).ID
+	toDGI := e.emit(envelopeFactura("env-f2", cfe.RUCDGI, "")).ID
+	toBeta2 := e.emit(envelopeFactura("env-f3", rucBeta, "")).ID
 	key := []string{"X-API-Key", keyAlfa}
 	ana := bearer(e.login("ana", anaPassword).Token)
 	const authority, receiver = "/api/v1/cfeemitido/generarSobreAutoridad", "/api/v1/cfeemitido/generarSobreReceptor"
