@@ -178,6 +178,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerPointRoutes(r)
 	s.registerPDFRoutes(r)
 	s.registerMetricsRoutes(r)
+	s.registerAccountRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, req, notFound("la ruta"))
 	}))
