@@ -455,4 +455,59 @@ func TestAccount_browser(t *testing.T) {
 		}
 		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(token)...).expect(t, http.StatusUnauthorized)
 	})
+
+	t.Run("a user of two companies, text that looks like HTML, an ended session", func(t *testing.T) {
+		betoAPI := bearer(e.login("beto", betoPassword).Token)
+		var companies []sandbox.CompanyResponse
+		e.do("GET", "/api/v1/usuario/empresas", nil, betoAPI...).expect(t, http.StatusOK).decode(t, &companies)
+		beta := ""
+		for _, c := range companies {
+			if c.RUC == rucBeta {
+				beta = fmt.Sprint(c.IdEmpresa)
+			}
+		}
+		const htmlName = `<img src=x onerror="window.__xss=1">`
+		e.do("POST", "/api/v1/apikeys", map[string]any{"nombre": htmlName, "idEmpresa": companies[1].IdEmpresa}, betoAPI...).expect(t, http.StatusCreated)
+
+		var options int
+		run(t, "logging in as beto", chromedp.Navigate(base+"#comprobantes"),
+			chromedp.WaitVisible("#usuario", chromedp.ByID),
+			chromedp.SetValue("#usuario", "beto", chromedp.ByID),
+			chromedp.SetValue("#clave", betoPassword, chromedp.ByID),
+			chromedp.Click("#ingresar", chromedp.ByID),
+			chromedp.WaitVisible("#empresa", chromedp.ByID),
+			chromedp.WaitVisible(`#grafica-diaria rect[data-periodo="2026-03-02"][data-monto="830"]`, chromedp.ByQuery),
+			chromedp.Evaluate(`document.querySelectorAll("#empresa option").length`, &options))
+		if options != 2 {
+			t.Errorf("the company list has %d options, want 2", options)
+		}
+		run(t, "choosing Beta", chromedp.SetValue("#empresa", beta, chromedp.ByID),
+			chromedp.Evaluate(`document.getElementById("empresa").dispatchEvent(new Event("change"))`, nil),
+			chromedp.WaitVisible(`#grafica-diaria rect[data-periodo="2026-03-02"][data-monto="415"]`, chromedp.ByQuery))
+
+		var names []string
+		var images int
+		run(t, "Beta's keys", chromedp.Click("#ir-claves", chromedp.ByID),
+			chromedp.Poll(`[...document.querySelectorAll("#claves-lista td.nombre")].some((td) => td.textContent === "caja beta")`, nil,
+				chromedp.WithPollingTimeout(10*time.Second)),
+			chromedp.Evaluate(`[...document.querySelectorAll("#claves-lista td.nombre")].map((td) => td.textContent)`, &names),
+			chromedp.Evaluate(`document.querySelectorAll("#claves-lista img").length + (window.__xss ? 100 : 0)`, &images))
+		if len(names) != 2 || names[0] != "caja beta" || names[1] != htmlName {
+			t.Errorf("Beta's keys are shown as %q", names)
+		}
+		if images != 0 {
+			t.Error("a key's name was read as HTML")
+		}
+
+		// The session ends elsewhere (revoked): the next call returns to the login.
+		var token, msg string
+		run(t, "reading the token", chromedp.Evaluate(`sessionStorage.getItem("cfe-sandbox-jwt") || ""`, &token))
+		e.do("POST", "/api/auth/revoke", nil, bearer(token)...).expect(t, http.StatusOK)
+		run(t, "using the ended session", chromedp.Click("#ir-comprobantes", chromedp.ByID),
+			chromedp.WaitVisible("#ingreso", chromedp.ByID),
+			chromedp.Text("#mensaje", &msg, chromedp.ByID))
+		if !strings.Contains(msg, "La sesión terminó") {
+			t.Errorf("an ended session shows %q", msg)
+		}
+	})
 }

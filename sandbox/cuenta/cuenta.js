@@ -13,7 +13,12 @@ const state = {
   companies: [],
   company: null, // idEmpresa
   charts: null,  // {diaria, mensual}
+  view: 0,       // bumped at each change of section, company or session
 };
+
+// stale reports whether a load started in view v was overtaken by a newer
+// one, whose answer must not be overwritten.
+const stale = (v) => v !== state.view;
 
 const $ = (id) => document.getElementById(id);
 
@@ -94,9 +99,20 @@ function endSession() {
   state.token = null;
   state.companies = [];
   state.company = null;
-  state.charts = null;
   sessionStorage.removeItem(TOKEN_KEY);
+  clearData();
   show();
+}
+
+// clearData removes what the page shows of a company, so that nothing of one
+// session or company is seen in another while it loads.
+function clearData() {
+  state.charts = null;
+  hideNewKey();
+  for (const id of ["claves-lista", "cfes-lista"]) $(id).tBodies[0].replaceChildren();
+  for (const id of ["grafica-diaria", "grafica-mensual", "total-diaria", "total-mensual"]) $(id).replaceChildren();
+  $("desde").value = "";
+  $("hasta").value = "";
 }
 
 async function login(ev) {
@@ -151,6 +167,7 @@ function section() {
 }
 
 async function show() {
+  state.view++;
   const logged = Boolean(state.token) && state.company !== null;
   $("ingreso").hidden = logged;
   $("menu").hidden = !logged;
@@ -179,8 +196,10 @@ function fmtDate(iso) {
 }
 
 async function loadKeys() {
+  const v = state.view;
   const r = await api("GET", withCompany("/api/v1/apikeys"));
   const keys = await r.json();
+  if (stale(v)) return;
   const body = $("claves-lista").tBodies[0];
   body.replaceChildren();
   for (const k of keys) body.append(keyRow(k));
@@ -292,10 +311,12 @@ function fmtAmount(s) {
 }
 
 async function loadIssued() {
+  const v = state.view;
   const [d, m] = await Promise.all([
     api("GET", withCompany("/api/v1/cfeemitido/graficaDiaria")).then((r) => r.json()),
     api("GET", withCompany("/api/v1/cfeemitido/graficaFacturacionMensual")).then((r) => r.json()),
   ]);
+  if (stale(v)) return;
   state.charts = { diaria: d, mensual: m };
   const sel = $("moneda");
   const previous = sel.value;
@@ -389,9 +410,11 @@ async function search(ev) {
   if ($("desde").value) q.set("fechaFirmaDesde", $("desde").value);
   if ($("hasta").value) q.set("fechaFirmaHasta", $("hasta").value);
   if ($("tipo").value !== "0") q.set("tipoFiltro", $("tipo").value);
+  const v = state.view;
   try {
     const r = await api("GET", "/api/v1/cfeemitido/buscar?" + q.toString());
     const list = await r.json();
+    if (stale(v)) return;
     const body = $("cfes-lista").tBodies[0];
     body.replaceChildren(...list.slice().reverse().map(cfeRow));
     $("cfes-vacio").hidden = list.length > 0;
@@ -449,9 +472,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("moneda").addEventListener("change", drawCharts);
   $("empresa").addEventListener("change", () => {
     state.company = Number($("empresa").value);
-    hideNewKey();
-    $("desde").value = "";
-    $("hasta").value = "";
+    clearData();
     show();
   });
   window.addEventListener("hashchange", () => {
