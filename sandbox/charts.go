@@ -1,8 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -169,19 +173,55 @@ func chartSign(t cfe.Type) int {
 
 // entryOf reads the currency and amount of a stored CFE.
 func entryOf(c *CFERecord, period string) (chartEntry, error) {
-	doc, err := cfe.ParseXML(c.XML)
+	currency, total, err := chartFields(c.XML)
 	if err != nil {
 		return chartEntry{}, &cfe.Error{Code: cfe.EINTERNAL, Op: "sandbox.chart", Message: "no se pudo leer un CFE guardado", Err: err}
 	}
-	currency := doc.Totales.TpoMoneda
 	if currency == "" {
 		currency = chartBaseCurrency
 	}
-	amount := decimal.Zero
-	if doc.Totales.MntTotal != nil {
-		amount = doc.Totales.MntTotal.Mul(decimal.NewFromInt(int64(chartSign(c.Type))))
+	return chartEntry{period: period, tipo: c.Type, currency: currency,
+		amount: total.Mul(decimal.NewFromInt(int64(chartSign(c.Type))))}, nil
+}
+
+// chartFields reads TpoMoneda and MntTotal of a signed CFE's
+// Encabezado/Totales (absent: "" and 0). It stops at the end of Totales,
+// which comes before the lines and the signature: reading the whole CFE
+// with cfe.ParseXML for two fields made the charts of a few hundred CFEs
+// take tenths of a second.
+func chartFields(doc []byte) (currency string, total decimal.Decimal, err error) {
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	var path []string
+	var text []byte
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", decimal.Zero, fmt.Errorf("sandbox: Totales not found in a stored CFE: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			path = append(path, t.Name.Local)
+			text = text[:0]
+		case xml.CharData:
+			text = append(text, t...)
+		case xml.EndElement:
+			n := len(path)
+			if n >= 3 && path[n-3] == "Encabezado" && path[n-2] == "Totales" {
+				switch path[n-1] {
+				case "TpoMoneda":
+					currency = strings.TrimSpace(string(text))
+				case "MntTotal":
+					if total, err = decimal.NewFromString(strings.TrimSpace(string(text))); err != nil {
+						return "", decimal.Zero, fmt.Errorf("sandbox: MntTotal of a stored CFE: %w", err)
+					}
+				}
+			}
+			if n >= 2 && path[n-2] == "Encabezado" && path[n-1] == "Totales" {
+				return currency, total, nil
+			}
+			path = path[:n-1]
+		}
 	}
-	return chartEntry{period: period, tipo: c.Type, currency: currency, amount: amount}, nil
 }
 
 func (s *Server) answerChart(w http.ResponseWriter, r *http.Request, granularity string) {
