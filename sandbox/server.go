@@ -184,6 +184,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerEnvelopeRoutes(r)
 	s.registerMetricsRoutes(r)
 	s.registerDataRoutes(r)
+	s.registerAccountRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, req, notFound("la ruta"))
 	}))
