@@ -119,3 +119,14 @@ const (
 // not "A", the serie of the ranges local agents generate for testing, so the
 // numbers of the CFEs they deliver never collide with the sandbox's own.
 const hostedSerie = "H"
+
+// Printed representations by id, zips of PDFs, previews and re-applied
+// collections (pdfexport.go, preview.go, reapply.go).
+const (
+	// maxZipPDFs bounds the CFEs of one descargarPdfsFiltrados: at about
+	// 50 kB a PDF, a zip of at most some 25 MB, rendered in well under a
+	// minute.
+	maxZipPDFs = 500
+	// headerCFECount tells how many PDFs a zip holds.
+	headerCFECount = "X-Cantidad-CFE"
+)

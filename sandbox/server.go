@@ -45,6 +45,10 @@ type Config struct {
 	// KeyFailureLimits throttle invalid API keys per client address;
 	// DefaultKeyFailureLimits when zero.
 	KeyFailureLimits KeyFailureLimits
+
+	// MaxZipPDFs bounds the CFEs of one descargarPdfsFiltrados; maxZipPDFs
+	// when zero. Tests lower it.
+	MaxZipPDFs int
 }
 
 // Server is the hosted-service emulator.
@@ -177,6 +181,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerIssuedRoutes(r)
 	s.registerPointRoutes(r)
 	s.registerPDFRoutes(r)
+	s.registerDocumentRoutes(r)
 	s.registerMetricsRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, req, notFound("la ruta"))
