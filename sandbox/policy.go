@@ -129,4 +129,11 @@ const (
 	maxZipPDFs = 500
 	// headerCFECount tells how many PDFs a zip holds.
 	headerCFECount = "X-Cantidad-CFE"
+	// previewTTL is how long a preview's token serves its PDF: long enough
+	// to open it from a link in the same screen, short enough not to keep
+	// drafts around.
+	previewTTL = 10 * time.Minute
+	// maxPreviews bounds the previews kept in memory (a PDF each, about
+	// 50 kB): at most some 13 MB.
+	maxPreviews = 256
 )

@@ -67,6 +67,7 @@ type Server struct {
 	issuers issuers
 
 	keyFails *throttle.Throttle // invalid API keys per address (keythrottle.go)
+	previews previewStore       // recent previews by token (preview.go)
 
 	ln   net.Listener
 	http *http.Server
