@@ -20,6 +20,7 @@ func (s *Server) registerDocumentRoutes(r *mux.Router) {
 	auth := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
 	r.HandleFunc("/api/v1/cfeemitido/representacionImpresa", auth(s.handleRepresentation)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/cfeemitido/descargarPdfsFiltrados", auth(s.handlePDFZip)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/comprobante/reaplicarReferencia", auth(s.handleReapply)).Methods(http.MethodPost)
 	r.HandleFunc("/api/v1/comprobante/previsualizar", auth(s.handlePreview)).Methods(http.MethodPost)
 	r.HandleFunc("/api/v1/comprobante/previsualizar/{token}", auth(s.handlePreviewByToken)).Methods(http.MethodGet)
 }
