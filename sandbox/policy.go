@@ -136,4 +136,7 @@ const (
 	// maxPreviews bounds the previews kept in memory (a PDF each, about
 	// 50 kB): at most some 13 MB.
 	maxPreviews = 256
+	// razonReaplicacion is RazonRef (optional, printed) of the references
+	// of a re-applied collection.
+	razonReaplicacion = "Reaplicación de cobranza"
 )

@@ -45,10 +45,6 @@ type ReapplyResponse struct {
 	Anulacion ComprobanteResponse `json:"Anulacion"`
 }
 
-// razonReaplicacion is RazonRef (optional, printed) of the new collection's
-// references.
-const razonReaplicacion = "Reaplicación de cobranza"
-
 // maxReferences is DGI's bound on zone F lines (F-C1: 1 to 40).
 const maxReferences = 40
 
@@ -237,6 +233,7 @@ func (s *Server) reapply(ctx context.Context, orig *CFERecord, targets []*CFERec
 	}
 
 	next := newCollection(coll, targets, fecha)
+	next.Adenda = orig.Adenda
 	// DGI's rules on the new collection, before any number is taken.
 	check := next.Clone()
 	check.TmstFirma = s.now().In(cfe.Montevideo).Truncate(time.Second)

@@ -61,7 +61,9 @@ func lineIndicators(c *cfe.CFE) []int {
 func TestReapply(t *testing.T) {
 	e := start(t)
 	t1, t2 := e.emit(ticketRequest("ra-t1")), e.emit(ticketRequest("ra-t2"))
-	coll := e.emit(collectionRequest("ra-c1"))
+	body := collectionRequest("ra-c1")
+	body["adenda"] = "Recibo de caja 77"
+	coll := e.emit(body)
 
 	var first sandbox.ReapplyResponse
 	t.Run("the collection is annulled and issued again with the new references", func(t *testing.T) {
@@ -106,6 +108,11 @@ func TestReapply(t *testing.T) {
 		e.do("GET", "/api/v1/cfeemitido/"+itoa(got.Anulacion.ID), nil, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &d)
 		if d.Anula != coll.ID {
 			t.Errorf("the cancellation's record annuls %d, want %d", d.Anula, coll.ID)
+		}
+		var nd sandbox.IssuedDetail
+		e.do("GET", "/api/v1/cfeemitido/"+itoa(got.ID), nil, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &nd)
+		if nd.Adenda != "Recibo de caja 77" || nd.Anula != 0 {
+			t.Errorf("the new collection's record: adenda %q, anula %d", nd.Adenda, nd.Anula)
 		}
 	})
 	t.Run("a retry answers the same CFEs, other references are a conflict", func(t *testing.T) {
