@@ -223,3 +223,33 @@ func TestPDFZip(t *testing.T) {
 		}
 	})
 }
+
+// TestPDFZip_RenderFailureAborts: a CFE that cannot be rendered once the
+// zip is under way breaks the transfer; the client never gets a complete
+// zip that lacks its PDF.
+func TestPDFZip_RenderFailureAborts(t *testing.T) {
+	e := start(t)
+	e.emit(ticketRequest("abort-1"))
+	bad := e.emit(ticketRequest("abort-2"))
+	e.close()
+	corruptCFE(t, e.cfg.DataDir, bad.ID)
+	e.open()
+
+	req, err := http.NewRequest("POST", e.url+"/api/v1/cfeemitido/descargarPdfsFiltrados", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", keyAlfa)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, readErr := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || readErr == nil {
+		t.Fatalf("status %d, read error %v: want 200 then a broken transfer", res.StatusCode, readErr)
+	}
+	if _, err := zip.NewReader(bytes.NewReader(body), int64(len(body))); err == nil {
+		t.Errorf("the truncated body reads as a zip")
+	}
+}
