@@ -50,7 +50,14 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	// The document as the issuer would build it now, before its number.
+	// The uuid, then the document as the issuer checks and builds it now,
+	// before its number (issuer.Issue).
+	if req.UUID != "" {
+		if fields := cfe.CheckUUID(req.UUID); len(fields) > 0 {
+			s.writeRejection(w, r, cfe.Invalid("sandbox.previsualizar", fields...))
+			return
+		}
+	}
 	now := s.now()
 	tax := cfe.DefaultTaxConfig()
 	doc, err := req.ToCFE(cfe.IssueParams{Emisor: company.emisor(), Tax: tax, SignedAt: now.In(cfe.Montevideo).Truncate(time.Second)})

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +84,8 @@ func TestPreview(t *testing.T) {
 		noLines["cfe"].(map[string]any)["detalles"] = []map[string]any{}
 		badType := ticketRequest("prev-bad")
 		badType["cfe"].(map[string]any)["idDoc"] = map[string]any{"tipoCfe": 999}
-		for name, body := range map[string]any{"no lines": noLines, "unknown type": badType, "not JSON": `{"cfe":`} {
+		longUUID := ticketRequest(strings.Repeat("u", 65))
+		for name, body := range map[string]any{"no lines": noLines, "unknown type": badType, "not JSON": `{"cfe":`, "uuid too long": longUUID} {
 			want := e.do("POST", "/api/v1/comprobante/emitir", body, "X-API-Key", keyAlfa)
 			got := e.do("POST", path, body, "X-API-Key", keyAlfa)
 			if got.status != http.StatusBadRequest || got.status != want.status {

@@ -220,6 +220,10 @@ func (s *Server) reapply(ctx context.Context, orig *CFERecord, targets []*CFERec
 	if err != nil {
 		return nil, err
 	}
+	if prev != nil && cancellation == nil {
+		// Only a damaged store has the new collection without the cancellation.
+		return nil, fmt.Errorf("sandbox: collection %d re-applied by %d but not annulled", orig.ID, prev.ID)
+	}
 	if prev != nil {
 		if prev.RequestHash != hash {
 			return nil, &cfe.Error{Code: cfe.ECONFLICT, Respuesta: cfe.RespRechazoValidacion, Message: fmt.Sprintf(
