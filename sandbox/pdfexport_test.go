@@ -253,3 +253,31 @@ func TestPDFZip_RenderFailureAborts(t *testing.T) {
 		t.Errorf("the truncated body reads as a zip")
 	}
 }
+
+// BenchmarkPDFZip measures descargarPdfsFiltrados over 20 e-Tickets (A4,
+// with the test watermark): the time and bytes per PDF in the zip, which
+// size maxZipPDFs.
+func BenchmarkPDFZip(b *testing.B) {
+	e, client := benchEnv(b)
+	const n = 20
+	for i := range n {
+		e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("bench-zip-"+strconv.Itoa(i)), "X-API-Key", keyBench).expect(b, http.StatusOK)
+	}
+	var size int64
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", e.url+"/api/v1/cfeemitido/descargarPdfsFiltrados", strings.NewReader(`{}`))
+		req.Header.Set("X-API-Key", keyBench)
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			b.Fatalf("status %d, %v", res.StatusCode, err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N*n), "ms/pdf")
+	b.ReportMetric(float64(size)/n, "zipbytes/pdf")
+}

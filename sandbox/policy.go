@@ -124,8 +124,8 @@ const hostedSerie = "H"
 // collections (pdfexport.go, preview.go, reapply.go).
 const (
 	// maxZipPDFs bounds the CFEs of one descargarPdfsFiltrados: at about
-	// 50 kB a PDF, a zip of at most some 25 MB, rendered in well under a
-	// minute.
+	// 35 kB and 6 to 40 ms a PDF (BenchmarkPDFZip, BenchmarkRender*), a zip
+	// of at most some 17 MB, sent in well under a minute.
 	maxZipPDFs = 500
 	// headerCFECount tells how many PDFs a zip holds.
 	headerCFECount = "X-Cantidad-CFE"
@@ -134,7 +134,7 @@ const (
 	// drafts around.
 	previewTTL = 10 * time.Minute
 	// maxPreviews bounds the previews kept in memory (a PDF each, about
-	// 50 kB): at most some 13 MB.
+	// 40 kB): at most some 10 MB.
 	maxPreviews = 256
 	// razonReaplicacion is RazonRef (optional, printed) of the references
 	// of a re-applied collection.
