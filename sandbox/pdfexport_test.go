@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -280,4 +281,43 @@ func BenchmarkPDFZip(b *testing.B) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N*n), "ms/pdf")
 	b.ReportMetric(float64(size)/n, "zipbytes/pdf")
+}
+
+// documentEndpoints are this file's, preview_test's and reapply_test's
+// endpoints that decode a body, with a valid body to start from (kept apart
+// from fuzzEndpoints so that each list stays with its endpoints).
+var documentEndpoints = []struct{ path, seed string }{
+	{"/api/v1/cfeemitido/descargarPdfsFiltrados", `{"tipoFiltro":101,"fechaFirmaDesde":"2026-03-02","formato":"Rollo"}`},
+	{"/api/v1/comprobante/previsualizar", `{"uuid":"p","cfe":{"idDoc":{"tipoCfe":101,"formaPago":1},"detalles":[{"indicadorFacturacion":3,"nombreItem":"x","cantidad":1,"precioUnitario":"10"}]}}`},
+	{"/api/v1/comprobante/reaplicarReferencia", `{"idCfeReferencia":2,"referencias":[1],"fecha":"2026-03-02"}`},
+}
+
+// FuzzDocumentEndpoints sends arbitrary bodies to those endpoints as a
+// signed-in user with issued CFEs: never a server error, and every answer is
+// a PDF, a zip or JSON.
+func FuzzDocumentEndpoints(f *testing.F) {
+	for i, ep := range documentEndpoints {
+		f.Add(uint8(i), []byte(ep.seed))
+	}
+	e := start(f)
+	e.emit(ticketRequest("fuzz-t"))
+	e.emit(collectionRequest("fuzz-c"))
+	token := e.login("ana", anaPassword).Token
+	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
+		ep := documentEndpoints[int(which)%len(documentEndpoints)]
+		te := *e
+		te.t = t
+		r := te.do("POST", ep.path, string(body), "Content-Type", "application/json", "Authorization", "Bearer "+token)
+		if r.status >= 500 {
+			t.Fatalf("%s answered %d to %q: %s", ep.path, r.status, body, r.body)
+		}
+		switch ct := r.header.Get("Content-Type"); {
+		case ct == "application/pdf" || ct == "application/zip":
+			if r.status != http.StatusOK {
+				t.Fatalf("%s answered %d with %s", ep.path, r.status, ct)
+			}
+		case !json.Valid(r.body):
+			t.Fatalf("%s answered %d with a body that is not JSON: %q", ep.path, r.status, r.body)
+		}
+	})
 }
