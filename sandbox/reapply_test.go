@@ -32,9 +32,9 @@ func (e *env) reapplyOK(req sandbox.ReapplyRequest, auth ...string) (sandbox.Rea
 	return got, coll, canc
 }
 
-// facturaRequest is an e-Factura of one line at the basic rate to the
+// facturaTo is an e-Factura of one line at the basic rate to the
 // receptor of RUC ruc.
-func facturaRequest(uuid, ruc string) map[string]any {
+func facturaTo(uuid, ruc string) map[string]any {
 	receptor := map[string]any{}
 	for k, v := range dgiReceptor {
 		receptor[k] = v
@@ -165,11 +165,11 @@ func TestReapply_Refusals(t *testing.T) {
 	betaColl := e.do("POST", "/api/v1/comprobante/emitir", collectionRequest("rr-beta"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
 	var beta sandbox.ComprobanteResponse
 	betaColl.decode(t, &beta)
-	factura := e.emit(facturaRequest("rr-f1", "214844360018"))
-	otherFactura := e.emit(facturaRequest("rr-f2", rucBeta))
+	factura := e.emit(facturaTo("rr-f1", "214844360018"))
+	otherFactura := e.emit(facturaTo("rr-f2", rucBeta))
 	facturaColl := collectionRequest("rr-fc")
 	facturaColl["cfe"].(map[string]any)["idDoc"] = map[string]any{"tipoCfe": 111, "formaPago": 1, "indicadorCobranzaPropia": 1}
-	facturaColl["cfe"].(map[string]any)["receptor"] = facturaRequest("", "214844360018")["cfe"].(map[string]any)["receptor"]
+	facturaColl["cfe"].(map[string]any)["receptor"] = facturaTo("", "214844360018")["cfe"].(map[string]any)["receptor"]
 	fColl := e.emit(facturaColl)
 	before := e.issuedCount()
 
