@@ -93,6 +93,12 @@ func (s *Server) sendMail(to, subject, body string) error {
 	msg := "From: " + mailFrom + "\r\nTo: " + to + "\r\nSubject: " + subject +
 		"\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\nDate: " +
 		s.now().Format(time.RFC1123Z) + "\r\n\r\n" + body
+	return s.smtpSend(to, []byte(msg))
+}
+
+// smtpSend delivers the complete message msg to one recipient through the
+// configured SMTP server, within mailTimeout.
+func (s *Server) smtpSend(to string, msg []byte) error {
 	conn, err := net.DialTimeout("tcp", s.cfg.SMTPAddr, mailTimeout)
 	if err != nil {
 		return err
@@ -116,7 +122,7 @@ func (s *Server) sendMail(to, subject, body string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := wc.Write([]byte(msg)); err != nil {
+	if _, err := wc.Write(msg); err != nil {
 		return err
 	}
 	if err := wc.Close(); err != nil {

@@ -120,6 +120,15 @@ const (
 // numbers of the CFEs they deliver never collide with the sandbox's own.
 const hostedSerie = "H"
 
+// Exports and e-mail of issued CFEs (exportarExcel, exportarSistemaContable,
+// enviarPdfPorCorreo).
+const (
+	maxExportRows     = 10_000 // CFEs one Excel or accounting export may hold
+	maxMailRecipients = 10     // addresses one enviarPdfPorCorreo may name
+	maxMailSubject    = 200    // characters of a subject
+	maxMailMessage    = 4000   // characters of a message's text
+)
+
 // Printed representations by id, zips of PDFs, previews and re-applied
 // collections (pdfexport.go, preview.go, reapply.go).
 const (

@@ -46,6 +46,10 @@ type Config struct {
 	// DefaultKeyFailureLimits when zero.
 	KeyFailureLimits KeyFailureLimits
 
+	// MaxExportRows bounds the CFEs of one Excel or accounting export;
+	// maxExportRows when zero. Tests lower it.
+	MaxExportRows int
+
 	// MaxZipPDFs bounds the CFEs of one descargarPdfsFiltrados; maxZipPDFs
 	// when zero. Tests lower it.
 	MaxZipPDFs int
@@ -184,6 +188,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerPDFRoutes(r)
 	s.registerDocumentRoutes(r)
 	s.registerMetricsRoutes(r)
+	s.registerDataRoutes(r)
 	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, req, notFound("la ruta"))
 	}))
