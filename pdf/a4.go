@@ -140,7 +140,7 @@ func offsetOps(ops []op, dx float64) []op {
 // then its legends.
 func (l *layout) a4Header(w float64) block {
 	var h block
-	if l.test {
+	if l.bannered() {
 		h.below(0, l.banner(w))
 	}
 	leftW := w - a4SideW - a4Gap

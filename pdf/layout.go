@@ -26,6 +26,7 @@ type layout struct {
 	logo    *logoImage
 	isRoll  bool      // a roll layout, else A4
 	test    bool      // outside production: watermark
+	preview bool      // not an issued CFE: PreviewText banner
 	created time.Time // the signature time
 }
 
@@ -78,18 +79,27 @@ func (l *layout) logoBlock(w, maxW, maxH float64, a alignment) block {
 	return block{h: lh, ops: []op{{kind: opLogo, x: x, w: lw, h: lh}}}
 }
 
-// banner is WatermarkText on one line across width w, in bold when that
-// fits at the body size, else in regular type as large as fits (about 6 pt
-// on a 58 mm roll: the banner is a test marker, not DGI content, and must
-// stay on one line for text extraction to return it whole).
+// bannered reports whether pages carry a banner.
+func (l *layout) bannered() bool { return l.test || l.preview }
+
+// banner is PreviewText for a preview and WatermarkText outside production,
+// each on one line across width w, in bold when that fits at the body size,
+// else in regular type as large as fits (about 6 pt on a 58 mm roll: the
+// banner is a marker, not DGI content, and must stay on one line for text
+// extraction to return it whole).
 func (l *layout) banner(w float64) block {
-	st := style{bold, max(l.size, MinFontSize)}
-	if st.face.width(WatermarkText, st.size) > w {
-		st.face = regular
-		st.size = min(st.size, st.size*w/st.face.width(WatermarkText, st.size))
-	}
 	c := column{w: w}
-	c.line(st, center, WatermarkText)
+	for _, text := range []string{PreviewText, WatermarkText} {
+		if (text == PreviewText && !l.preview) || (text == WatermarkText && !l.test) {
+			continue
+		}
+		st := style{bold, max(l.size, MinFontSize)}
+		if st.face.width(text, st.size) > w {
+			st.face = regular
+			st.size = min(st.size, st.size*w/st.face.width(text, st.size))
+		}
+		c.line(st, center, text)
+	}
 	return c.b
 }
 

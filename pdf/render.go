@@ -47,22 +47,52 @@ type Footer struct {
 // It returns EINVALID when signedXML is not a signed CFE or the template's
 // font size or logo is unusable, and EINTERNAL when the PDF cannot be made.
 func Render(signedXML []byte, opts Options) ([]byte, error) {
-	const op = "pdf.Render"
 	l, err := newLayout(signedXML, &opts)
 	if err != nil {
 		return nil, err
 	}
-	pdf, err := paint(l.pages(), paintInfo{title: l.r.typeName + " " + l.r.number, created: l.created,
-		logo: opts.Template.Logo})
+	return l.render(opts.Template.Logo)
+}
+
+// PreviewText marks every page of a preview (RenderPreview), in every
+// environment, on a line of text that text extraction returns exactly.
+const PreviewText = "VISTA PREVIA - SIN VALOR FISCAL"
+
+// Preview values of the pieces a document only gets when it is issued.
+const (
+	previewNumber   = "Vista previa: sin serie ni número"
+	previewSeal     = "Sin valor"
+	previewCAE      = "CAE: se asigna al emitir"
+	previewCAEDates = "-"
+)
+
+// RenderPreview returns the printed representation of a document that was
+// not issued: no serie, number, CAE or signature. Each page carries
+// PreviewText (and, outside production, the test watermark as Render's);
+// the serie and number read previewNumber, the QR code holds PreviewText
+// instead of DGI's verification address and the security code reads
+// previewSeal, so that nothing on it can pass for an issued CFE. Errors as
+// Render's.
+func RenderPreview(doc *cfe.CFE, opts Options) ([]byte, error) {
+	l, err := buildLayout(doc, "", &opts, true)
 	if err != nil {
-		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el PDF", Err: err}
+		return nil, err
+	}
+	return l.render(opts.Template.Logo)
+}
+
+// render paints the layout; logo is the template's logo file.
+func (l *layout) render(logo []byte) ([]byte, error) {
+	pdf, err := paint(l.pages(), paintInfo{title: l.r.typeName + " " + l.r.number, created: l.created,
+		logo: logo})
+	if err != nil {
+		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: "pdf.Render", Message: "no se pudo generar el PDF", Err: err}
 	}
 	return pdf, nil
 }
 
 // newLayout reads the signed CFE and checks the options.
 func newLayout(signedXML []byte, opts *Options) (*layout, error) {
-	const op = "pdf.Render"
 	c, err := cfe.ParseXML(signedXML)
 	if err != nil {
 		return nil, err
@@ -71,6 +101,14 @@ func newLayout(signedXML []byte, opts *Options) (*layout, error) {
 	if err != nil {
 		return nil, err
 	}
+	return buildLayout(c, digest, opts, false)
+}
+
+// buildLayout lays out c, whose signature's DigestValue is digest (none for
+// a preview).
+func buildLayout(c *cfe.CFE, digest string, opts *Options, preview bool) (*layout, error) {
+	const op = "pdf.Render"
+	var err error
 	t := opts.Template
 	var g geometry
 	switch t.Base {
@@ -87,13 +125,17 @@ func newLayout(signedXML []byte, opts *Options) (*layout, error) {
 			Mensaje: fmt.Sprintf("debe estar entre %g y %g puntos", MinFontSize, MaxFontSize)})
 	}
 	l := &layout{geometry: g, isRoll: t.Base == Rollo || t.Base == Rollo58, test: !opts.Production,
-		created: c.TmstFirma}
+		preview: preview, created: c.TmstFirma}
 	if t.Logo != nil {
 		if l.logo, err = decodeLogo(t.Logo); err != nil {
 			return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.logo", Mensaje: err.Error()})
 		}
 	}
 	l.r = newReceipt(c, digest, opts)
+	if preview {
+		l.r.number, l.r.securityCode, l.r.qrData = previewNumber, previewSeal, PreviewText
+		l.r.cae, l.r.caeRange, l.r.caeExpiry = previewCAE, "", previewCAEDates
+	}
 	if l.qr, err = encodeQR(l.r.qrData); err != nil {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el código QR", Err: err}
 	}

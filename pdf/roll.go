@@ -39,7 +39,7 @@ func (l *layout) roll() []page {
 			blocks = append(blocks, spaced(gap, b))
 		}
 	}
-	if l.test {
+	if l.bannered() {
 		push(0, l.banner(w))
 	}
 	push(1, l.logoBlock(w, w, 20, center))
@@ -66,7 +66,7 @@ func (l *layout) roll() []page {
 	footer := len(blocks)
 	push(footerGap, l.rollFooter(w))
 	push(2, l.extra(w, center))
-	if l.test {
+	if l.bannered() {
 		push(2, l.banner(w))
 	}
 	return l.rollPages(blocks, footer)

@@ -128,3 +128,24 @@ const (
 	maxMailSubject    = 200    // characters of a subject
 	maxMailMessage    = 4000   // characters of a message's text
 )
+
+// Printed representations by id, zips of PDFs, previews and re-applied
+// collections (pdfexport.go, preview.go, reapply.go).
+const (
+	// maxZipPDFs bounds the CFEs of one descargarPdfsFiltrados: at about
+	// 35 kB and 6 to 40 ms a PDF (BenchmarkPDFZip, BenchmarkRender*), a zip
+	// of at most some 17 MB, sent in well under a minute.
+	maxZipPDFs = 500
+	// headerCFECount tells how many PDFs a zip holds.
+	headerCFECount = "X-Cantidad-CFE"
+	// previewTTL is how long a preview's token serves its PDF: long enough
+	// to open it from a link in the same screen, short enough not to keep
+	// drafts around.
+	previewTTL = 10 * time.Minute
+	// maxPreviews bounds the previews kept in memory (a PDF each, about
+	// 40 kB): at most some 10 MB.
+	maxPreviews = 256
+	// razonReaplicacion is RazonRef (optional, printed) of the references
+	// of a re-applied collection.
+	razonReaplicacion = "Reaplicación de cobranza"
+)

@@ -49,6 +49,10 @@ type Config struct {
 	// MaxExportRows bounds the CFEs of one Excel or accounting export;
 	// maxExportRows when zero. Tests lower it.
 	MaxExportRows int
+
+	// MaxZipPDFs bounds the CFEs of one descargarPdfsFiltrados; maxZipPDFs
+	// when zero. Tests lower it.
+	MaxZipPDFs int
 }
 
 // Server is the hosted-service emulator.
@@ -67,6 +71,7 @@ type Server struct {
 	issuers issuers
 
 	keyFails *throttle.Throttle // invalid API keys per address (keythrottle.go)
+	previews previewStore       // recent previews by token (preview.go)
 
 	ln   net.Listener
 	http *http.Server
@@ -182,6 +187,7 @@ func (s *Server) routes() *mux.Router {
 	s.registerPointRoutes(r)
 	s.registerPDFRoutes(r)
 	s.registerEnvelopeRoutes(r)
+	s.registerDocumentRoutes(r)
 	s.registerMetricsRoutes(r)
 	s.registerDataRoutes(r)
 	s.registerAccountRoutes(r)
