@@ -250,8 +250,9 @@ async function createKey(ev) {
     $("clave-valor").textContent = created.ApiKey;
     $("clave-nueva").hidden = false;
     $("form-clave").reset();
-    say("Se creó la clave «" + created.nombre + "».", true);
+    // The list first, then the message: a shown message means the list is current.
     await loadKeys();
+    say("Se creó la clave «" + created.nombre + "».", true);
   } catch (e) {
     say(e.message, false);
   }
@@ -275,8 +276,9 @@ async function revokeKey(k) {
   quiet();
   try {
     await api("POST", "/api/v1/apikeys/" + encodeURIComponent(k.id) + "/revocar");
-    say("Se revocó la clave «" + k.nombre + "».", true);
+    // The list first, then the message: a shown message means the list is current.
     await loadKeys();
+    say("Se revocó la clave «" + k.nombre + "».", true);
   } catch (e) {
     say(e.message, false);
   }
@@ -288,8 +290,9 @@ async function saveLimits(k, perMinute, perHour) {
     await api("POST", "/api/v1/apikeys/" + encodeURIComponent(k.id) + "/rate-limit", {
       limitePorMinuto: Number(perMinute.value), limitePorHora: Number(perHour.value),
     });
-    say("Se guardaron los límites de «" + k.nombre + "».", true);
+    // The list first, then the message: a shown message means the list is current.
     await loadKeys();
+    say("Se guardaron los límites de «" + k.nombre + "».", true);
   } catch (e) {
     say(e.message, false);
   }
