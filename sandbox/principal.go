@@ -150,10 +150,15 @@ func (s *Server) admitKey(w http.ResponseWriter, r *http.Request, key *APIKey) b
 	return ok
 }
 
-// sessionClaims are the claims of the sandbox's JWTs.
+// sessionClaims are the claims of the sandbox's JWTs: the real service's
+// (userName, rol, empresas and the registered iat, nbf, exp, iss) and the
+// sandbox's own (sid, env, sub, jti), which authentication reads.
 type sessionClaims struct {
-	Session     string `json:"sid"`
-	Environment string `json:"env"`
+	Session     string  `json:"sid"`
+	Environment string  `json:"env"`
+	UserName    string  `json:"userName"`
+	Rol         string  `json:"rol"`
+	Empresas    []int64 `json:"empresas"`
 	jwt.RegisteredClaims
 }
 
@@ -162,7 +167,6 @@ func (s *Server) authJWT(token string) (*principal, error) {
 	var claims sessionClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return s.jwtKey, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS512.Alg()}),
-		jwt.WithIssuer(jwtIssuer),
 		jwt.WithExpirationRequired(),
 		jwt.WithTimeFunc(s.now))
 	if err != nil || claims.Environment != s.cfg.Environment {
