@@ -194,11 +194,13 @@ func (s *Server) authJWT(token string) (*principal, error) {
 // a key's own company, which a sent idEmpresa must equal (else 403); for a
 // JWT the sent idEmpresa, which must be one of the user's companies (403),
 // or the user's only company when none is sent (400 when ambiguous).
+// idEmpresa 0 is "not sent": real callers send it so when they have no
+// company configured (the vendor's PHP SDK does).
 func (p *principal) company(sent string) (int64, error) {
 	var id int64
 	if sent != "" {
 		n, err := strconv.ParseInt(sent, 10, 64)
-		if err != nil || n <= 0 {
+		if err != nil || n < 0 {
 			return 0, invalid(cfe.FieldError{Campo: "idEmpresa", Mensaje: "debe ser un número mayor que cero"})
 		}
 		id = n
