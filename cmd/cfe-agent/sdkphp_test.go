@@ -204,7 +204,7 @@ func TestVendorSDK_PHP(t *testing.T) {
 			sdk := copySDK(t)
 			foreign := emitForeign(t, sb.URL())
 			env := []string{"BT_BASE_URL=" + base, "BT_USER=" + sdkUser, "BT_SECRET=" + sdkSecret, "BT_LIMITED_KEY=" + limitedKey,
-				"BT_FOREIGN_UUID=" + foreign, "BT_FOREIGN_COMPANY=3", "BT_TODAY=" + cfe.DateOf(sdkEpoch.In(cfe.Montevideo)).String()}
+				"BT_FOREIGN_UUID=" + foreign, "BT_FOREIGN_COMPANY=" + itoa(foreignCompany), "BT_TODAY=" + cfe.DateOf(sdkEpoch.In(cfe.Montevideo)).String()}
 
 			t.Run("the vendor's example script, unmodified", func(t *testing.T) {
 				out, code := runPHP(t, php, env, filepath.Join(sdk, "tests", "emitir-cfe.php"))
