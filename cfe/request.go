@@ -15,8 +15,8 @@ import (
 // The hosted top-level fields that identify the company, branch and terminal
 // or drive the hosted service's e-mail and bookkeeping (idEmpresa, codComercio,
 // codTerminal, destinatariosPdf, origen, esAppMovil, idComprobanteGuardado,
-// idVendedor, idCaja) are accepted and ignored: the agent's profile says which
-// company it signs for.
+// idVendedor, idCaja, registrarComprobanteInterno) are accepted and ignored:
+// the agent's profile says which company it signs for.
 type Request struct {
 	UUID   string      `json:"uuid"`   // the caller's idempotency key
 	Adenda string      `json:"adenda"` // zone J, travels beside the CFE, never signed
@@ -206,25 +206,35 @@ type RequestGlobalAdjust struct {
 	IndicadorFacturacion int             `json:"indicadorFacturacion"`
 }
 
-// RequestMedioPago is a payment means line (zone E).
+// RequestMedioPago is a payment means line (zone E). Each field also takes
+// the name production integrations of the hosted service send (alias tag);
+// the names of their fields that DGI's CFE has no place for are accepted and
+// ignored (ignoredFields).
 type RequestMedioPago struct {
-	NumeroLinea int             `json:"numeroLinea"`
-	Codigo      int             `json:"codigo"`
-	Glosa       string          `json:"glosa"`
-	Orden       int             `json:"orden"`
-	Valor       decimal.Decimal `json:"valor"`
+	NumeroLinea int             `json:"numeroLinea" alias:"numeroLineaMedioPago"` // NroLinMP
+	Codigo      int             `json:"codigo" alias:"idMedioPago"`               // CodMP
+	Glosa       string          `json:"glosa" alias:"glosaMedioPago"`             // GlosaMP
+	Orden       int             `json:"orden" alias:"ordenMedioPago"`             // OrdenMP
+	Valor       decimal.Decimal `json:"valor" alias:"valorPago"`                  // ValorPago
 }
 
-// RequestReferencia is a reference to another document (zone F).
-type RequestReferencia struct {
-	NumeroLinea     int    `json:"numeroLinea"`
-	IndicadorGlobal int    `json:"indicadorGlobal"`
-	TipoCfe         Type   `json:"tipoCfe"`
-	Serie           string `json:"serie"`
-	Numero          int64  `json:"numero"`
-	Razon           string `json:"razon"`
-	Fecha           *Date  `json:"fecha"`
+func (RequestMedioPago) ignoredFields() []string {
+	return []string{"tipoMonedaMedioPago", "tipoCambioMedioPago", "idCuentaBanco", "titular", "nomDoc", "proveedorPos"}
 }
+
+// RequestReferencia is a reference to another document (zone F), with the
+// hosted integrations' names as aliases (see RequestMedioPago).
+type RequestReferencia struct {
+	NumeroLinea     int    `json:"numeroLinea" alias:"numeroLineaReferencia"` // NroLinRef
+	IndicadorGlobal int    `json:"indicadorGlobal"`                           // IndGlobal
+	TipoCfe         Type   `json:"tipoCfe" alias:"tipoDocumentoReferencia"`   // TpoDocRef
+	Serie           string `json:"serie" alias:"serieFacturaReferencia"`      // Serie
+	Numero          int64  `json:"numero" alias:"numeroFacturaReferencia"`    // NroCFERef
+	Razon           string `json:"razon" alias:"razonReferencia"`             // RazonRef
+	Fecha           *Date  `json:"fecha" alias:"fechaFacturaReferencia"`      // FechaCFEref
+}
+
+func (RequestReferencia) ignoredFields() []string { return []string{"tipoMonedaCfeReferencia"} }
 
 // RequestComplementoFiscal identifies the principal (mandante) of a sale on
 // behalf of others (zone K). rucEmisor defaults to the company's RUC.

@@ -20,6 +20,7 @@ import (
 var hostedOnlyFields = []string{
 	"idEmpresa", "codComercio", "codTerminal", "destinatariosPdf",
 	"origen", "esAppMovil", "idComprobanteGuardado", "idVendedor", "idCaja",
+	"registrarComprobanteInterno",
 }
 
 // DecodeRequest reads one emission request (a JSON object) from r, of any
@@ -27,7 +28,12 @@ var hostedOnlyFields = []string{
 // strings and are read as decimals, never through float64. A field of an
 // unexpected type or unknown to the request shape is an error, except the
 // hosted-only top-level fields, which are ignored. An empty JSON array stands
-// for an absent object, as PHP clients send empty arrays.
+// for an absent object, as PHP clients send empty arrays, and so does an
+// empty object {} for complementoFiscal on a type that has no zone K. Payment
+// means and references also take the names production clients of the hosted
+// service send (the alias tags of RequestMedioPago and RequestReferencia);
+// the names of theirs that DGI's CFE has no place for are accepted and
+// ignored, and any other unknown name is still an error.
 //
 // Text must be valid UTF-8 as received: a string with bytes that are not UTF-8
 // or with a \u escape of a lone surrogate is refused, naming its field,
@@ -71,6 +77,10 @@ func DecodeRequest(r io.Reader) (*Request, error) {
 	d.decode("", obj, reflect.ValueOf(&req).Elem())
 	if req.CFE == nil {
 		d.probs.add("cfe", "obligatorio: el comprobante a emitir")
+	} else if rc := req.CFE; rc.ComplementoFiscal != nil && !hasComplFiscal(rc.IdDoc.TipoCfe) {
+		if body, _ := obj["cfe"].(map[string]any); isEmptyObject(body["complementoFiscal"]) {
+			rc.ComplementoFiscal = nil // {} where the type has no zone K: absent
+		}
 	}
 	if err := d.probs.err(op); err != nil {
 		return nil, err
@@ -190,17 +200,30 @@ func (d *strictDecoder) object(path string, v any, dst reflect.Value) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var seen map[int]string // field index → the name that set it, when aliases exist
 	for _, k := range keys {
 		sub := k
 		if path != "" {
 			sub = path + "." + k
 		}
-		i, known := fields[k]
-		if !known {
+		f, known := fields.byName[k]
+		switch {
+		case !known:
 			d.probs.add(sub, "campo desconocido")
 			continue
+		case f.ignored:
+			continue
+		case fields.aliased:
+			if other, dup := seen[f.index]; dup {
+				d.probs.add(sub, "es otro nombre de %s, que también se envió: envíe uno solo", other)
+				continue
+			}
+			if seen == nil {
+				seen = make(map[int]string)
+			}
+			seen[f.index] = k
 		}
-		d.decode(sub, obj[k], dst.Field(i))
+		d.decode(sub, obj[k], dst.Field(f.index))
 	}
 }
 
@@ -232,25 +255,76 @@ func (d *strictDecoder) decimal(path string, v any) (decimal.Decimal, bool) {
 	return decimal.Decimal{}, false
 }
 
+func isEmptyObject(v any) bool {
+	o, ok := v.(map[string]any)
+	return ok && len(o) == 0
+}
+
+// hasComplFiscal reports whether type t may carry zone K (complemento
+// fiscal): a sale on behalf of others (131-133, 141-143) or an e-Boleta
+// (151-153, for a purchase of foreign currency on behalf of others), and
+// their contingency forms. An unknown type is given the benefit of the
+// doubt, so that the validator names it.
+func hasComplFiscal(t Type) bool {
+	info, ok := t.Info()
+	if !ok {
+		return true
+	}
+	switch electronicCode(info.Base) {
+	case ETicketCtaAjena, EFacturaCtaAjena, EBoleta:
+		return true
+	}
+	return false
+}
+
 func isEmptyArray(v any) bool {
 	a, ok := v.([]any)
 	return ok && len(a) == 0
 }
 
-var fieldCache sync.Map // reflect.Type → map[string]int
+var fieldCache sync.Map // reflect.Type → *structFields
 
-// jsonFields maps the json names of t's fields to their indexes.
-func jsonFields(t reflect.Type) map[string]int {
+// structFields are the names a request struct accepts.
+type structFields struct {
+	byName  map[string]structField
+	aliased bool // some field has an alias: two names may set one field
+}
+
+// structField is one accepted name: a field's index, or a name accepted and
+// ignored.
+type structField struct {
+	index   int
+	ignored bool
+}
+
+// ignorer is a request struct that accepts, and ignores, names production
+// clients of the hosted service send where DGI's CFE has no place for them.
+type ignorer interface{ ignoredFields() []string }
+
+// jsonFields maps the json names of t's fields, and their alias tags (other
+// names production clients send for the same field), to their indexes, and
+// the names t ignores to ignored entries.
+func jsonFields(t reflect.Type) *structFields {
 	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]int)
+		return m.(*structFields)
 	}
-	m := make(map[string]int, t.NumField())
+	sf := &structFields{byName: make(map[string]structField, t.NumField())}
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		tag := t.Field(i).Tag
+		name, _, _ := strings.Cut(tag.Get("json"), ",")
 		if name != "" && name != "-" {
-			m[name] = i
+			sf.byName[name] = structField{index: i}
+		}
+		if alias := tag.Get("alias"); alias != "" {
+			sf.byName[alias] = structField{index: i}
+			sf.aliased = true
 		}
 	}
-	fieldCache.Store(t, m)
-	return m
+	if ig, ok := reflect.Zero(t).Interface().(ignorer); ok {
+		for _, name := range ig.ignoredFields() {
+			sf.byName[name] = structField{ignored: true}
+		}
+	}
+	fieldCache.Store(t, sf)
+	return sf
 }

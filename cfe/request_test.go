@@ -320,11 +320,11 @@ func requestHasPath(path string) bool {
 		if typ.Kind() != reflect.Struct {
 			return false
 		}
-		i, ok := jsonFields(typ)[name]
-		if !ok {
+		f, ok := jsonFields(typ).byName[name]
+		if !ok || f.ignored {
 			return false
 		}
-		typ = typ.Field(i).Type
+		typ = typ.Field(f.index).Type
 		if indexed {
 			if typ.Kind() != reflect.Slice {
 				return false

@@ -31,9 +31,22 @@ type session struct {
 
 // tokenResponse is the answer of login and refresh.
 type tokenResponse struct {
-	Token        string    `json:"token"`
-	RefreshToken string    `json:"refresh_token"`
-	ExpiresAt    time.Time `json:"expires_at"`
+	Token        string     `json:"token"`
+	RefreshToken string     `json:"refresh_token"`
+	ExpiresAt    expiryTime `json:"expires_at"`
+}
+
+// expiryTime is the expires_at of a token answer: an integer Unix time, as
+// the service answers it, or an RFC 3339 text, as earlier sandboxes did.
+type expiryTime struct{ time.Time }
+
+func (e *expiryTime) UnmarshalJSON(b []byte) error {
+	var unix int64
+	if err := json.Unmarshal(b, &unix); err == nil {
+		e.Time = time.Unix(unix, 0).UTC()
+		return nil
+	}
+	return json.Unmarshal(b, &e.Time)
 }
 
 // invalidate forgets the JWT that authorization carried, if it is still the
@@ -120,9 +133,9 @@ func (c *Client) authenticate(ctx context.Context, op, path string, body map[str
 		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: "respuesta inesperada del servicio en la nube al iniciar sesión", Err: err}
 	}
 	s := &c.session
-	s.token, s.refresh, s.expires = tr.Token, tr.RefreshToken, tr.ExpiresAt
+	s.token, s.refresh, s.expires = tr.Token, tr.RefreshToken, tr.ExpiresAt.Time
 	c.noteSuccess()
-	c.log.Info("hosted session renewed", "op", op, "expires", tr.ExpiresAt)
+	c.log.Info("hosted session renewed", "op", op, "expires", tr.ExpiresAt.Time)
 	return nil
 }
 

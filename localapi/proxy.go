@@ -34,10 +34,12 @@ type HostedService interface {
 }
 
 // Path prefixes forwarded to the hosted service: every route of these that
-// the module does not serve itself.
+// the module does not serve itself; and the one route outside them, the
+// refresh without /api that the vendor's PHP SDK uses.
 const (
-	proxyAPIPrefix  = "/api/v1/"
-	proxyAuthPrefix = "/api/auth/"
+	proxyAPIPrefix   = "/api/v1/"
+	proxyAuthPrefix  = "/api/auth/"
+	proxyRefreshPath = "/auth/refresh"
 )
 
 // formPaths are the forwarded routes whose hosted contract takes a form body
@@ -75,6 +77,7 @@ func (s *Server) registerProxyRoutes(r *mux.Router) {
 	}
 	r.PathPrefix(proxyAPIPrefix).HandlerFunc(s.handleProxy)
 	r.PathPrefix(proxyAuthPrefix).HandlerFunc(s.handleProxy)
+	r.Path(proxyRefreshPath).HandlerFunc(s.handleProxy)
 }
 
 // handleProxy forwards a request to the hosted service, streaming both

@@ -44,6 +44,7 @@ var proxyRoutes = []proxyRoute{
 	// §4.1 and §5.1: authentication.
 	{http.MethodPost, "/api/auth/login", accessAsIs},
 	{http.MethodPost, "/api/auth/refresh", accessAsIs},
+	{http.MethodPost, "/auth/refresh", accessAsIs}, // the same, as the vendor's PHP SDK calls it
 	{http.MethodPost, "/api/auth/recuperarClave", accessAsIs},
 	{http.MethodPost, "/api/auth/revoke", accessCallerOnly},
 	{http.MethodPost, "/api/v1/usuario/{n}/apikey", accessCallerOnly},

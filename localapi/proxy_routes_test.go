@@ -24,6 +24,8 @@ func TestProxyAccessOf(t *testing.T) {
 		{http.MethodPost, "/api/v1/puntoemision/editar", accessProfile},
 		{http.MethodPost, "/api/auth/login", accessAsIs},
 		{http.MethodPost, "/api/auth/refresh", accessAsIs},
+		{http.MethodPost, "/auth/refresh", accessAsIs},
+		{http.MethodGet, "/auth/refresh", accessCallerOnly},
 		{http.MethodPost, "/api/auth/recuperarClave", accessAsIs},
 		{http.MethodPost, "/api/auth/revoke", accessCallerOnly},
 		{http.MethodGet, "/api/auth/login", accessCallerOnly},

@@ -32,11 +32,12 @@ type LoginRequest struct {
 	Secret   string `json:"secret"`
 }
 
-// TokenResponse answers login and refresh.
+// TokenResponse answers login and refresh. ExpiresAt is an integer Unix time,
+// the JWT's exp, as the real service answers it (its PHP SDK declares it int).
 type TokenResponse struct {
-	Token        string    `json:"token"`
-	RefreshToken string    `json:"refresh_token"`
-	ExpiresAt    time.Time `json:"expires_at"`
+	Token        string `json:"token"`
+	RefreshToken string `json:"refresh_token"`
+	ExpiresAt    int64  `json:"expires_at"`
 }
 
 // RefreshRequest is the body of POST /api/auth/refresh and /auth/refresh.
@@ -196,25 +197,51 @@ func (s *Server) answerTokens(w http.ResponseWriter, r *http.Request, sess *Sess
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, TokenResponse{Token: token, RefreshToken: refresh, ExpiresAt: expires})
+	writeJSON(w, http.StatusOK, TokenResponse{Token: token, RefreshToken: refresh, ExpiresAt: expires.Unix()})
 }
 
-// signJWT returns an HS512 JWT of sess valid for jwtTTL from now.
+// signJWT returns an HS512 JWT of sess valid for jwtTTL from now, with the
+// real service's claims (iat, nbf, exp, iss, userName, rol, empresas) and the
+// sandbox's own (sub, sid, env, jti).
 func (s *Server) signJWT(sess *Session, now time.Time) (string, time.Time, error) {
-	exp := now.Add(jwtTTL).Truncate(time.Second)
+	var user *User
+	if err := s.db.view(func(tx *bolt.Tx) error {
+		var err error
+		user, err = getUser(tx, sess.User)
+		return err
+	}); err != nil {
+		return "", time.Time{}, err
+	}
+	now = now.Truncate(time.Second)
+	exp := now.Add(jwtTTL)
 	claims := sessionClaims{
 		Session:     sess.ID,
 		Environment: s.cfg.Environment,
+		UserName:    user.Username,
+		Rol:         jwtRole,
+		Empresas:    append([]int64{}, user.Companies...),
 		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer:    jwtIssuer,
+			Issuer:    s.issuer(),
 			Subject:   strconv.FormatInt(sess.User, 10),
 			IssuedAt:  jwt.NewNumericDate(now),
+			NotBefore: jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(exp),
 			ID:        newSessionID(),
 		},
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS512, claims).SignedString(s.jwtKey)
 	return tok, exp.UTC(), err
+}
+
+// issuer is the JWTs' iss: the service's URL, as the real service's tokens
+// carry it (the address it listens on; the configured one when it serves
+// through Handler only). Authentication does not read it: the signing key
+// and the live session are what authenticate a JWT.
+func (s *Server) issuer() string {
+	if s.ln != nil {
+		return s.URL()
+	}
+	return "http://" + s.cfg.Listen
 }
 
 // handleRefresh exchanges a refresh token for a new JWT and a new refresh

@@ -25,7 +25,7 @@ func TestLogin(t *testing.T) {
 		if got := jwtPart(t, tok.Token, 0)["alg"]; got != "HS512" {
 			t.Errorf("alg %v, want HS512", got)
 		}
-		if want := t0.Add(6 * time.Hour); !tok.ExpiresAt.Equal(want) {
+		if want := t0.Add(6 * time.Hour).Unix(); tok.ExpiresAt != want {
 			t.Errorf("expires_at %v, want %v", tok.ExpiresAt, want)
 		}
 		if exp := jwtPart(t, tok.Token, 1)["exp"]; exp != float64(t0.Add(6*time.Hour).Unix()) {
@@ -35,6 +35,26 @@ func TestLogin(t *testing.T) {
 			t.Error("no refresh token")
 		}
 		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(tok.Token)...).expect(t, http.StatusOK)
+	})
+	t.Run("the answer and the JWT carry the real service's fields", func(t *testing.T) {
+		r := e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "ana", Secret: anaPassword}).expect(t, http.StatusOK)
+		var raw map[string]any
+		r.decode(t, &raw)
+		exp := float64(t0.Add(6 * time.Hour).Unix())
+		if raw["expires_at"] != exp || strings.Contains(string(r.body), `"expires_at":"`) {
+			t.Errorf("expires_at %#v, want the integer Unix time %.0f", raw["expires_at"], exp)
+		}
+		claims := jwtPart(t, raw["token"].(string), 1)
+		want := map[string]any{"iat": float64(t0.Unix()), "nbf": float64(t0.Unix()), "exp": exp, "iss": e.url,
+			"userName": "ana", "rol": "Supervisor de empresa", "env": "sandbox"}
+		for k, v := range want {
+			if claims[k] != v {
+				t.Errorf("claim %s = %#v, want %#v", k, claims[k], v)
+			}
+		}
+		if emp, ok := claims["empresas"].([]any); !ok || len(emp) != 1 {
+			t.Errorf("claim empresas = %#v, want ana's one company", claims["empresas"])
+		}
 	})
 	t.Run("username is matched case-insensitively and trimmed", func(t *testing.T) {
 		e.login("  ANA ", anaPassword)
@@ -146,7 +166,7 @@ func TestRefresh(t *testing.T) {
 	if second.RefreshToken == first.RefreshToken || second.Token == first.Token {
 		t.Fatal("refresh did not rotate the tokens")
 	}
-	if want := t0.Add(7 * time.Hour); !second.ExpiresAt.Equal(want) {
+	if want := t0.Add(7 * time.Hour).Unix(); second.ExpiresAt != want {
 		t.Errorf("expires_at %v, want %v", second.ExpiresAt, want)
 	}
 	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(second.Token)...).expect(t, http.StatusOK)

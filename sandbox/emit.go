@@ -176,22 +176,24 @@ const (
 )
 
 // handleAnnul is POST /api/v1/comprobante/anular (interface §4.4.1): a form
-// with idCfeReferencia and fecha. The counter-receipt comes from
+// with idCfeReferencia and fecha, or the same fields as JSON (annulFields).
+// The counter-receipt comes from
 // cfe.CounterReceipt and is signed by the issuer. Repeating the annulment of
 // a CFE with the same fecha answers the same counter-receipt; a CFE already
 // annulled with another fecha is a conflict.
 func (s *Server) handleAnnul(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		s.writeRejection(w, r, bodyError(err))
+	rawID, rawFecha, err := annulFields(r)
+	if err != nil {
+		s.writeRejection(w, r, err)
 		return
 	}
-	id, err := strconv.ParseInt(strings.TrimSpace(r.PostForm.Get("idCfeReferencia")), 10, 64)
+	id, err := strconv.ParseInt(strings.TrimSpace(rawID), 10, 64)
 	if err != nil || id <= 0 {
 		s.writeRejection(w, r, &cfe.Error{Code: cfe.EINVALID, Respuesta: cfe.RespRechazoValidacion, Message: msgBadReference,
 			Fields: []cfe.FieldError{{Campo: "idCfeReferencia", Mensaje: msgBadReference}}})
 		return
 	}
-	fecha, err := cfe.ParseDate(strings.TrimSpace(r.PostForm.Get("fecha")))
+	fecha, err := cfe.ParseDate(strings.TrimSpace(rawFecha))
 	if err != nil {
 		s.writeRejection(w, r, invalid(cfe.FieldError{Campo: "fecha", Mensaje: "debe ser una fecha AAAA-MM-DD"}))
 		return

@@ -26,11 +26,14 @@ const (
 const (
 	jwtTTL           = 6 * time.Hour       // interface §5.1
 	refreshTTL       = 30 * 24 * time.Hour // lifetime of a refresh token
-	jwtIssuer        = "cfe-sandbox"
-	tempPasswordTTL  = 30 * time.Minute // password recovery: a single-use temporary password
-	secretBytes      = 32               // random bytes in keys, refresh tokens and temporary passwords
-	recoveryCooldown = time.Minute      // at most one recovery mail per user in this time
+	tempPasswordTTL  = 30 * time.Minute    // password recovery: a single-use temporary password
+	secretBytes      = 32                  // random bytes in keys, refresh tokens and temporary passwords
+	recoveryCooldown = time.Minute         // at most one recovery mail per user in this time
 )
+
+// jwtRole is the rol claim of every JWT: the real service names the user's
+// role there ("Supervisor de empresa"); the sandbox has one role.
+const jwtRole = "Supervisor de empresa"
 
 // maxRotated caps the exchanged refresh tokens a session remembers to
 // recognize their reuse (one a day for a month, with room to spare).

@@ -150,10 +150,15 @@ func (s *Server) admitKey(w http.ResponseWriter, r *http.Request, key *APIKey) b
 	return ok
 }
 
-// sessionClaims are the claims of the sandbox's JWTs.
+// sessionClaims are the claims of the sandbox's JWTs: the real service's
+// (userName, rol, empresas and the registered iat, nbf, exp, iss) and the
+// sandbox's own (sid, env, sub, jti), which authentication reads.
 type sessionClaims struct {
-	Session     string `json:"sid"`
-	Environment string `json:"env"`
+	Session     string  `json:"sid"`
+	Environment string  `json:"env"`
+	UserName    string  `json:"userName"`
+	Rol         string  `json:"rol"`
+	Empresas    []int64 `json:"empresas"`
 	jwt.RegisteredClaims
 }
 
@@ -162,7 +167,6 @@ func (s *Server) authJWT(token string) (*principal, error) {
 	var claims sessionClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return s.jwtKey, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS512.Alg()}),
-		jwt.WithIssuer(jwtIssuer),
 		jwt.WithExpirationRequired(),
 		jwt.WithTimeFunc(s.now))
 	if err != nil || claims.Environment != s.cfg.Environment {
@@ -190,11 +194,13 @@ func (s *Server) authJWT(token string) (*principal, error) {
 // a key's own company, which a sent idEmpresa must equal (else 403); for a
 // JWT the sent idEmpresa, which must be one of the user's companies (403),
 // or the user's only company when none is sent (400 when ambiguous).
+// idEmpresa 0 is "not sent": real callers send it so when they have no
+// company configured (the vendor's PHP SDK does).
 func (p *principal) company(sent string) (int64, error) {
 	var id int64
 	if sent != "" {
 		n, err := strconv.ParseInt(sent, 10, 64)
-		if err != nil || n <= 0 {
+		if err != nil || n < 0 {
 			return 0, invalid(cfe.FieldError{Campo: "idEmpresa", Mensaje: "debe ser un número mayor que cero"})
 		}
 		id = n

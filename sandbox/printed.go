@@ -59,8 +59,8 @@ var (
 // handlePDF renders the printed representation of an issued CFE of the
 // caller's company, with the watermark outside production. Errors answer
 // {ok:false, error}: 400 identification missing or idEmpresa unresolved or
-// unknown variant, 403 idEmpresa not the caller's, 404 CFE not found, 500
-// rendering failed.
+// unknown variant, 403 idEmpresa not the caller's or the CFE another
+// company's, 404 CFE not found, 500 rendering failed.
 func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	var req PDFRequest
 	if err := decodeJSON(r, &req); err != nil {
@@ -83,13 +83,14 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 		if company, err = getCompany(tx, companyID); err != nil {
 			return err
 		}
-		if req.UUID != "" {
-			rec, err = cfeByUUID(tx, companyID, req.UUID)
-		} else {
-			rec, err = cfeByFolio(tx, companyID, cfe.Type(req.TipoCfe), req.Serie, req.Numero)
+		find := func(company int64) (*CFERecord, error) {
+			if req.UUID != "" {
+				return cfeByUUID(tx, company, req.UUID)
+			}
+			return cfeByFolio(tx, company, cfe.Type(req.TipoCfe), req.Serie, req.Numero)
 		}
-		if err == nil && rec == nil {
-			err = errPDFNotFound
+		if rec, err = find(companyID); err == nil && rec == nil {
+			err = foreignCFE(tx, principalOf(r), find)
 		}
 		return err
 	})
@@ -105,6 +106,23 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/pdf")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body) // a failure means the client went away
+}
+
+// foreignCFE is the error for a CFE the caller's company does not have:
+// EFORBIDDEN when a company the caller cannot act for has it (interface §7:
+// no permission over the company or the CFE), else ENOTFOUND.
+func foreignCFE(tx *bolt.Tx, p *principal, find func(company int64) (*CFERecord, error)) error {
+	c := tx.Bucket(bucketCompanies).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		company := keyID(k)
+		if p.canSee(company) {
+			continue
+		}
+		if rec, err := find(company); err != nil || rec != nil {
+			return firstErr(err, errOtherCFE)
+		}
+	}
+	return errPDFNotFound
 }
 
 // render makes the PDF of rec with the variant asked for, else the

@@ -115,10 +115,22 @@ func TestPDF(t *testing.T) {
 		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &beta)
 		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", IdEmpresa: beta[0].IdEmpresa}, bearer(e.login("ana", anaPassword).Token)...).pdfErr(t, http.StatusForbidden)
 	})
-	t.Run("404 for an unknown CFE or another company's", func(t *testing.T) {
+	t.Run("404 for an unknown CFE", func(t *testing.T) {
 		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "nope"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
 		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{TipoCfe: 101, Serie: "H", Numero: 99}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyBeta).pdfErr(t, http.StatusNotFound)
+	})
+	t.Run("403 for another company's CFE, by uuid or folio", func(t *testing.T) {
+		for _, body := range []sandbox.PDFRequest{{UUID: "pdf-1"}, {TipoCfe: 101, Serie: "H", Numero: issued.Nro}} {
+			msg := e.do("POST", "/api/v1/cfeemitido/pdf", body, "X-API-Key", keyBeta).pdfErr(t, http.StatusForbidden)
+			if msg != "no tiene acceso a este CFE" {
+				t.Errorf("error %q", msg)
+			}
+		}
+		// A user of both companies who names Beta gets Beta's answer: not found.
+		var beta []sandbox.CompanyResponse
+		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &beta)
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", IdEmpresa: beta[0].IdEmpresa},
+			bearer(e.login("beto", betoPassword).Token)...).pdfErr(t, http.StatusNotFound)
 	})
 	t.Run("401 in the PDF shape", func(t *testing.T) {
 		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}).pdfErr(t, http.StatusUnauthorized)
