@@ -120,6 +120,15 @@ func TestEmit_HostedConventions(t *testing.T) {
 			t.Errorf("next e-Ticket %d, want %d: the refused request consumed a number", n, issued.Nro+2)
 		}
 	})
+	t.Run("previsualizar takes the same body and consumes no number", func(t *testing.T) {
+		next := e.emit(ticketRequest("conv-t-6")).Nro
+		r := e.do("POST", "/api/v1/comprobante/previsualizar", hostedNamesCreditNote("conv-nc-prev", issued.Nro), "X-API-Key", keyAlfa).
+			expect(t, http.StatusOK)
+		shows(t, pdfTool(t, "pdftotext", r.body), []string{previewMark, "Devolución yerba"}, nil)
+		if n := e.emit(ticketRequest("conv-t-7")).Nro; n != next+1 {
+			t.Errorf("e-Ticket after the preview got %d, want %d", n, next+1)
+		}
+	})
 	t.Run("firmarXml and the PDF take idEmpresa 0", func(t *testing.T) {
 		e.do("POST", "/api/v1/cfeemitido/pdf", map[string]any{"uuid": "conv-t-1", "idEmpresa": 0}, "X-API-Key", keyAlfa).
 			expect(t, http.StatusOK)
