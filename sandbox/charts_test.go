@@ -319,7 +319,8 @@ func TestCharts_Access(t *testing.T) {
 				{"a key naming another company", "?idEmpresa=" + alfa, []string{"X-API-Key", keyBeta}, 403, cfe.EFORBIDDEN, ""},
 				{"a user naming a company not theirs", "?idEmpresa=" + alfa, carla, 403, cfe.EFORBIDDEN, ""},
 				{"idEmpresa not a number", "?idEmpresa=abc", ana, 400, cfe.EINVALID, "idEmpresa"},
-				{"idEmpresa zero", "?idEmpresa=0", []string{"X-API-Key", keyAlfa}, 400, cfe.EINVALID, "idEmpresa"},
+				{"idEmpresa negative", "?idEmpresa=-1", []string{"X-API-Key", keyAlfa}, 400, cfe.EINVALID, "idEmpresa"},
+				{"idEmpresa zero is not sent: a two-company user must name one", "?idEmpresa=0", beto, 400, cfe.EINVALID, "idEmpresa"},
 				{"a two-company user naming none", "", beto, 400, cfe.EINVALID, "idEmpresa"},
 			} {
 				b := e.do("GET", path+c.query, nil, c.headers...).expect(t, c.status).errBody(t)
