@@ -205,7 +205,7 @@ func standaloneCFE(b []byte) ([]byte, error) {
 			if errors.Is(err, io.EOF) {
 				return nil, errors.New("el documento no contiene un elemento CFE")
 			}
-			return nil, fmt.Errorf("el CFE no es XML bien formado: %v", err)
+			return nil, fmt.Errorf("el CFE no es XML bien formado: %w", err)
 		}
 		switch t := tok.(type) {
 		case xml.ProcInst:
@@ -221,7 +221,7 @@ func standaloneCFE(b []byte) ([]byte, error) {
 				return nil, fmt.Errorf("el elemento raíz es <%s> y no <CFE> del espacio de nombres %s declarado en él", t.Name.Local, NamespaceCFE)
 			}
 			if err := d.Skip(); err != nil {
-				return nil, fmt.Errorf("el CFE no es XML bien formado: %v", err)
+				return nil, fmt.Errorf("el CFE no es XML bien formado: %w", err)
 			}
 			end := d.InputOffset()
 			if len(bytes.TrimSpace(b[end:])) > 0 {
@@ -317,10 +317,10 @@ func (e *Envelope) check() ([]FieldError, []CFEHead) {
 }
 
 func describeReceiver(h CFEHead) string {
-	switch {
-	case h.TipoDocRecep == 0:
+	switch h.TipoDocRecep {
+	case 0:
 		return "sin identificar"
-	case h.TipoDocRecep == 2:
+	case 2:
 		return "RUC " + h.DocRecep
 	}
 	return fmt.Sprintf("documento de tipo %d, no un RUC", h.TipoDocRecep)
@@ -438,7 +438,7 @@ func cutEnvelope(b []byte) (*Envelope, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("el sobre no es XML bien formado: %v", err)
+			return nil, fmt.Errorf("el sobre no es XML bien formado: %w", err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -462,12 +462,12 @@ func cutEnvelope(b []byte) (*Envelope, error) {
 				}
 				car = &caratulaXML{}
 				if err := d.DecodeElement(car, &t); err != nil {
-					return nil, fmt.Errorf("la Caratula no se puede leer: %v", err)
+					return nil, fmt.Errorf("la Caratula no se puede leer: %w", err)
 				}
 			case depth == 1 && t.Name.Local == "CFE" && e.Kind == EnvelopeDGI,
 				depth == 2 && t.Name.Local == "CFE" && current != nil && current.XML == nil:
 				if err := d.Skip(); err != nil {
-					return nil, fmt.Errorf("el sobre no es XML bien formado: %v", err)
+					return nil, fmt.Errorf("el sobre no es XML bien formado: %w", err)
 				}
 				cut := b[off:d.InputOffset()]
 				if current != nil {
@@ -483,7 +483,7 @@ func cutEnvelope(b []byte) (*Envelope, error) {
 					Text string `xml:",chardata"`
 				}
 				if err := d.DecodeElement(&a, &t); err != nil {
-					return nil, fmt.Errorf("una Adenda no se puede leer: %v", err)
+					return nil, fmt.Errorf("una Adenda no se puede leer: %w", err)
 				}
 				current.Adenda = a.Text
 			default:

@@ -110,7 +110,7 @@ func (s *Server) envelopeCFEs(p *principal, kind cfe.EnvelopeKind, req *Envelope
 	if len(req.Ids) > 0 {
 		return s.envelopeByIDs(p, req)
 	}
-	f, err := req.CFEFilter.resolve(p)
+	f, err := req.resolve(p)
 	if err != nil {
 		return 0, nil, err
 	}

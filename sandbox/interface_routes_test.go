@@ -22,7 +22,7 @@ func hostedEndpoints(t *testing.T) []interfaceEndpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("^\\| (GET|POST|PUT|PATCH|DELETE) \\| (/[^ |]*) \\|")
+	row := regexp.MustCompile(`^\| (GET|POST|PUT|PATCH|DELETE) \| (/[^ |]*) \|`)
 	var out []interfaceEndpoint
 	in := false
 	for _, line := range strings.Split(string(raw), "\n") {

@@ -122,7 +122,7 @@ func (s *Server) handlePDFZip(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	f, err := req.CFEFilter.resolve(principalOf(r))
+	f, err := req.resolve(principalOf(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
