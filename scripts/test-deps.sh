@@ -23,10 +23,14 @@ declare -A need=(
   [chromium]=chromium
   [php]=php-cli
   [strace]=strace
+  [node]=nodejs
+  [javac]=default-jdk-headless
+  [mcs]=mono-mcs
 )
 # Debian packages that provide no command of their own (PHP extensions and
-# libraries for the vendor SDK and the ESC/POS decoder, the .xlsx reader).
-libs=(php-curl php-mbstring php-intl php-imagick php-guzzlehttp-guzzle php-guzzlehttp-psr7 python3-openpyxl)
+# libraries for the vendor SDK and the ESC/POS decoder, the .xlsx reader, the
+# JSON Schema validator of the OpenAPI examples).
+libs=(php-curl php-mbstring php-intl php-imagick php-guzzlehttp-guzzle php-guzzlehttp-psr7 python3-openpyxl python3-jsonschema)
 missing=()
 for cmd in "${!need[@]}"; do
   if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
