@@ -107,8 +107,8 @@ func (r *backupRecord) info(path string, size int64) *BackupInfo {
 // cannot reuse the pages they free until it ends (the file may grow), and a
 // commit that needs a larger mapping waits for it.
 //
-// Errors: EUNAVAILABLE when the store is closed or damaged, or ctx is done;
-// EINTERNAL when the copy cannot be written or does not verify.
+// Errors: EUNAVAILABLE when the store is closed or damaged, ctx is done, or
+// the copy cannot be written or does not verify (its message says why).
 func (db *DB) Backup(ctx context.Context, path string, meta BackupMeta) (*BackupInfo, error) {
 	const op = "store.Backup"
 	if err := ctx.Err(); err != nil {
@@ -140,8 +140,8 @@ func (db *DB) Backup(ctx context.Context, path string, meta BackupMeta) (*Backup
 		if errors.As(err, &ce) {
 			return nil, err
 		}
-		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
-			Message: "no se pudo escribir la copia de seguridad " + path}
+		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
+			Message: fmt.Sprintf("no se pudo escribir la copia de seguridad %s: %v", path, err)}
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
