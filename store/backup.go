@@ -66,6 +66,8 @@ type BackupInfo struct {
 	// Counters are the last committed number of each (type, serie) in the
 	// copy.
 	Counters []cfe.LastNumber
+	// Ranges are the CAE ranges the copy holds.
+	Ranges []cfe.CAERange
 	// Journal is the numbering journal's reserved mark of each (type,
 	// serie) when the copy was taken (empty without a journal): no number
 	// committed at that instant exceeds it.
@@ -82,11 +84,13 @@ type backupRecord struct {
 	Counts   BackupCounts    `json:"counts"`
 	Counters []counterRecord `json:"counters"`
 	Journal  *journalFile    `json:"journal,omitempty"`
+
+	ranges []cfe.CAERange // read by verifyBackup, not stored in the record
 }
 
 func (r *backupRecord) info(path string, size int64) *BackupInfo {
 	bi := &BackupInfo{Path: path, Size: size, TakenAt: r.TakenAt, TxID: r.TxID, StoreID: r.StoreID,
-		Meta: r.Meta, Counts: r.Counts}
+		Meta: r.Meta, Counts: r.Counts, Ranges: r.ranges}
 	for _, c := range r.Counters {
 		bi.Counters = append(bi.Counters, cfe.LastNumber(c))
 	}
@@ -315,7 +319,8 @@ func verifyBackup(path string) (*backupRecord, error) {
 			if got.StoreID != rec.StoreID {
 				return errors.New("la identidad del archivo no coincide con la del registro")
 			}
-			return nil
+			rec.ranges, err = loadRanges(tx)
+			return err
 		})
 	})
 	if isDamage(err) {
