@@ -65,6 +65,7 @@ type menu struct {
 	quit    bool
 
 	lines     [4]*systray.MenuItem
+	backup    *systray.MenuItem // the last backup (backupline.go)
 	notice    *systray.MenuItem
 	reprint   *systray.MenuItem
 	profiles  choiceMenu
@@ -90,6 +91,8 @@ func (m *menu) build() {
 		m.lines[i] = systray.AddMenuItem("", "")
 		m.lines[i].Disable()
 	}
+	m.backup = systray.AddMenuItem("", "")
+	m.backup.Disable()
 	m.notice = systray.AddMenuItem("", "")
 	m.notice.Disable()
 	m.notice.Hide()
@@ -159,6 +162,7 @@ func (m *menu) refresh(ctx context.Context) {
 	for i, l := range statusLines(rep, m.settings.Profile) {
 		m.lines[i].SetTitle(l)
 	}
+	m.backup.SetTitle(backupLine(rep, time.Now()))
 	if lastReceipt(rep) == "" || m.settings.DefaultPrinter == "" {
 		m.reprint.Disable()
 	} else {
