@@ -328,6 +328,26 @@ func TestRestore(t *testing.T) {
 		}
 	})
 
+	t.Run("no journal and no hosted answer: restored, numbering held", func(t *testing.T) {
+		s := prepare(t, 0)
+		if err := os.Remove(s.journalPath); err != nil {
+			t.Fatal(err)
+		}
+		o := opts(s)
+		o.Hold = true
+		if _, err := store.Restore(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		db := openAt(t, s.storePath, store.Options{Journal: s.journalPath})
+		if db.NumberingHold() == nil {
+			t.Fatal("the restored store numbers without knowing where numbering stands")
+		}
+		_, err := db.Reserve(ctx, cfe.ETicket, today)
+		if ce := wantCode(t, err, cfe.EUNAVAILABLE); ce.Respuesta != cfe.RespSinRangoCAE {
+			t.Fatalf("Reserve while held: %v", err)
+		}
+	})
+
 	t.Run("another company or environment: refused", func(t *testing.T) {
 		s := prepare(t, 0)
 		for _, meta := range []store.BackupMeta{

@@ -17,6 +17,9 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/durable"
 )
 
+// holdRestoredReason is the Spanish reason of a hold set by Restore.
+const holdRestoredReason = "se restauró una copia de seguridad sin diario de numeración y sin consultar al servicio en línea"
+
 // AuditRestored is the audit kind of a store put back from a backup.
 const AuditRestored = "restored"
 
@@ -32,6 +35,11 @@ type RestoreOptions struct {
 	// Confirmed are the technician's word on the numbers used since the
 	// backup: for each (type, serie), the last number used.
 	Confirmed []cfe.LastNumber
+	// Hold makes the restored store hold numbering (as Open does with
+	// Options.HoldWithoutJournal) until the hosted service or a technician
+	// says where it stands: set it when the journal is missing and the
+	// hosted service, which could tell, was not asked or did not answer.
+	Hold bool
 	// Now is the clock (dated name of the replaced file, audit); time.Now
 	// when nil.
 	Now func() time.Time
@@ -163,6 +171,10 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 			return err
 		}
 		err = db.ResumeNumbering(ctx, "the restore of backup "+o.Backup, lasts)
+		if err == nil && o.Hold && db.hold == nil {
+			err = db.putHold(holdRecord{Since: now, Reason: holdRestoredReason}, AuditEvent{At: now, Kind: AuditNumberingHeld,
+				Detail: "restored without a numbering journal and without the hosted service's last numbers: signing held until they are known"})
+		}
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}

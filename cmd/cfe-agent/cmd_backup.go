@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -172,7 +173,12 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 	if abs, err := filepath.Abs(file); err == nil {
 		o.Backup = abs
 	}
-	if h, err := newHostedClient(p.Hosted, cliLogger()); err == nil && h != nil && h.Auth() != hosted.AuthNone && !offline {
+	h, err := newHostedClient(p.Hosted, cliLogger())
+	if err != nil {
+		return err
+	}
+	askable := h != nil && h.Auth() != hosted.AuthNone
+	if askable && !offline {
 		hctx, cancel := context.WithTimeout(ctx, restoreHostedTimeout)
 		lasts, err := h.LastNumbers(hctx, backup.Ranges, cfe.DateOf(time.Now().In(cfe.Montevideo)))
 		cancel()
@@ -181,6 +187,12 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 		} else {
 			o.Hosted = lasts
 		}
+	}
+	if _, err := os.Stat(o.Journal); askable && o.Hosted == nil && errors.Is(err, fs.ErrNotExist) {
+		// Nothing local bounds the numbers used since the backup: the agent
+		// waits for the service, as when its journal is lost.
+		o.Hold = true
+		fmt.Fprintln(w, "aviso: no hay diario de numeración y no se consultó el servicio en línea: el agente no firmará hasta que el servicio responda o un técnico ejecute «cfe-agent cae used-elsewhere»")
 	}
 	res, err := store.Restore(ctx, o)
 	if err != nil {
