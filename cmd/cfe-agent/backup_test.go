@@ -241,3 +241,82 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 	}
 	a.stop(t)
 }
+
+// TestAgent_AutomaticBackups: the period counts from the newest automatic
+// backup in the folder, across restarts; a backup that cannot be written is
+// reported (amber: /health degraded, doctor WARN) and not left half-written.
+func TestAgent_AutomaticBackups(t *testing.T) {
+	stamp := func(ago time.Duration) string {
+		return "cfe-agent-sandbox-" + time.Now().Add(-ago).UTC().Format("20060102T150405.000Z") + "-auto.db"
+	}
+	for _, tc := range []struct {
+		name     string
+		existing string // a backup already in the folder
+		wantNew  bool
+	}{
+		{"fresh backup in the folder: none at start", stamp(time.Hour), false},
+		{"backup older than the period: one at start", stamp(25 * time.Hour), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dataDir := t.TempDir()
+			folder := t.TempDir()
+			if err := os.WriteFile(filepath.Join(folder, tc.existing), []byte("copia anterior"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
+			withBackupKeys(t, env, dataDir, "      folder: "+folder+"\n      period: 24h\n")
+			a := startAgent(t, env, "--listen", "127.0.0.1:0")
+			defer a.stop(t)
+			c, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantNew {
+				waitFor(t, "a backup at start", func() bool { return len(autoBackups(t, folder)) == 2 })
+			} else {
+				time.Sleep(500 * time.Millisecond) // a backup at start would be written by now
+				if n := len(autoBackups(t, folder)); n != 1 {
+					t.Fatalf("%d automatic backups, want only the existing fresh one", n)
+				}
+			}
+			rep, err := c.State(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := rep.Backup; b == nil || b.Status != localapi.HealthOK || b.Ultima == nil || b.PeriodoS != 24*3600 ||
+				(tc.wantNew == (filepath.Base(b.Ultima.Archivo) == tc.existing)) {
+				t.Fatalf("/state backup = %+v (%+v)", rep.Backup, rep.Backup.Ultima)
+			}
+			if rep.Status != localapi.HealthOK {
+				t.Fatalf("/health %s: %q", rep.Status, rep.Warnings)
+			}
+		})
+	}
+
+	t.Run("folder cannot be written: reported, amber", func(t *testing.T) {
+		dataDir := t.TempDir()
+		notADir := filepath.Join(t.TempDir(), "archivo")
+		if err := os.WriteFile(notADir, []byte("no es una carpeta"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
+		withBackupKeys(t, env, dataDir, "      folder: "+notADir+"\n")
+		a := startAgent(t, env, "--listen", "127.0.0.1:0")
+		defer a.stop(t)
+		c, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep *localapi.StateReport
+		waitFor(t, "the failed backup in /state", func() bool {
+			rep, err = c.State(context.Background())
+			return err == nil && rep.Backup != nil && rep.Backup.Error != ""
+		})
+		if rep.Status != localapi.HealthDegraded || !strings.Contains(strings.Join(rep.Warnings, "\n"), "la última copia de seguridad falló") {
+			t.Fatalf("/health %s, warnings %q", rep.Status, rep.Warnings)
+		}
+		if out, _ := runCLI(t, env, "doctor"); !strings.Contains(out, "WARN copias de seguridad: la última falló") {
+			t.Fatalf("doctor:\n%s", out)
+		}
+	})
+}
