@@ -295,8 +295,11 @@ func verifyBackup(path string) (*backupRecord, error) {
 				return errors.New("no tiene el registro de copia de seguridad (no fue hecho por «cfe-agent backup»)")
 			}
 			found, err := getJSON(b, keyBackup, &rec)
-			if err != nil || !found {
-				return fmt.Errorf("el registro de copia de seguridad no se puede leer: %v", err)
+			if err != nil {
+				return fmt.Errorf("el registro de copia de seguridad no se puede leer: %w", err)
+			}
+			if !found {
+				return errors.New("la sección de copia de seguridad no tiene su registro")
 			}
 			if rec.Version != backupVersion {
 				return fmt.Errorf("registro de copia versión %d, se espera %d", rec.Version, backupVersion)
