@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -16,8 +18,9 @@ import (
 // (which holds the store's lock) for "cfe-agent backup".
 //
 // It is an administrator's action, and the copy holds every receipt of the
-// company: only a caller on this machine (loopback; LAN mode and its tokens do
-// not open it) that presents the agent's admin token in X-CFE-Admin gets it.
+// company: only a caller on this machine (loopback, or the listener's own
+// address when the agent listens on a LAN address; callers from other
+// machines are refused whatever token they present) that presents the agent's admin token in X-CFE-Admin gets it.
 // The agent makes a new token at every start and writes it only to its run
 // file in the data directory (mode 0600), so the caller proves it may read
 // the data directory, which holds the store anyway: another OS user, or a web
@@ -50,13 +53,29 @@ type BackupResult struct {
 	Rangos      int       `json:"rangos"`
 }
 
+// sameMachine reports whether r comes from this machine: over loopback, or
+// from the very address it was sent to (a listener on a LAN address, called
+// from the machine itself, sees its own address as the peer).
+func sameMachine(r *http.Request) bool {
+	if isLoopback(r.RemoteAddr) {
+		return true
+	}
+	remote, err := netip.ParseAddrPort(r.RemoteAddr)
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if err != nil || !ok {
+		return false
+	}
+	l, err := netip.ParseAddrPort(local.String())
+	return err == nil && l.Addr().Unmap() == remote.Addr().Unmap()
+}
+
 func (s *Server) registerBackupRoutes(r *mux.Router) {
 	s.handle(r, http.MethodPost, "/backup", s.handleBackup)
 }
 
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case !isLoopback(r.RemoteAddr):
+	case !sameMachine(r):
 		s.refuse(w, r, "backup from another machine", &cfe.Error{Code: cfe.EFORBIDDEN,
 			Message: "las copias de seguridad solo se piden desde este mismo equipo"})
 		return

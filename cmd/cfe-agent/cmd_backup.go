@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -69,8 +72,13 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 		}
 	}
 	if info, ok := readRunFile(dataDir, cfg.Active); ok && info.AdminToken != "" {
-		c, err := localapi.NewClient(info.BaseURL, localapi.ClientOptions{AdminToken: info.AdminToken,
-			HTTPClient: &http.Client{Timeout: backupRequestTimeout}})
+		co := localapi.ClientOptions{AdminToken: info.AdminToken, HTTPClient: &http.Client{Timeout: backupRequestTimeout}}
+		if p, ok := cfg.ActiveProfile(); ok && p.LAN.Enabled && len(p.LAN.Tokens) > 0 {
+			// An agent on a LAN address sees this machine's own address,
+			// not loopback: it wants a terminal token before the admin one.
+			co.Token = p.LAN.Tokens[0].Value()
+		}
+		c, err := localapi.NewClient(localBaseURL(info.BaseURL), co)
 		if err != nil {
 			return nil, err
 		}
@@ -100,6 +108,23 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 		out = filepath.Join(manualBackupDir(a.dataDir, a.profile.Environment, a.name), backupName(a.name, time.Now(), false))
 	}
 	return a.db.Backup(ctx, out, a.backupMeta())
+}
+
+// localBaseURL turns the base URL of an agent listening on every interface
+// (0.0.0.0, [::]) into its loopback address, which every system can dial.
+func localBaseURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && ip.IsUnspecified() {
+		host := "127.0.0.1"
+		if ip.Is6() {
+			host = "::1"
+		}
+		u.Host = net.JoinHostPort(host, u.Port())
+	}
+	return u.String()
 }
 
 func newRestoreCommand(opts *globalOptions) *cobra.Command {
@@ -159,7 +184,8 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 	}
 	p = p.Resolve(dataDir)
 	if info, ok := readRunFile(dataDir, cfg.Active); ok {
-		if _, err := stateAt(ctx, info.BaseURL); err == nil {
+		var se *localapi.StatusError
+		if _, err := stateAt(ctx, localBaseURL(info.BaseURL)); err == nil || errors.As(err, &se) {
 			return cfe.Errorf(cfe.EUNAVAILABLE, "el agente está en ejecución (%s): deténgalo antes de restaurar", info.BaseURL)
 		}
 	}
