@@ -311,9 +311,16 @@ func TestRestore(t *testing.T) {
 		}
 		o := opts(s)
 		o.Hosted = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}
+		// The journal saved in the backup reserved A-4..A-100 (a block): the
+		// lost file may have used any of them.
 		ce := wantCode(t, errOf(store.Restore(ctx, o)), cfe.ECONFLICT)
-		if !strings.Contains(ce.Message, "servicio en línea") {
-			t.Fatalf("message %q does not name the hosted service", ce.Message)
+		if !strings.Contains(ce.Message, "guardado en la copia") || !strings.Contains(ce.Message, "101:A:100") {
+			t.Fatalf("message %q does not name the backup's journal and its mark", ce.Message)
+		}
+		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 4}}
+		ce = wantCode(t, errOf(store.Restore(ctx, o)), cfe.EINVALID) // the service holds A-5
+		if !strings.Contains(ce.Message, "hasta el 5") {
+			t.Fatalf("message %q", ce.Message)
 		}
 		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}
 		res, err := store.Restore(ctx, o)
@@ -323,8 +330,30 @@ func TestRestore(t *testing.T) {
 		if res.Replaced != "" {
 			t.Fatalf("Replaced = %q with no store to replace", res.Replaced)
 		}
-		if n, _ := next(t, s); n != 6 {
-			t.Fatalf("next number %d, want 6", n)
+		if n, _ := next(t, s); n != 101 {
+			t.Fatalf("next number %d, want 101 (above the block the lost file had reserved)", n)
+		}
+	})
+
+	t.Run("store and journal lost, service beyond the backup's journal", func(t *testing.T) {
+		s := prepare(t, 2)
+		for _, p := range []string{s.storePath, s.journalPath} {
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o := opts(s)
+		o.Hosted = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 150}}
+		ce := wantCode(t, errOf(store.Restore(ctx, o)), cfe.ECONFLICT)
+		if !strings.Contains(ce.Message, "servicio en línea") || !strings.Contains(ce.Message, "101:A:150") {
+			t.Fatalf("message %q does not name the hosted service", ce.Message)
+		}
+		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 150}}
+		if _, err := store.Restore(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := next(t, s); n != 151 {
+			t.Fatalf("next number %d, want 151", n)
 		}
 	})
 

@@ -282,6 +282,14 @@ func restoreSeries(op string, info *BackupInfo, o RestoreOptions) ([]RestoreSeri
 			}
 			raise(s, e.Committed, bound, source)
 		}
+	} else if len(cur) == 0 {
+		// Neither the journal nor the store is left (a new disk): the
+		// journal's marks saved in the backup bound what the lost store may
+		// have committed in the block it was in, as a lost journal's reserved
+		// mark would (Open's rule after a crash).
+		for _, e := range info.Journal {
+			raise(get(e.Type, e.Serie), 0, e.Last, "diario de numeración guardado en la copia: el archivo perdido pudo usar hasta su reserva")
+		}
 	}
 	for _, h := range o.Hosted {
 		raise(get(h.Type, h.Serie), h.Last, h.Last, "servicio en línea")
