@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,7 +91,8 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 
 	// No backup in the folder yet: one is taken at start.
 	waitFor(t, "the start-up automatic backup", func() bool { return len(autoBackups(t, folder)) == 1 })
-	if _, err := store.VerifyBackup(autoBackups(t, folder)[0]); err != nil {
+	startup := autoBackups(t, folder)[0]
+	if _, err := store.VerifyBackup(startup); err != nil {
 		t.Fatalf("the automatic backup does not verify: %v", err)
 	}
 
@@ -179,10 +181,25 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 		}
 	}()
 
-	// Every 5 signatures: more automatic backups, the newest 2 kept.
-	waitFor(t, "rotation to two automatic backups", func() bool {
+	// Every 5 signatures: another automatic backup; the newest 2 are kept.
+	for round := range 2 {
 		files := autoBackups(t, folder)
-		return len(files) == 2
+		newest := files[len(files)-1]
+		for i := range 5 {
+			res := signTicket(t, a.baseURL, fmt.Sprintf("cada-n-%d-%d", round, i))
+			if res["codigo_respuesta"] != "00" {
+				t.Fatalf("sign: %v", res["mensaje_respuesta"])
+			}
+			top = max(top, int64(res["numero"].(float64)))
+		}
+		waitFor(t, "a backup after 5 more signatures", func() bool {
+			files := autoBackups(t, folder)
+			return files[len(files)-1] != newest
+		})
+	}
+	waitFor(t, "rotation to the two newest automatic backups", func() bool {
+		files := autoBackups(t, folder)
+		return len(files) == 2 && !slices.Contains(files, startup)
 	})
 	for _, f := range autoBackups(t, folder) {
 		if _, err := store.VerifyBackup(f); err != nil {
