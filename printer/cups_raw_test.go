@@ -1,0 +1,74 @@
+package printer
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// TestCUPS_PrintRaw prints ESC/POS through a CUPS raw queue whose device is
+// a thermal printer on the network (socket://, CUPS's raw port backend, to
+// the fake printer on loopback): over IPP (the cups backend) and with
+// lp -o raw (the lp backend), the printer receives the bytes untouched; a
+// stopped queue is refused with its reason.
+func TestCUPS_PrintRaw(t *testing.T) {
+	e := startCUPS(t)
+	f := &fakeThermal{}
+	addr := f.listen(t)
+	const queue = "termica"
+	e.run(t, requireTool(t, "lpadmin"), "-h", e.server, "-p", queue, "-v", "socket://"+addr,
+		"-m", "raw", "-E")
+	ctx := context.Background()
+	server := NewCUPSServer(CUPSConfig{Host: "127.0.0.1", Port: e.port})
+	lp := &LP{Command: requireTool(t, "lp"), Server: e.server, Queue: queue}
+	sent := 0
+	for _, tc := range []struct {
+		name string
+		p    RawPrinter
+		want Backend
+	}{
+		{"ipp", server.Printer(queue), BackendCUPS},
+		{"lp -o raw", lp, BackendLP},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tc.p.PrintRaw(ctx, RawJob{Name: "e-Ticket A-1", Data: receiptBytes, Copies: 2})
+			if err != nil {
+				t.Fatalf("PrintRaw: %v", err)
+			}
+			if res.Backend != tc.want || res.JobID == "" || res.State != StatePending || res.Copies != 2 {
+				t.Errorf("result %+v, want an accepted job of 2 copies with an id", res)
+			}
+			sent += 2
+			want := bytes.Repeat(receiptBytes, sent)
+			waitFor(t, "CUPS to deliver the job", func() bool { return len(f.received()) >= len(want) })
+			if got := f.received(); !bytes.Equal(got, want) {
+				t.Errorf("the printer received %q, want %q", got, want)
+			}
+		})
+	}
+	t.Run("a stopped queue is refused with its reason", func(t *testing.T) {
+		e.run(t, requireTool(t, "cupsdisable"), "-h", e.server, "-r", "Sin papel", queue)
+		defer e.run(t, requireTool(t, "cupsenable"), "-h", e.server, queue)
+		before := len(f.received())
+		_, err := server.Printer(queue).PrintRaw(ctx, RawJob{Name: "e-Ticket A-2", Data: receiptBytes})
+		if cfe.ErrorCode(err) != cfe.EUNAVAILABLE || !strings.Contains(cfe.ErrorMessage(err), "Sin papel") {
+			t.Fatalf("error %v, want EUNAVAILABLE with the queue's reason", err)
+		}
+		// The job is cancelled, so that it does not print when the queue
+		// starts again.
+		m := regexp.MustCompile(`trabajo (\d+)`).FindStringSubmatch(cfe.ErrorMessage(err))
+		if m == nil {
+			t.Fatalf("the error does not name the cancelled job: %s", cfe.ErrorMessage(err))
+		}
+		if got := jobAttributes(t, e, "ipp://"+e.server+"/printers/"+queue, m[1]); got["job-state"] != "canceled" {
+			t.Errorf("CUPS reports the refused job as %v, want canceled", got)
+		}
+		if got := len(f.received()); got != before {
+			t.Errorf("the refused job reached the printer (%d bytes)", got-before)
+		}
+	})
+}
