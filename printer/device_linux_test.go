@@ -40,11 +40,11 @@ func openPTY(t *testing.T) (*os.File, string) {
 func TestDevice_PrintRawSerialStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		printer fakeThermal
+		printer *fakeThermal
 		reason  string
 	}{
 		{name: "ready"},
-		{name: "paper end", printer: fakeThermal{paperEnd: true}, reason: "no tiene papel"},
+		{name: "paper end", printer: &fakeThermal{paperEnd: true}, reason: "no tiene papel"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			master, slave := openPTY(t)
@@ -55,7 +55,10 @@ func TestDevice_PrintRawSerialStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer hold.Close()
-			f := &tc.printer
+			f := tc.printer
+			if f == nil {
+				f = &fakeThermal{}
+			}
 			go f.serve(master)
 			_, err = (&Device{Path: slave, Status: true}).PrintRaw(context.Background(), RawJob{Data: receiptBytes})
 			if tc.reason != "" {

@@ -21,7 +21,7 @@ var receiptBytes = []byte("\x1b@\x1bt\x13e-Ticket A-1\nTotal a pagar UYU 536,00\
 func TestTCP_PrintRaw(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		printer fakeThermal
+		printer *fakeThermal
 		status  bool
 		reason  string // "" = printed
 		sent    bool   // the job's bytes reached the printer
@@ -29,15 +29,18 @@ func TestTCP_PrintRaw(t *testing.T) {
 	}{
 		{name: "ready", status: true, sent: true, queries: 6},
 		{name: "status off sends no query", status: false, sent: true},
-		{name: "paper end", printer: fakeThermal{paperEnd: true}, status: true, reason: "no tiene papel", queries: 3},
-		{name: "cover open", printer: fakeThermal{cover: true}, status: true, reason: "tiene la tapa abierta", queries: 3},
-		{name: "paper ends during the job", printer: fakeThermal{afterQueries: 3}, status: true,
+		{name: "paper end", printer: &fakeThermal{paperEnd: true}, status: true, reason: "no tiene papel", queries: 3},
+		{name: "cover open", printer: &fakeThermal{cover: true}, status: true, reason: "tiene la tapa abierta", queries: 3},
+		{name: "paper ends during the job", printer: &fakeThermal{afterQueries: 3}, status: true,
 			reason: "no tiene papel durante la impresión", sent: true, queries: 6},
-		{name: "hangs up on the query", printer: fakeThermal{hangUp: true}, status: true,
+		{name: "hangs up on the query", printer: &fakeThermal{hangUp: true}, status: true,
 			reason: "no respondió a la consulta de estado"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &tc.printer
+			f := tc.printer
+			if f == nil {
+				f = &fakeThermal{}
+			}
 			addr := f.listen(t)
 			p := &TCP{Address: addr, Status: tc.status}
 			res, err := p.PrintRaw(context.Background(), RawJob{Name: "e-Ticket A-1", Data: receiptBytes, Copies: 2})
