@@ -63,3 +63,14 @@ func qrBitmap(code *qr.Code, module, quiet int) (bits []byte, widthBytes, height
 	}
 	return bits, widthBytes, side
 }
+
+// hasRealTime reports whether b holds a real-time command a printer would
+// execute even inside image data: DLE EOT n, DLE ENQ n or DLE DC4 n.
+func hasRealTime(b []byte) bool {
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == dle && (b[i+1] == eot || b[i+1] == 0x05 || b[i+1] == 0x14) {
+			return true
+		}
+	}
+	return false
+}

@@ -298,6 +298,13 @@ func (w *writer) footer(r *pdf.Receipt, o Options) error {
 	if o.QR == QRRaster {
 		quiet := max(4*module, int(qrClearMM*o.dotsPerMM()+0.5))
 		bits, wb, h := qrBitmap(code, module, quiet)
+		// A printer obeys DLE EOT and DLE ENQ wherever they appear, image
+		// data included: widen the margin a dot at a time until the image
+		// holds none.
+		for i := 0; i < 8 && hasRealTime(bits); i++ {
+			quiet++
+			bits, wb, h = qrBitmap(code, module, quiet)
+		}
 		w.e.raster(bits, wb, h)
 	} else {
 		w.e.qr(r.QRData, module)

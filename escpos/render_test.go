@@ -302,3 +302,21 @@ func TestQRModule(t *testing.T) {
 		t.Error("a 21-module code at 600 dpi cannot reach 22 mm with 16-dot modules, want an error")
 	}
 }
+
+// TestRender_NoRealTimeCommands checks that no receipt, in either QR mode,
+// carries a byte sequence a printer would take for a real-time command
+// (DLE EOT, DLE ENQ, DLE DC4): the status queries the transports send
+// would be answered out of turn.
+func TestRender_NoRealTimeCommands(t *testing.T) {
+	for _, name := range samples {
+		r := receiptOf(t, sample(t, name))
+		for _, o := range []Options{{}, {QR: QRRaster}, {PaperMM: 58, QR: QRRaster}, {DPI: 180, QR: QRRaster}} {
+			if b := render(t, r, o); hasRealTime(b) {
+				t.Errorf("%s %+v: the receipt holds a real-time command", name, o)
+			}
+		}
+	}
+	if !hasRealTime([]byte{0xff, dle, eot, 1}) || hasRealTime([]byte{dle, 'a', eot}) {
+		t.Error("hasRealTime misreads its input")
+	}
+}
