@@ -14,6 +14,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
 	"github.com/cfe-agent/cfe-agent/pdf"
 )
 
@@ -55,26 +56,8 @@ func dgiURL(t testing.TB, signedXML []byte) string {
 	return cfe.QRData(c, digest)
 }
 
-// tools is escpos-tools' directory, with its dependency under vendor/
-// (shared/tools/escpos-tools, or CFE_ESCPOS_TOOLS); the tests need php
-// with it.
-func tools(t testing.TB) string {
-	t.Helper()
-	testtool.Require(t, "php")
-	dir := os.Getenv("CFE_ESCPOS_TOOLS")
-	if dir == "" {
-		dir = filepath.Join(testtool.SharedDir(t), "tools", "escpos-tools")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "vendor", "autoload.php")); err != nil {
-		msg := "escpos-tools with its vendor/ (escpos-php) not found in " + dir +
-			" (see shared/tools/README.md; CFE_ESCPOS_TOOLS names another copy)"
-		if os.Getenv("CFE_STRICT_TOOLS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}
+// tools is escpos-tools' directory.
+func tools(t testing.TB) string { return thermal.Tools(t) }
 
 func writeTemp(t testing.TB, name string, b []byte) string {
 	t.Helper()
@@ -85,24 +68,9 @@ func writeTemp(t testing.TB, name string, b []byte) string {
 	return p
 }
 
-// decodeText returns what esc2text reads in b, as the printer prints it with
-// code page table: esc2text always reads bytes as CP437, so its output is
-// turned back into the bytes it read and decoded with table.
+// decodeText returns what esc2text reads in b with code page table.
 func decodeText(t testing.TB, b []byte, table *charmap.Charmap) string {
-	t.Helper()
-	out, err := exec.Command("php", filepath.Join(tools(t), "esc2text.php"), writeTemp(t, "r.bin", b)).Output()
-	if err != nil {
-		t.Fatalf("esc2text: %v", err)
-	}
-	raw, err := charmap.CodePage437.NewEncoder().Bytes(out)
-	if err != nil {
-		t.Fatalf("esc2text's output is not CP437 text: %v", err)
-	}
-	text, err := table.NewDecoder().Bytes(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(text)
+	return thermal.Text(t, b, table)
 }
 
 // command is one command escpos-tools' parser found (testdata/dump.php).

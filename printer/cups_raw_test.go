@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
 )
 
 // TestCUPS_PrintRaw prints ESC/POS through a CUPS raw queue whose device is
@@ -17,8 +18,8 @@ import (
 // stopped queue is refused with its reason.
 func TestCUPS_PrintRaw(t *testing.T) {
 	e := startCUPS(t)
-	f := &fakeThermal{}
-	addr := f.listen(t)
+	f := &thermal.Printer{}
+	addr := f.Listen(t)
 	const queue = "termica"
 	e.run(t, requireTool(t, "lpadmin"), "-h", e.server, "-p", queue, "-v", "socket://"+addr,
 		"-m", "raw", "-E")
@@ -44,8 +45,8 @@ func TestCUPS_PrintRaw(t *testing.T) {
 			}
 			sent += 2
 			want := bytes.Repeat(receiptBytes, sent)
-			waitFor(t, "CUPS to deliver the job", func() bool { return len(f.received()) >= len(want) })
-			if got := f.received(); !bytes.Equal(got, want) {
+			waitFor(t, "CUPS to deliver the job", func() bool { return len(f.Received()) >= len(want) })
+			if got := f.Received(); !bytes.Equal(got, want) {
 				t.Errorf("the printer received %q, want %q", got, want)
 			}
 		})
@@ -53,7 +54,7 @@ func TestCUPS_PrintRaw(t *testing.T) {
 	t.Run("a stopped queue is refused with its reason", func(t *testing.T) {
 		e.run(t, requireTool(t, "cupsdisable"), "-h", e.server, "-r", "Sin papel", queue)
 		defer e.run(t, requireTool(t, "cupsenable"), "-h", e.server, queue)
-		before := len(f.received())
+		before := len(f.Received())
 		_, err := server.Printer(queue).PrintRaw(ctx, RawJob{Name: "e-Ticket A-2", Data: receiptBytes})
 		if cfe.ErrorCode(err) != cfe.EUNAVAILABLE || !strings.Contains(cfe.ErrorMessage(err), "Sin papel") {
 			t.Fatalf("error %v, want EUNAVAILABLE with the queue's reason", err)
@@ -67,7 +68,7 @@ func TestCUPS_PrintRaw(t *testing.T) {
 		if got := jobAttributes(t, e, "ipp://"+e.server+"/printers/"+queue, m[1]); got["job-state"] != "canceled" {
 			t.Errorf("CUPS reports the refused job as %v, want canceled", got)
 		}
-		if got := len(f.received()); got != before {
+		if got := len(f.Received()); got != before {
 			t.Errorf("the refused job reached the printer (%d bytes)", got-before)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
 )
 
 // openPTY returns the master of a new pseudo-terminal and its slave's path:
@@ -40,11 +41,11 @@ func openPTY(t *testing.T) (*os.File, string) {
 func TestDevice_PrintRawSerialStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		printer *fakeThermal
+		printer *thermal.Printer
 		reason  string
 	}{
 		{name: "ready"},
-		{name: "paper end", printer: &fakeThermal{paperEnd: true}, reason: "no tiene papel"},
+		{name: "paper end", printer: &thermal.Printer{PaperEnd: true}, reason: "no tiene papel"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			master, slave := openPTY(t)
@@ -57,15 +58,15 @@ func TestDevice_PrintRawSerialStatus(t *testing.T) {
 			defer hold.Close()
 			f := tc.printer
 			if f == nil {
-				f = &fakeThermal{}
+				f = &thermal.Printer{}
 			}
-			go f.serve(master)
+			go f.Serve(master)
 			_, err = (&Device{Path: slave, Status: true}).PrintRaw(context.Background(), RawJob{Data: receiptBytes})
 			if tc.reason != "" {
 				if cfe.ErrorCode(err) != cfe.EUNAVAILABLE || !strings.Contains(cfe.ErrorMessage(err), tc.reason) {
 					t.Fatalf("error %v, want EUNAVAILABLE saying %q", err, tc.reason)
 				}
-				if got := f.received(); len(got) != 0 {
+				if got := f.Received(); len(got) != 0 {
 					t.Errorf("a printer without paper received %q", got)
 				}
 				return
@@ -74,8 +75,8 @@ func TestDevice_PrintRawSerialStatus(t *testing.T) {
 				t.Fatalf("PrintRaw: %v", err)
 			}
 			// The receipt's "\n" must not become "\r\n" on the way.
-			waitFor(t, "the receipt", func() bool { return len(f.received()) >= len(receiptBytes) })
-			if got := f.received(); !bytes.Equal(got, receiptBytes) {
+			waitFor(t, "the receipt", func() bool { return len(f.Received()) >= len(receiptBytes) })
+			if got := f.Received(); !bytes.Equal(got, receiptBytes) {
 				t.Errorf("printer received %q, want %q", got, receiptBytes)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
 )
 
 // receiptBytes stands for one copy of an ESC/POS receipt: reset, text, cut.
@@ -21,7 +22,7 @@ var receiptBytes = []byte("\x1b@\x1bt\x13e-Ticket A-1\nTotal a pagar UYU 536,00\
 func TestTCP_PrintRaw(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		printer *fakeThermal
+		printer *thermal.Printer
 		status  bool
 		reason  string // "" = printed
 		sent    bool   // the job's bytes reached the printer
@@ -29,19 +30,19 @@ func TestTCP_PrintRaw(t *testing.T) {
 	}{
 		{name: "ready", status: true, sent: true, queries: 6},
 		{name: "status off sends no query", status: false, sent: true},
-		{name: "paper end", printer: &fakeThermal{paperEnd: true}, status: true, reason: "no tiene papel", queries: 3},
-		{name: "cover open", printer: &fakeThermal{cover: true}, status: true, reason: "tiene la tapa abierta", queries: 3},
-		{name: "paper ends during the job", printer: &fakeThermal{afterQueries: 3}, status: true,
+		{name: "paper end", printer: &thermal.Printer{PaperEnd: true}, status: true, reason: "no tiene papel", queries: 3},
+		{name: "cover open", printer: &thermal.Printer{Cover: true}, status: true, reason: "tiene la tapa abierta", queries: 3},
+		{name: "paper ends during the job", printer: &thermal.Printer{AfterQueries: 3}, status: true,
 			reason: "no tiene papel durante la impresión", sent: true, queries: 6},
-		{name: "hangs up on the query", printer: &fakeThermal{hangUp: true}, status: true,
+		{name: "hangs up on the query", printer: &thermal.Printer{HangUp: true}, status: true,
 			reason: "no respondió a la consulta de estado"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.printer
 			if f == nil {
-				f = &fakeThermal{}
+				f = &thermal.Printer{}
 			}
-			addr := f.listen(t)
+			addr := f.Listen(t)
 			p := &TCP{Address: addr, Status: tc.status}
 			res, err := p.PrintRaw(context.Background(), RawJob{Name: "e-Ticket A-1", Data: receiptBytes, Copies: 2})
 			if tc.reason == "" {
@@ -60,16 +61,16 @@ func TestTCP_PrintRaw(t *testing.T) {
 			// The connection is closed when PrintRaw returns; the fake may
 			// still be reading what was sent before.
 			waitFor(t, "the printer to read the job", func() bool {
-				return !tc.sent || len(f.received()) >= 2*len(receiptBytes)
+				return !tc.sent || len(f.Received()) >= 2*len(receiptBytes)
 			})
 			want := []byte(nil)
 			if tc.sent {
 				want = bytes.Repeat(receiptBytes, 2)
 			}
-			if got := f.received(); !bytes.Equal(got, want) {
+			if got := f.Received(); !bytes.Equal(got, want) {
 				t.Errorf("printer received %q, want %q", got, want)
 			}
-			if got := f.queryCount(); got != tc.queries {
+			if got := f.Queries(); got != tc.queries {
 				t.Errorf("%d status queries answered, want %d", got, tc.queries)
 			}
 		})
@@ -121,8 +122,8 @@ func TestDevice_PrintRaw(t *testing.T) {
 // TestManager_PrintRaw routes ESC/POS by alias to its transport, refuses
 // the wrong protocol either way, and validates the new settings.
 func TestManager_PrintRaw(t *testing.T) {
-	f := &fakeThermal{}
-	addr := f.listen(t)
+	f := &thermal.Printer{}
+	addr := f.Listen(t)
 	dir := t.TempDir()
 	m, err := NewManager(Config{Printers: map[string]PrinterConfig{
 		"caja":    {Backend: BackendTCP, Protocol: ProtocolESCPOS, Address: addr, Status: true},
@@ -137,7 +138,7 @@ func TestManager_PrintRaw(t *testing.T) {
 	if _, err := m.PrintRaw(context.Background(), "Caja", RawJob{Data: receiptBytes}); err != nil {
 		t.Fatalf("PrintRaw: %v", err)
 	}
-	waitFor(t, "the receipt", func() bool { return bytes.Equal(f.received(), receiptBytes) })
+	waitFor(t, "the receipt", func() bool { return bytes.Equal(f.Received(), receiptBytes) })
 	if _, err := m.PrintRaw(context.Background(), "oficina", RawJob{Data: receiptBytes}); cfe.ErrorCode(err) != cfe.EINVALID {
 		t.Errorf("ESC/POS to a PDF printer: %v, want EINVALID", err)
 	}
