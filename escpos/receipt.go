@@ -308,8 +308,8 @@ func (w *writer) footer(r *pdf.Receipt, o Options) error {
 		w.e.raster(bits, wb, h)
 	} else {
 		w.e.qr(r.QRData, module)
-		w.e.line("")
 	}
+	w.e.line("")
 	w.para(pdf.TitleSecurityCode)
 	w.big(r.SecurityCode)
 	w.e.line("")
