@@ -3,6 +3,7 @@ package localapi_test
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -155,4 +156,41 @@ func TestPDF_ESCPOS(t *testing.T) {
 			t.Errorf("POST /pdf: %d, X-CFE-Formato %q", resp.StatusCode, resp.Header.Get("X-CFE-Formato"))
 		}
 	})
+}
+
+// BenchmarkPDF_ESCPOS measures POST /pdf to a thermal printer on loopback
+// TCP, as a point of sale sees it: the request through the security
+// pipeline, the CFE read from bbolt, its PDF (the answer) and its ESC/POS
+// rendered, the printer's status asked, the bytes written, the status asked
+// again; the PDF read back.
+func BenchmarkPDF_ESCPOS(b *testing.B) {
+	a := startESCPOSAgent(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if resp, doc := a.printOn(b, "termica58"); resp.StatusCode != http.StatusOK {
+			b.Fatalf("POST /pdf: %d %s", resp.StatusCode, doc)
+		}
+	}
+}
+
+// BenchmarkSaleToAccepted_ESCPOS measures a sale from the point of sale's
+// side: POST /sign-cfe of a new e-Ticket, then POST /pdf on the thermal
+// printer, until the printer has accepted the receipt.
+func BenchmarkSaleToAccepted_ESCPOS(b *testing.B) {
+	a := startESCPOSAgent(b)
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		n++
+		uuid := "venta-bench-" + strconv.Itoa(n)
+		if status, body := a.sign(b, ticket(uuid)); status != http.StatusOK {
+			b.Fatalf("sign: %d %s", status, body)
+		}
+		resp, doc := a.send(b, request{method: http.MethodPost, path: "/pdf",
+			headers: map[string]string{"Content-Type": "application/json"},
+			body:    jsonBody(`{"uuid":"` + uuid + `","impresora":"termica58"}`)})
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("POST /pdf: %d %s", resp.StatusCode, doc)
+		}
+	}
 }
