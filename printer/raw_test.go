@@ -172,3 +172,21 @@ func errorAs(err error, e **cfe.Error) bool {
 	*e = ce
 	return ok
 }
+
+// TestTCP_Check connects and asks the status without printing.
+func TestTCP_Check(t *testing.T) {
+	ready, empty := &thermal.Printer{}, &thermal.Printer{PaperEnd: true}
+	if err := (&TCP{Address: ready.Listen(t), Status: true}).Check(context.Background()); err != nil {
+		t.Errorf("a ready printer: %v", err)
+	}
+	err := (&TCP{Address: empty.Listen(t), Status: true}).Check(context.Background())
+	if cfe.ErrorCode(err) != cfe.EUNAVAILABLE || !strings.Contains(cfe.ErrorMessage(err), "no tiene papel") {
+		t.Errorf("a printer without paper: %v", err)
+	}
+	if ready.Queries() != 3 || len(ready.Received())+len(empty.Received()) != 0 {
+		t.Errorf("Check sent %d queries and %d bytes", ready.Queries(), len(ready.Received())+len(empty.Received()))
+	}
+	if got := tcpAddress("10.0.0.5"); got != "10.0.0.5:9100" {
+		t.Errorf("tcpAddress without a port = %q", got)
+	}
+}

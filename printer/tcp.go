@@ -67,3 +67,22 @@ func tcpAddress(a string) string {
 	}
 	return a
 }
+
+// Check connects to the printer and, with Status, asks its status; it
+// prints nothing. It returns nil when the printer can take a job, and
+// PrintRaw's errors otherwise.
+func (p *TCP) Check(ctx context.Context) error {
+	const op = "printer.TCP.Check"
+	addr := tcpAddress(p.Address)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return unavailable(op, err, "no se pudo conectar con la impresora en %s", addr)
+	}
+	defer conn.Close()
+	if p.Status {
+		_, err = checkStatus(op, conn, "en "+addr, "")
+	}
+	return err
+}
