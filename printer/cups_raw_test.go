@@ -3,9 +3,11 @@ package printer
 import (
 	"bytes"
 	"context"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
@@ -72,4 +74,53 @@ func TestCUPS_PrintRaw(t *testing.T) {
 			t.Errorf("the refused job reached the printer (%d bytes)", got-before)
 		}
 	})
+}
+
+// TestCUPS_UntilAccepted prints a PDF on a queue whose printer takes the
+// job and does not finish it (a network printer that never reads): with
+// UntilAccepted, Print answers once CUPS reports the job processing, where
+// it would otherwise follow the job for a minute.
+func TestCUPS_UntilAccepted(t *testing.T) {
+	e := startCUPS(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // never read: the job stays with the printer
+		}
+	}()
+	const queue = "lenta"
+	e.run(t, requireTool(t, "lpadmin"), "-h", e.server, "-p", queue, "-v", "socket://"+l.Addr().String(), "-m", "raw", "-E")
+	server := NewCUPSServer(CUPSConfig{Host: "127.0.0.1", Port: e.port, Wait: time.Minute, UntilAccepted: true})
+	// The printer never finishes: following the job to its end would run
+	// into this context's end (Print then answers without error too).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := server.Printer(queue).Print(ctx, Job{Name: "e-Ticket A-9", PDF: testPDF})
+	if err != nil {
+		t.Fatalf("Print: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Error("Print followed the job until the context ended instead of answering once the printer had it")
+	}
+	if res.State != StateProcessing || res.JobID == "" {
+		t.Errorf("result %+v, want the job processing", res)
+	}
+	for len(accepted) > 0 {
+		held = append(held, <-accepted)
+	}
 }

@@ -91,7 +91,10 @@ func templateCatalog(p profiles.Profile) (*pdf.Catalog, error) {
 // name that is no alias is a CUPS queue (a Windows printer on Windows),
 // reached on the local CUPS server.
 func printerManager(p profiles.Profile) (*printer.Manager, error) {
-	cfg := printer.Config{Printers: make(map[string]printer.PrinterConfig, len(p.Printers)), RawQueues: printer.BackendCUPS}
+	// POST /pdf answers once CUPS has handed the job to the printer, not
+	// when the paper comes out (issue 19).
+	cfg := printer.Config{Printers: make(map[string]printer.PrinterConfig, len(p.Printers)), RawQueues: printer.BackendCUPS,
+		CUPS: printer.CUPSConfig{UntilAccepted: true}}
 	if runtime.GOOS == "windows" {
 		cfg.RawQueues = printer.BackendWindows
 	}
