@@ -55,7 +55,7 @@ func (p *Spooler) PrintRaw(ctx context.Context, job RawJob) (Result, error) {
 		}
 		return Result{}, unavailable(op, e, "no se pudo abrir la impresora «%s»", p.Printer)
 	}
-	defer procClosePrinter.Call(uintptr(h))
+	defer func() { _, _, _ = procClosePrinter.Call(uintptr(h)) }()
 	docName, _ := windows.UTF16PtrFromString(job.Name)
 	raw, _ := windows.UTF16PtrFromString("RAW")
 	info := docInfo1{docName: docName, datatype: raw}
@@ -70,7 +70,7 @@ func (p *Spooler) PrintRaw(ctx context.Context, job RawJob) (Result, error) {
 		r, _, e = procWritePrinter.Call(uintptr(h), uintptr(unsafe.Pointer(&data[0])), uintptr(len(data)),
 			uintptr(unsafe.Pointer(&written)))
 		ok = r != 0 && int(written) == len(data)
-		procEndPagePrinter.Call(uintptr(h))
+		_, _, _ = procEndPagePrinter.Call(uintptr(h))
 	}
 	if r, _, _ := procEndDocPrinter.Call(uintptr(h)); r == 0 || !ok {
 		return Result{}, unavailable(op, e, "el spooler de Windows no aceptó el trabajo completo para «%s»", p.Printer)

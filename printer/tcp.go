@@ -39,7 +39,7 @@ func (p *TCP) PrintRaw(ctx context.Context, job RawJob) (Result, error) {
 	if err != nil {
 		return Result{}, unavailable(op, err, "no se pudo conectar con la impresora en %s", addr)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if d, ok := ctx.Deadline(); ok {
 		_ = conn.SetWriteDeadline(d)
 	}
@@ -80,7 +80,7 @@ func (p *TCP) Check(ctx context.Context) error {
 	if err != nil {
 		return unavailable(op, err, "no se pudo conectar con la impresora en %s", addr)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if p.Status {
 		_, err = checkStatus(op, conn, "en "+addr, "")
 	}

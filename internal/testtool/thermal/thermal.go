@@ -161,7 +161,7 @@ func (p *Printer) Listen(t testing.TB) string {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				p.Serve(c)
 			}()
 		}
