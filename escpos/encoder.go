@@ -73,7 +73,7 @@ func (e *encoder) text(s string) {
 
 // encodeRune is r in the code page, or its closest substitute.
 func (e *encoder) encodeRune(r rune) byte {
-	if b, ok := e.table.EncodeRune(r); ok {
+	if b, ok := e.table.EncodeRune(r); ok && b >= 0x80 {
 		return b
 	}
 	if sub, ok := substitutes[r]; ok {
