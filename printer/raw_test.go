@@ -190,3 +190,40 @@ func TestTCP_Check(t *testing.T) {
 		t.Errorf("tcpAddress without a port = %q", got)
 	}
 }
+
+// TestParseStatus reads DLE EOT answers as Epson documents them.
+func TestParseStatus(t *testing.T) {
+	for _, tc := range []struct {
+		in      []byte
+		problem string
+		low     bool
+		bad     bool
+	}{
+		{in: []byte{0x12, 0x12, 0x12}},
+		{in: []byte{0x16, 0x12, 0x12}},            // drawer pin high: not a problem
+		{in: []byte{0x12, 0x12, 0x1e}, low: true}, // paper near end: still prints
+		{in: []byte{0x1a, 0x32, 0x72}, problem: "no tiene papel"},
+		{in: []byte{0x1a, 0x16, 0x12}, problem: "tiene la tapa abierta"},
+		{in: []byte{0x1a, 0x36, 0x72}, problem: "no tiene papel y tiene la tapa abierta"},
+		{in: []byte{0x1a, 0x52, 0x12}, problem: "indica un error"},
+		{in: []byte{0x1a, 0x12, 0x12}, problem: "fuera de línea"},
+		{in: []byte{0x12, 0x12}, bad: true},
+		{in: []byte{0x00, 0x12, 0x12}, bad: true}, // not an answer: fixed bits wrong
+		{in: []byte{0x12, 0x92, 0x12}, bad: true},
+	} {
+		st, err := parseStatus(tc.in)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("% x: no error", tc.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("% x: %v", tc.in, err)
+			continue
+		}
+		if p := st.Problem(); (tc.problem == "") != (p == "") || !strings.Contains(p, tc.problem) || st.PaperLow != tc.low {
+			t.Errorf("% x: %+v, problem %q; want %q, low %v", tc.in, st, p, tc.problem, tc.low)
+		}
+	}
+}
