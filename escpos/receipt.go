@@ -296,7 +296,10 @@ func (w *writer) footer(r *pdf.Receipt, o Options) error {
 		return err
 	}
 	if o.QR == QRRaster {
-		quiet := max(4*module, int(qrClearMM*o.dotsPerMM()+0.5))
+		// The clear margin: DGI's 3 mm, or the 4 modules QR asks when they
+		// are wider, within the printable width of the head.
+		head := int(o.printableMM() * o.dotsPerMM())
+		quiet := min(max(4*module, int(qrClearMM*o.dotsPerMM()+0.5)), (head-code.Size*module)/2-8)
 		bits, wb, h := qrBitmap(code, module, quiet)
 		// A printer obeys DLE EOT and DLE ENQ wherever they appear, image
 		// data included: widen the margin a dot at a time until the image
