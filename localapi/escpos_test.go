@@ -194,3 +194,15 @@ func BenchmarkSaleToAccepted_ESCPOS(b *testing.B) {
 		}
 	}
 }
+
+// TestPDF_AllowedOriginReadsFormat: a web point of sale on an allowed origin
+// can read X-CFE-Formato.
+func TestPDF_AllowedOriginReadsFormat(t *testing.T) {
+	const origin = "https://pos.example.com"
+	ts := startServer(t, func(c *localapi.ServerConfig) { c.AllowedOrigins = []string{origin} })
+	resp, _ := ts.send(t, request{method: http.MethodPost, path: "/pdf", body: jsonBody(`{}`),
+		headers: map[string]string{"Content-Type": "application/json", "Origin": origin}})
+	if expose := resp.Header.Get("Access-Control-Expose-Headers"); !hasToken(expose, "X-CFE-Formato") {
+		t.Errorf("Access-Control-Expose-Headers %q lacks X-CFE-Formato", expose)
+	}
+}
