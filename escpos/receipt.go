@@ -72,7 +72,9 @@ func (w *writer) strong(s string) {
 	w.e.bold(false)
 }
 
-// big writes text emphasised in double height (DGI's 3 mm characters).
+// big writes text emphasised in double height, for the emitter's name and
+// the document's identification. (Font A's 24-dot cell is 3 mm at 203 dpi:
+// all text is at least DGI's 2 and 3 mm.)
 func (w *writer) big(s string) {
 	if strings.TrimSpace(s) == "" {
 		return
@@ -126,7 +128,7 @@ func (w *writer) header(r *pdf.Receipt) {
 		w.para(s)
 	}
 	if len(r.Special) > 0 {
-		w.box(r.Special, true)
+		w.box(r.Special)
 	}
 	w.e.line("")
 	w.big(r.RUC)
@@ -143,9 +145,9 @@ func (w *writer) header(r *pdf.Receipt) {
 	}
 }
 
-// box frames lines with + - | (centred when center), as wide as the
+// box frames lines in bold with + - |, each centred in the box, as wide as the
 // longest line and at most the line width.
-func (w *writer) box(lines []string, bold bool) {
+func (w *writer) box(lines []string) {
 	inner := 0
 	for _, s := range lines {
 		inner = max(inner, utf8.RuneCountInString(s))
@@ -153,7 +155,7 @@ func (w *writer) box(lines []string, bold bool) {
 	inner = min(inner+2, w.cols-2)
 	edge := "+" + strings.Repeat("-", inner) + "+"
 	w.e.line(edge)
-	w.e.bold(bold)
+	w.e.bold(true)
 	for _, s := range lines {
 		for _, l := range wrap(s, inner-2) {
 			pad := inner - utf8.RuneCountInString(l)
@@ -322,7 +324,7 @@ func (w *writer) footer(r *pdf.Receipt, o Options) error {
 	w.strong(r.CAE)
 	w.para(r.CAERange)
 	w.e.line("")
-	w.box([]string{pdf.TitleCAEExpiry, r.CAEExpiry}, true)
+	w.box([]string{pdf.TitleCAEExpiry, r.CAEExpiry})
 	for _, s := range r.Extra {
 		w.para(s)
 	}
