@@ -32,6 +32,11 @@ func Render(r *pdf.Receipt, o Options) ([]byte, error) {
 	if r.Test {
 		w.banner()
 	}
+	if len(r.Logo) > 0 {
+		if err := w.logo(r.Logo, o); err != nil {
+			return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo imprimir el logo de la plantilla", Err: err}
+		}
+	}
 	w.header(r)
 	w.receptor(r.Receptor)
 	w.detail(r)
@@ -47,6 +52,27 @@ func Render(r *pdf.Receipt, o Options) ([]byte, error) {
 	}
 	w.e.cut(o.Cut)
 	return w.e.buf, nil
+}
+
+// logo prints the template's logo centred, as wide as the head and at most
+// 20 mm high. A byte of the image that would start a real-time command
+// (DLE EOT, ...) loses its one dot: a printer obeys them inside image data.
+func (w *writer) logo(b []byte, o Options) error {
+	head, maxH := int(o.printableMM()*o.dotsPerMM()), int(logoMaxMM*o.dotsPerMM())
+	bits, wb, h, err := logoBitmap(b, head, maxH)
+	if err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(bits); i++ {
+		if bits[i] == dle && hasRealTime(bits[i:i+2]) {
+			bits[i] = 0
+		}
+	}
+	w.e.align(alignCenter)
+	w.e.raster(bits, wb, h)
+	w.e.line("")
+	w.e.align(alignLeft)
+	return nil
 }
 
 // writer lays text out in columns of a fixed-width font.

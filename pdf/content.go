@@ -10,6 +10,9 @@ type Receipt struct {
 	// Test is true outside production: WatermarkText is printed at the
 	// top and at the end.
 	Test bool
+	// Logo is the template's logo (PNG or JPEG), printed above the emitter
+	// at most 20 mm high on rolls; nil when the template has none.
+	Logo []byte
 
 	// Zone 1, emitter.
 	EmitterName string
@@ -87,7 +90,9 @@ func NewReceipt(signedXML []byte, opts Options) (*Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newReceipt(c, digest, &opts).export(!opts.Production), nil
+	r := newReceipt(c, digest, &opts).export(!opts.Production)
+	r.Logo = opts.Template.Logo
+	return r, nil
 }
 
 // export copies r into a Receipt.
