@@ -170,8 +170,11 @@ func (p *Printer) Listen(t testing.TB) string {
 }
 
 // Tools is escpos-tools' directory with its dependency under vendor/
-// (shared/tools/escpos-tools, or the copy CFE_ESCPOS_TOOLS names). The test
-// is skipped without php or the tools, or fails under CFE_STRICT_TOOLS=1.
+// (shared/tools/escpos-tools, or the copy CFE_ESCPOS_TOOLS names). When the
+// shared copy lacks vendor/ (a checkout that honoured the tool's .gitignore),
+// Tools runs a copy of the tool with its own autoloader instead; see
+// withAutoloader. The test is skipped without php, or fails under
+// CFE_STRICT_TOOLS=1.
 func Tools(t testing.TB) string {
 	t.Helper()
 	testtool.Require(t, "php")
@@ -179,15 +182,88 @@ func Tools(t testing.TB) string {
 	if dir == "" {
 		dir = filepath.Join(testtool.SharedDir(t), "tools", "escpos-tools")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "vendor", "autoload.php")); err != nil {
-		msg := "escpos-tools with its vendor/ (escpos-php) not found in " + dir +
-			" (see shared/tools/README.md; CFE_ESCPOS_TOOLS names another copy)"
+	if _, err := os.Stat(filepath.Join(dir, "esc2text.php")); err != nil {
+		msg := "escpos-tools not found in " + dir + " (see shared/tools/README.md; CFE_ESCPOS_TOOLS names another copy)"
 		if os.Getenv("CFE_STRICT_TOOLS") == "1" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
-	return dir
+	if _, err := os.Stat(filepath.Join(dir, "vendor", "autoload.php")); err == nil {
+		return dir
+	}
+	return withAutoloader(t, dir)
+}
+
+// standInAutoload is the autoloader of a copy of escpos-tools that lacks its
+// vendor/ folder. The tool's parser depends on escpos-php for one thing only:
+// ParserContextImpl::byProfileName loads a CapabilityProfile and stores it,
+// and nothing in the parser or the three scripts reads it back (text is
+// decoded as CP437 by TextCmd itself, images by Imagick). So the copy gets a
+// CapabilityProfile class of that name that carries nothing; every command's
+// decoding is still the tool's own.
+const standInAutoload = `<?php
+spl_autoload_register(function ($class) {
+    $prefix = 'ReceiptPrintHq\\EscposTools\\';
+    if (strncmp($class, $prefix, strlen($prefix)) === 0) {
+        $file = __DIR__ . '/../src/' . str_replace('\\', '/', substr($class, strlen($prefix))) . '.php';
+        if (is_file($file)) {
+            require $file;
+        }
+    } elseif ($class === 'Mike42\\Escpos\\CapabilityProfile') {
+        require __DIR__ . '/CapabilityProfile.php';
+    }
+});
+`
+
+const standInProfile = `<?php
+namespace Mike42\Escpos;
+
+// Written for cfe-agent's tests: escpos-tools stores a profile and never reads it.
+final class CapabilityProfile
+{
+    public static function load($name)
+    {
+        return new CapabilityProfile();
+    }
+}
+`
+
+// withAutoloader copies escpos-tools (a few dozen small files) into a
+// temporary folder and adds the stand-in vendor/ of standInAutoload.
+func withAutoloader(t testing.TB, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "escpos-tools")
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), raw, 0o644)
+	})
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(dst, "vendor"), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dst, "vendor", "autoload.php"), []byte(standInAutoload), 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dst, "vendor", "CapabilityProfile.php"), []byte(standInProfile), 0o644)
+	}
+	if err != nil {
+		t.Fatalf("preparing escpos-tools: %v", err)
+	}
+	return dst
 }
 
 // Text returns what esc2text reads in b, as the printer prints it with
