@@ -53,7 +53,7 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) {
 	// The uuid, then the document as the issuer checks and builds it now,
 	// before its number (issuer.Issue).
 	if req.UUID != "" {
-		if fields := cfe.CheckUUID(req.UUID); len(fields) > 0 {
+		if fields := append(cfe.CheckUUID(req.UUID), reservedUUID(req.UUID)...); len(fields) > 0 {
 			s.writeRejection(w, r, cfe.Invalid("sandbox.previsualizar", fields...))
 			return
 		}
