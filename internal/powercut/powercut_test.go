@@ -1,12 +1,16 @@
+//go:build linux
+
 package powercut
 
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,12 +143,12 @@ func TestParseTrace(t *testing.T) {
 		}
 	}
 	want := []string{
-		"write datos 0 A×8192", "sync datos", "write datos 4096 B×4096", "write datos 2048 C×6144",
+		"create datos", "write datos 0 A×8192", "sync datos", "write datos 4096 B×4096", "write datos 2048 C×6144",
 		"truncate datos 16384",
 		// durable.WriteFile; its deferred remove fails after the rename
 		// (ENOENT): a failed call is no operation.
-		"write .j.json.tmp-* 0 v×2", "sync .j.json.tmp-*", "rename .j.json.tmp-* j.json", "sync .",
-		"truncate .j.tmp 0", "write .j.tmp 0 v×2", "sync .j.tmp", "rename .j.tmp j.json",
+		"create .j.json.tmp-*", "write .j.json.tmp-* 0 v×2", "sync .j.json.tmp-*", "rename .j.json.tmp-* j.json", "sync .",
+		"create .j.tmp", "truncate .j.tmp 0", "write .j.tmp 0 v×2", "sync .j.tmp", "rename .j.tmp j.json",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("recorded operations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -153,9 +157,14 @@ func TestParseTrace(t *testing.T) {
 	if len(rec.Acks) != 2 || rec.Acks[0].Line != "ack-1" || rec.Acks[1].Line != "ack-2" {
 		t.Fatalf("acks %+v, want ack-1 and ack-2", rec.Acks)
 	}
-	if sync := rec.Ops[1]; rec.Acks[0].Entry <= sync.Exit || rec.Acks[0].Entry >= rec.Ops[2].Entry {
+	fdatasync, folderSync := rec.Ops[2], rec.Ops[10]
+	if fdatasync.Kind != OpSync || folderSync.Kind != OpSync || folderSync.Path != root {
+		t.Fatalf("ops 2 and 10 are %s %s and %s %s, want the fdatasync and the sync of the folder",
+			fdatasync.Kind, fdatasync.Path, folderSync.Kind, folderSync.Path)
+	}
+	if rec.Acks[0].Entry <= fdatasync.Exit || rec.Acks[0].Entry >= rec.Ops[3].Entry {
 		t.Errorf("the ack (at %d) is not between the fdatasync (returned at %d) and the next write (%d)",
-			rec.Acks[0].Entry, sync.Exit, rec.Ops[2].Entry)
+			rec.Acks[0].Entry, fdatasync.Exit, rec.Ops[3].Entry)
 	}
 
 	final, err := Snapshot(root)
@@ -174,8 +183,11 @@ func TestParseTrace(t *testing.T) {
 			rec.End(), Durable, map[string][]byte{datos: fill('A', 8192), j: []byte("v1")}},
 		{"everything at the end is what the disk holds", rec.End(), Everything,
 			map[string][]byte{datos: wantDatos, j: []byte("v2")}},
-		{"before the fdatasync returned: nothing durable", rec.Ops[1].Exit, Durable, map[string][]byte{datos: {}}},
-		{"just after the fdatasync", rec.Ops[1].Exit + 1, Durable, map[string][]byte{datos: fill('A', 8192)}},
+		{"before the fdatasync returned: nothing durable", fdatasync.Exit, Durable, map[string][]byte{}},
+		{"just after the fdatasync, the new file's name is not durable yet", fdatasync.Exit + 1, Durable, map[string][]byte{}},
+		{"just after the fdatasync, kept", fdatasync.Exit + 1, Everything, map[string][]byte{datos: fill('A', 8192)}},
+		{"once its folder was synced, the file is durable", folderSync.Exit + 1, Durable,
+			map[string][]byte{datos: fill('A', 8192), j: []byte("v1")}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -267,7 +279,9 @@ func TestParseTrace_Lines(t *testing.T) {
 			`10 openat(AT_FDCWD<` + hx("/") + `>, "` + f("j") + `", O_RDWR|O_CREAT|O_TRUNC, 0600) = 4<` + f("j") + `>
 10 write(4<` + f("j") + `>, "` + hx("ab") + `", 2) = 2
 10 write(4<` + f("j") + `>, "` + hx("cd") + `", 2) = 2`,
-			"truncate /r/j 0 0 0 1\nwrite /r/j 0 2 2 3\nwrite /r/j 2 2 4 5", ""},
+			"create /r/j 0 0 0 1\ntruncate /r/j 0 0 0 1\nwrite /r/j 0 2 2 3\nwrite /r/j 2 2 4 5", ""},
+		{"mkdir", `10 mkdirat(AT_FDCWD<` + hx("/") + `>, "` + f("d") + `", 0700) = 0
+10 mkdirat(AT_FDCWD<` + hx("/") + `>, "` + f("d") + `", 0700) = -1 EEXIST (File exists)`, "mkdir /r/d 0 0 0 1", ""},
 		{"a relative rename", `10 renameat(AT_FDCWD<` + hx("/r") + `>, "` + hx("a") + `", AT_FDCWD<` + hx("/r") + `>, "` + hx("b") + `") = 0`,
 			"rename /r/b 0 0 0 1", ""},
 		{"a string cut by strace", `10 pwrite64(3<` + f("db") + `>, "` + hx("abc") + `"..., 9, 0) = 9`, "", "longer than strace's -s limit"},
@@ -361,6 +375,46 @@ func TestRecording_State(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRecording_StateNames checks that a new file and its new folder exist
+// after a cut only once the syncs of the folders above them returned.
+func TestRecording_StateNames(t *testing.T) {
+	rec := &Recording{Root: "/r", Ops: []Op{
+		{Kind: OpMkdir, Path: "/r/d", Entry: 0, Exit: 1},
+		{Kind: OpCreate, Path: "/r/d/f", Entry: 2, Exit: 3},
+		{Kind: OpWrite, Path: "/r/d/f", Data: []byte("x"), Entry: 4, Exit: 5},
+		{Kind: OpSync, Path: "/r/d/f", Entry: 6, Exit: 7},
+		{Kind: OpSync, Path: "/r/d", Entry: 8, Exit: 9},
+		{Kind: OpSync, Path: "/r", Entry: 10, Exit: 11},
+	}}
+	cases := []struct {
+		name  string
+		cut   int
+		mode  Mode
+		files string
+		dirs  string
+	}{
+		{"data synced, names not", 8, Durable, "", "/r"},
+		{"the file's name synced, its folder's not", 10, Durable, "", "/r"},
+		{"both names synced", 12, Durable, "/r/d/f=x", "/r /r/d"},
+		{"names not synced, kept", 8, Everything, "/r/d/f=x", "/r /r/d"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := rec.State(nil, c.cut, c.mode, nil)
+			var files []string
+			for _, p := range slices.Sorted(maps.Keys(st.Files)) {
+				files = append(files, p+"="+string(st.Files[p]))
+			}
+			if got := strings.Join(files, " "); got != c.files {
+				t.Errorf("files %q, want %q", got, c.files)
+			}
+			if got := strings.Join(st.Dirs, " "); got != c.dirs {
+				t.Errorf("folders %q, want %q", got, c.dirs)
+			}
+		})
+	}
 }
 
 func clip(b []byte) string { return string(b[:min(len(b), 12)]) }

@@ -43,12 +43,14 @@ type State struct {
 	Cut   int
 	Mode  Mode
 	Files map[string][]byte
+	Dirs  []string // the folders that exist, root first (the files' folders among them)
 
 	Optional int    // writes and truncates a power cut could keep or lose
 	Kept     int    // of those, kept whole
 	Split    int    // of those, kept page by page
 	Torn     int    // pages kept half old and half new
 	Versions int    // files replaced by rename whose version was not the durable one
+	Lost     int    // names created by the recording (files, folders) the cut lost
 	Dropped  string // LyingDisk: the durable write lost
 }
 
@@ -108,9 +110,16 @@ func (r *Recording) State(initial map[string][]byte, cut int, mode Mode, rnd *ra
 	barrier := map[string]int{} // path → Entry of its last sync that returned before cut
 	sources := map[string]bool{}
 	paths := map[string]bool{}
+	exists := map[string]bool{r.Root: true} // names, as the calls before cut saw them
+	dirs := map[string]bool{r.Root: true}
 	for p := range initial {
-		paths[p] = true
+		paths[p], exists[p] = true, true
+		for d := filepath.Dir(p); under(r.Root, d); d = filepath.Dir(d) {
+			exists[d], dirs[d] = true, true
+		}
 	}
+	moved := map[string]movedFile{} // files that took their name with their folder's rename
+	created := map[string]Op{}      // names the recording created
 	for _, op := range r.Ops {
 		if op.Kind == OpRename {
 			sources[op.From] = true
@@ -123,16 +132,49 @@ func (r *Recording) State(initial map[string][]byte, cut int, mode Mode, rnd *ra
 			if op.Exit < cut {
 				barrier[op.Path] = max(barrier[op.Path], op.Entry)
 			}
-		case OpWrite, OpTruncate, OpRename:
+		case OpWrite, OpTruncate:
 			paths[op.Path] = true
+		case OpCreate, OpMkdir:
+			if !exists[op.Path] {
+				created[op.Path], exists[op.Path] = op, true
+			}
+			if op.Kind == OpMkdir {
+				dirs[op.Path] = true
+			}
+		case OpRename:
+			if !dirs[op.From] {
+				paths[op.Path], exists[op.Path] = true, true
+				delete(exists, op.From)
+				break
+			}
+			// A folder: its name is new like a created one's, and its
+			// files move with it.
+			if !exists[op.Path] {
+				created[op.Path] = op
+			}
+			dirs[op.Path], exists[op.Path] = true, true
+			for p := range paths {
+				if rel, err := filepath.Rel(op.From, p); err == nil && under(op.From, p) && p != op.From {
+					to := filepath.Join(op.Path, rel)
+					paths[to], moved[to] = true, movedFile{from: p, at: op.Entry}
+				}
+			}
+		case OpUnlink:
+			delete(exists, op.Path)
 		}
 	}
-	b := &builder{r: r, cut: cut, mode: mode, rnd: rnd, barrier: barrier, st: st, lie: -1}
+	b := &builder{r: r, cut: cut, mode: mode, rnd: rnd, barrier: barrier, st: st, lie: -1,
+		created: created, kept: map[string]bool{}, moved: moved, sources: sources}
 	if mode == LyingDisk {
 		b.pickLie(sources)
 	}
+	for _, d := range slices.Sorted(maps.Keys(dirs)) { // the root sorts first
+		if !b.inSource(d) && b.visible(d) {
+			st.Dirs = append(st.Dirs, d)
+		}
+	}
 	for _, p := range slices.Sorted(maps.Keys(paths)) {
-		if sources[p] && !r.renamedTo(p) {
+		if b.inSource(p) && !r.renamedTo(p) || !b.visible(p) {
 			continue
 		}
 		if content, ok := b.file(p, initial); ok {
@@ -140,6 +182,39 @@ func (r *Recording) State(initial map[string][]byte, cut int, mode Mode, rnd *ra
 		}
 	}
 	return st
+}
+
+// visible reports whether path's name, and the name of each folder above it
+// up to the root, survive the cut: a name the recording created is durable
+// once a sync of its folder that started after the creation returned; before
+// that, the mode decides (once per name).
+func (b *builder) visible(path string) bool {
+	for p := path; p != b.r.Root && under(b.r.Root, p); p = filepath.Dir(p) {
+		op, ok := b.created[p]
+		if !ok {
+			continue
+		}
+		kept, decided := b.kept[p]
+		if !decided {
+			e, synced := b.barrier[filepath.Dir(p)]
+			switch {
+			case synced && op.Exit < e:
+				kept = true
+			case b.mode == Everything:
+				kept = true
+			case b.mode == Sampled || b.mode == LyingDisk:
+				kept = b.rnd.IntN(3) != 0
+			}
+			b.kept[p] = kept
+			if !kept {
+				b.st.Lost++
+			}
+		}
+		if !kept {
+			return false
+		}
+	}
+	return true
 }
 
 // renamedTo reports whether some rename targets path.
@@ -160,7 +235,28 @@ type builder struct {
 	rnd     *rand.Rand
 	barrier map[string]int
 	st      *State
-	lie     int // LyingDisk: index in r.Ops of the durable write to lose; -1 none
+	lie     int             // LyingDisk: index in r.Ops of the durable write to lose; -1 none
+	created map[string]Op   // names the recording created before the cut
+	kept    map[string]bool // whether a created name survives, once decided
+	moved   map[string]movedFile
+	sources map[string]bool // the sources of renames: temporary files and folders
+}
+
+// movedFile is a file that took its name when its folder was renamed: its
+// content is the one from had when the rename started (at).
+type movedFile struct {
+	from string
+	at   int
+}
+
+// inSource reports whether path is the source of a rename, or inside one.
+func (b *builder) inSource(path string) bool {
+	for src := range b.sources {
+		if under(src, path) {
+			return true
+		}
+	}
+	return false
 }
 
 // durable reports whether op (a write or truncate) survives every power cut
@@ -194,6 +290,9 @@ func (b *builder) file(path string, initial map[string][]byte) ([]byte, bool) {
 	// over it that started before the cut.
 	start, from := -1, "" // ops on path count from start (Entry > start)
 	content, exists := initial[path]
+	if m, ok := b.moved[path]; ok {
+		content, exists = b.build(m.from, nil, -1, m.at), true
+	}
 	durableIdx := -1
 	var renames []int
 	for i, op := range b.r.Ops {
@@ -345,6 +444,11 @@ func (s *State) Materialize(root, dir string) (func(string) string, error) {
 			return p
 		}
 		return filepath.Join(dir, rel)
+	}
+	for _, d := range s.Dirs {
+		if err := os.MkdirAll(moved(d), 0o700); err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(s.Files)) {
 		to := moved(p)

@@ -49,6 +49,8 @@ const (
 	OpSync                       // fsync or fdatasync of Path (a file or a folder)
 	OpRename                     // rename of From over Path
 	OpUnlink                     // unlink of Path
+	OpCreate                     // open with O_CREAT of Path: creates it if it did not exist
+	OpMkdir                      // mkdir of Path
 )
 
 func (k OpKind) String() string {
@@ -63,6 +65,10 @@ func (k OpKind) String() string {
 		return "rename"
 	case OpUnlink:
 		return "unlink"
+	case OpCreate:
+		return "create"
+	case OpMkdir:
+		return "mkdir"
 	}
 	return "op" + strconv.Itoa(int(k))
 }
@@ -103,7 +109,8 @@ type Ack struct {
 // pwritev are traced only to refuse them: the model has no use for them, and
 // a file written through them would otherwise be recorded wrong.
 var tracedCalls = []string{"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
-	"ftruncate", "fallocate", "openat", "lseek", "close", "rename", "renameat", "renameat2", "unlink", "unlinkat"}
+	"ftruncate", "fallocate", "openat", "lseek", "close", "rename", "renameat", "renameat2", "unlink", "unlinkat",
+	"mkdir", "mkdirat"}
 
 // Command returns the arguments that run argv under strace, bin being
 // strace's path, writing the trace that ParseTrace reads to traceFile.
@@ -189,13 +196,11 @@ func ParseTrace(r io.Reader, root, ackFile string) (*Recording, error) {
 			rec.Acks = append(rec.Acks, ack...)
 			continue
 		}
-		op, keep, err := c.op(root, fdPos)
+		ops, err := c.ops(root, fdPos)
 		if err != nil {
 			return nil, fmt.Errorf("trace line %d: %w", n+1, err)
 		}
-		if keep {
-			rec.Ops = append(rec.Ops, op)
-		}
+		rec.Ops = append(rec.Ops, ops...)
 	}
 	// Split calls are listed at their exit: order them by their start.
 	slices.SortStableFunc(rec.Ops, func(a, b Op) int { return cmp.Compare(a.Entry, b.Entry) })
@@ -310,6 +315,37 @@ func under(root, path string) bool {
 	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
+// ops turns a successful call on a file under root into operations: an open
+// that may create the file is an OpCreate (State tells a creation from the
+// opening of an existing file), one that truncates it also an OpTruncate.
+func (c call) ops(root string, fdPos map[string]int64) ([]Op, error) {
+	if c.name != "openat" {
+		op, keep, err := c.op(root, fdPos)
+		if !keep || err != nil {
+			return nil, err
+		}
+		return []Op{op}, nil
+	}
+	_, path, err := fdPath(c.result)
+	if err != nil || !under(root, path) {
+		return nil, err
+	}
+	fd, _, _ := strings.Cut(c.result, "<")
+	fdPos[fd+" "+path] = 0
+	var ops []Op
+	flags := ""
+	if len(c.args) > 2 {
+		flags = c.args[2]
+	}
+	if strings.Contains(flags, "O_CREAT") {
+		ops = append(ops, Op{Kind: OpCreate, Path: path, Entry: c.entry, Exit: c.exit})
+	}
+	if strings.Contains(flags, "O_TRUNC") {
+		ops = append(ops, Op{Kind: OpTruncate, Path: path, Entry: c.entry, Exit: c.exit})
+	}
+	return ops, nil
+}
+
 // op turns a successful call on a file under root into an Op; keep is false
 // for calls on other files, failed calls and calls that only move a file
 // offset. fdPos follows the offsets write uses.
@@ -326,17 +362,6 @@ func (c call) op(root string, fdPos map[string]int64) (op Op, keep bool, err err
 		return ""
 	}
 	switch c.name {
-	case "openat":
-		_, path, err := fdPath(c.result)
-		if err != nil || !under(root, path) {
-			return Op{}, false, err
-		}
-		fd, _, _ := strings.Cut(c.result, "<")
-		fdPos[fd+" "+path] = 0
-		if strings.Contains(arg(2), "O_TRUNC") {
-			return Op{Kind: OpTruncate, Path: path, Entry: c.entry, Exit: c.exit}, true, nil
-		}
-		return Op{}, false, nil
 	case "close":
 		fd, path, err := fdPath(arg(0))
 		delete(fdPos, fd+" "+path)
@@ -385,7 +410,7 @@ func (c call) op(root string, fdPos map[string]int64) (op Op, keep bool, err err
 		op.Kind, op.Path = OpTruncate, path
 		op.Size, err = strconv.ParseInt(arg(1), 0, 64)
 		return op, under(root, path), err
-	case "rename", "renameat", "renameat2", "unlink", "unlinkat":
+	case "rename", "renameat", "renameat2", "unlink", "unlinkat", "mkdir", "mkdirat":
 		return c.pathOp(root)
 	}
 	return Op{}, false, nil
@@ -422,6 +447,8 @@ func (c call) pathOp(root string) (Op, bool, error) {
 		}
 	case strings.HasPrefix(c.name, "unlink") && len(paths) == 1:
 		op.Kind, op.Path = OpUnlink, paths[0]
+	case strings.HasPrefix(c.name, "mkdir") && len(paths) == 1:
+		op.Kind, op.Path = OpMkdir, paths[0]
 	default:
 		return Op{}, false, fmt.Errorf("%s: unexpected arguments %v", c.name, c.args)
 	}
