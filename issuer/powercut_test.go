@@ -47,11 +47,35 @@ func powerCutPaths(root string) (db, journal string) {
 		filepath.Join(root, "numbering", "test", "perfil", "journal.json")
 }
 
-// powerCutOptions are the store options of cmd/cfe-agent's openAgent for a
-// profile with a hosted service whose journal folder exists: the journal,
-// its default block, group commit and headroom as they are by default.
-func powerCutOptions(journal string) store.Options {
-	return store.Options{Journal: journal, HoldWithoutJournal: true}
+// powerCutRanges are the CAE ranges the agent imports at every start.
+var powerCutRanges = []cfe.CAERange{
+	testRange(cfe.ETicket, "A", 1, 9_999_999, cfe.DateOf(testNow).AddDays(365)),
+	testRange(cfe.EFactura, "A", 1, 9_999_999, cfe.DateOf(testNow).AddDays(365)),
+}
+
+// openAsAgent opens the store under root as cmd/cfe-agent's openAgent does
+// for a profile with a hosted service: it makes the store's folder, opens
+// the store with the numbering journal (default block; group commit and
+// headroom as they are by default), held when the journal's folder exists
+// without the journal, and imports the profile's CAE ranges (prepareRanges:
+// a range already there is kept).
+func openAsAgent(root string) (*store.DB, error) {
+	dbPath, journal := powerCutPaths(root)
+	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(filepath.Dir(journal))
+	db, err := store.Open(dbPath, store.Options{Journal: journal, HoldWithoutJournal: statErr == nil})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range powerCutRanges {
+		if err := db.PutRange(context.Background(), r); err != nil && cfe.ErrorCode(err) != cfe.ECONFLICT {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
 }
 
 // powerCutChild is the agent under strace: it opens the store as the agent
@@ -61,8 +85,7 @@ func powerCutOptions(journal string) store.Options {
 // file in one write. It closes the store at the end, as the agent does on
 // a clean stop.
 func powerCutChild(root string) int {
-	dbPath, journal := powerCutPaths(root)
-	db, err := store.Open(dbPath, powerCutOptions(journal))
+	db, err := openAsAgent(root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1
@@ -186,32 +209,14 @@ func TestIssuer_PowerCut(t *testing.T) {
 	}
 	strace := testtool.Require(t, "strace")
 	states, seed := envInt(t, "CFE_POWERCUT_STATES", 300), envInt(t, "CFE_POWERCUT_SEED", 23)
+	// The child starts as the agent does the first time, in a data folder
+	// that holds nothing yet, so the recording covers the creation of the
+	// store and journal and their folders too.
 	root := filepath.Join(t.TempDir(), "data")
-	dbPath, journal := powerCutPaths(root)
-	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
+	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// The agent's first start: no journal folder yet, so no hold.
-	db, err := store.Open(dbPath, store.Options{Journal: journal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []cfe.CAERange{
-		testRange(cfe.ETicket, "A", 1, 9_999_999, cfe.DateOf(testNow).AddDays(365)),
-		testRange(cfe.EFactura, "A", 1, 9_999_999, cfe.DateOf(testNow).AddDays(365)),
-	} {
-		if err := db.PutRange(context.Background(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	initial, err := powercut.Snapshot(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	initial := map[string][]byte{}
 	rec, acks := recordLoad(t, strace, root)
 	checkRecording(t, rec, initial, root)
 	if want := powerCutCallers * powerCutPerCaller; len(acks) != want {
@@ -242,17 +247,16 @@ func TestIssuer_PowerCut(t *testing.T) {
 		}
 		st := rec.State(initial, cut, mode, rnd)
 		dir := filepath.Join(work, strconv.Itoa(i))
-		moved, err := st.Materialize(root, dir)
-		if err != nil {
+		if _, err := st.Materialize(root, dir); err != nil {
 			t.Fatal(err)
 		}
-		desc := fmt.Sprintf("state %d (cut %d, %s, %d optional writes: %d kept, %d by page, %d torn pages, %d newer journal versions%s)",
-			i, cut, mode, st.Optional, st.Kept, st.Split, st.Torn, st.Versions, strings.TrimSuffix(" dropped "+st.Dropped, " dropped "))
+		desc := fmt.Sprintf("state %d (cut %d, %s, %d optional writes: %d kept, %d by page, %d torn pages, %d newer journal versions, %d new names lost%s)",
+			i, cut, mode, st.Optional, st.Kept, st.Split, st.Torn, st.Versions, st.Lost, strings.TrimSuffix(" dropped "+st.Dropped, " dropped "))
 		var fail string
 		if mode == powercut.LyingDisk {
-			fail = sum.checkImpossible(moved(dbPath), moved(journal))
+			fail = sum.checkImpossible(dir)
 		} else {
-			fail = sum.checkPossible(moved(dbPath), moved(journal), acks, cut, sg)
+			fail = sum.checkPossible(dir, acks, cut, sg)
 		}
 		sum.states++
 		sum.torn += st.Torn
@@ -361,22 +365,22 @@ func checkRecording(t *testing.T, rec *powercut.Recording, initial map[string][]
 	}
 }
 
-// openGuarded opens the store at path as the agent does, turning a panic into
-// an error.
-func openGuarded(path, journal string) (db *store.DB, err error) {
+// openGuarded opens the store under root as the agent does, turning a panic
+// into an error.
+func openGuarded(root string) (db *store.DB, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			db, err = nil, fmt.Errorf("store.Open panicked: %v", v)
 		}
 	}()
-	return store.Open(path, powerCutOptions(journal))
+	return openAsAgent(root)
 }
 
 // checkPossible checks a state a power cut can leave: it returns what is
 // wrong, or "".
-func (s *powerCutSummary) checkPossible(path, journal string, acks map[string]powerCutAck, cut int, sg *signer.Signer) string {
+func (s *powerCutSummary) checkPossible(root string, acks map[string]powerCutAck, cut int, sg *signer.Signer) string {
 	ctx := context.Background()
-	db, err := openGuarded(path, journal)
+	db, err := openGuarded(root)
 	if err != nil {
 		return fmt.Sprintf("opening the store: %v", err)
 	}
@@ -434,9 +438,9 @@ func (s *powerCutSummary) checkPossible(path, journal string, acks map[string]po
 
 // checkImpossible checks a state no power cut can produce: the store refuses
 // it with ErrDamaged or opens it, and never panics.
-func (s *powerCutSummary) checkImpossible(path, journal string) string {
+func (s *powerCutSummary) checkImpossible(root string) string {
 	s.lying++
-	db, err := openGuarded(path, journal)
+	db, err := openGuarded(root)
 	switch {
 	case errors.Is(err, store.ErrDamaged):
 		s.refused++
