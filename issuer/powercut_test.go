@@ -260,6 +260,7 @@ func TestIssuer_PowerCut(t *testing.T) {
 		}
 		sum.states++
 		sum.torn += st.Torn
+		sum.lost += st.Lost
 		if fail != "" {
 			sum.failures++
 			keep := filepath.Join(os.TempDir(), fmt.Sprintf("cfe-powercut-%d-state-%d", seed, i))
@@ -277,8 +278,8 @@ func TestIssuer_PowerCut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("recording: %d calls, %d syncs, %d acknowledged CFEs; replayed %d states (%d lying-disk: %d refused as damaged, %d opened), %d acknowledged CFEs checked, %d torn pages, %d failures",
-		len(rec.Ops), rec.Syncs(), len(acks), sum.states, sum.lying, sum.refused, sum.lying-sum.refused, sum.checked, sum.torn, sum.failures)
+	t.Logf("recording: %d calls, %d syncs, %d acknowledged CFEs; replayed %d states (%d lying-disk: %d refused as damaged, %d opened), %d acknowledged CFEs checked, %d torn pages, %d new names lost, %d failures",
+		len(rec.Ops), rec.Syncs(), len(acks), sum.states, sum.lying, sum.refused, sum.lying-sum.refused, sum.checked, sum.torn, sum.lost, sum.failures)
 	if sum.checked < states {
 		t.Errorf("only %d acknowledged CFEs checked over %d states: the cuts missed the load", sum.checked, states)
 	}
@@ -289,8 +290,8 @@ func TestIssuer_PowerCut(t *testing.T) {
 
 // powerCutSummary counts what the replay checked.
 type powerCutSummary struct {
-	states, checked, failures, torn int
-	lying, refused                  int
+	states, checked, failures, torn, lost int
+	lying, refused                        int
 }
 
 // recordLoad runs the signing child under strace over root and returns the
@@ -405,6 +406,10 @@ func (s *powerCutSummary) checkPossible(root string, acks map[string]powerCutAck
 	st, err := db.Stats(ctx)
 	if err != nil {
 		return fmt.Sprintf("Stats: %v", err)
+	}
+	// Nothing was delivered: every stored CFE waits in the outbox.
+	if byType := st.ByType[cfe.ETicket] + st.ByType[cfe.EFactura]; st.CFEs != byType || int64(st.Pending) != st.CFEs {
+		return fmt.Sprintf("%d CFEs stored, %d by type, %d in the outbox", st.CFEs, byType, st.Pending)
 	}
 	for _, typ := range []cfe.Type{cfe.ETicket, cfe.EFactura} {
 		n := st.ByType[typ]

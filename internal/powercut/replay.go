@@ -166,7 +166,7 @@ func (r *Recording) State(initial map[string][]byte, cut int, mode Mode, rnd *ra
 	b := &builder{r: r, cut: cut, mode: mode, rnd: rnd, barrier: barrier, st: st, lie: -1,
 		created: created, kept: map[string]bool{}, moved: moved, sources: sources}
 	if mode == LyingDisk {
-		b.pickLie(sources)
+		b.pickLie()
 	}
 	for _, d := range slices.Sorted(maps.Keys(dirs)) { // the root sorts first
 		if !b.inSource(d) && b.visible(d) {
@@ -267,11 +267,13 @@ func (b *builder) durable(op Op) bool {
 }
 
 // pickLie chooses the durable write LyingDisk loses: one of the last 16
-// durable writes to a file that is not a temporary one.
-func (b *builder) pickLie(sources map[string]bool) {
+// durable writes to a file written in place (not a temporary file or folder
+// that a rename then put in place: those are written whole before the
+// rename, and a lost one is a damaged file of another kind).
+func (b *builder) pickLie() {
 	var cands []int
 	for i, op := range b.r.Ops {
-		if op.Kind == OpWrite && op.Entry < b.cut && !sources[op.Path] && b.durable(op) {
+		if op.Kind == OpWrite && op.Entry < b.cut && !b.inSource(op.Path) && b.durable(op) {
 			cands = append(cands, i)
 		}
 	}
