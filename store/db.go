@@ -138,6 +138,10 @@ var _ cfe.IssueStore = (*DB)(nil)
 func Open(path string, opts Options) (*DB, error) {
 	const op = "store.Open"
 	opts = opts.withDefaults()
+	if err := resetUnfinished(path); err != nil {
+		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
+			Message: "no se pudo rehacer el archivo de datos " + path + ", cuya creación quedó sin terminar"}
+	}
 	if err := checkFileSize(path); err != nil {
 		return nil, err
 	}
