@@ -66,3 +66,17 @@ func TestWriteFile_NewFolders(t *testing.T) {
 		t.Errorf("SyncParents: %v", err)
 	}
 }
+
+// BenchmarkSyncParents measures what store.Open adds at every start: the
+// syncs of the store file's folder and the folders above it.
+func BenchmarkSyncParents(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "store", "test", "perfil.db")
+	if err := WriteFile(path, []byte("x"), true); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := SyncParents(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
