@@ -12,8 +12,9 @@
 // internal/durable (a temporary file, fsync, rename, fsync of the folder). A
 // Go wrapper installed through the hook could see none of these. The
 // recording is therefore made at the system-call level: the process under
-// test runs under strace (Command), which logs every write, sync, truncate
-// and rename with its file, offset and bytes, and ParseTrace reads that log.
+// test runs under strace (Command), which logs every write, sync, truncate,
+// rename, file creation and mkdir with its file, offset and bytes, and
+// ParseTrace reads that log.
 // strace needs no kernel support beyond ptrace (no FUSE, no device-mapper),
 // and changes nothing in the code path it records.
 //
@@ -22,8 +23,9 @@
 // Recording.State builds the files a power cut at a point of the recording
 // leaves (replay.go): what the last completed sync of each file made durable,
 // plus any subset of the later writes, whole, split at 4 KiB pages, or with a
-// page torn (half old, half new); and for a file replaced by rename, the
-// version the last completed sync of its folder made durable or any later one.
+// page torn (half old, half new); for a file replaced by rename, the version
+// the last completed sync of its folder made durable or any later one; and a
+// new file or folder only once its folder was synced, or by chance.
 package powercut
 
 import (
@@ -105,9 +107,9 @@ type Ack struct {
 	Entry int
 }
 
-// tracedCalls are the system calls Command asks strace for. writev and
-// pwritev are traced only to refuse them: the model has no use for them, and
-// a file written through them would otherwise be recorded wrong.
+// tracedCalls are the system calls Command asks strace for. writev, pwritev
+// and fallocate are traced only to refuse them on a recorded file: the model
+// has no use for them, and such a file would otherwise be recorded wrong.
 var tracedCalls = []string{"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
 	"ftruncate", "fallocate", "openat", "lseek", "close", "rename", "renameat", "renameat2", "unlink", "unlinkat",
 	"mkdir", "mkdirat"}
@@ -143,18 +145,27 @@ type call struct {
 // thread's call has its Entry at its "unfinished" line and its Exit at its
 // "resumed" line.
 func ParseTrace(r io.Reader, root, ackFile string) (*Recording, error) {
-	root = filepath.Clean(root)
-	rec := &Recording{Root: root}
+	given := filepath.Clean(root)
+	root = given
+	// strace prints the real paths of descriptors: read the trace with them,
+	// and give the operations the caller's paths back at the end.
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	if real, err := filepath.EvalSymlinks(ackFile); err == nil {
+		ackFile = real
+	}
+	rec := &Recording{Root: given}
 	pending := map[string]string{} // thread → its unfinished line's text
 	pendingAt := map[string]int{}
 	fdPos := map[string]int64{} // "fd path" → the file offset write(2) uses
 	br := bufio.NewReaderSize(r, 1<<20)
 	for n := 0; ; n++ {
 		line, err := br.ReadString('\n')
-		if err == io.EOF && line == "" {
+		if errors.Is(err, io.EOF) && line == "" {
 			break
 		}
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
 		line = strings.TrimRight(line, "\n")
@@ -196,11 +207,20 @@ func ParseTrace(r io.Reader, root, ackFile string) (*Recording, error) {
 			rec.Acks = append(rec.Acks, ack...)
 			continue
 		}
-		ops, err := c.ops(root, fdPos)
+		ops, err := c.ops(root, given, fdPos)
 		if err != nil {
 			return nil, fmt.Errorf("trace line %d: %w", n+1, err)
 		}
 		rec.Ops = append(rec.Ops, ops...)
+	}
+	if root != given {
+		for i := range rec.Ops {
+			op := &rec.Ops[i]
+			op.Path = given + strings.TrimPrefix(op.Path, root)
+			if op.From != "" {
+				op.From = given + strings.TrimPrefix(op.From, root)
+			}
+		}
 	}
 	// Split calls are listed at their exit: order them by their start.
 	slices.SortStableFunc(rec.Ops, func(a, b Op) int { return cmp.Compare(a.Entry, b.Entry) })
@@ -318,9 +338,9 @@ func under(root, path string) bool {
 // ops turns a successful call on a file under root into operations: an open
 // that may create the file is an OpCreate (State tells a creation from the
 // opening of an existing file), one that truncates it also an OpTruncate.
-func (c call) ops(root string, fdPos map[string]int64) ([]Op, error) {
+func (c call) ops(root, given string, fdPos map[string]int64) ([]Op, error) {
 	if c.name != "openat" {
-		op, keep, err := c.op(root, fdPos)
+		op, keep, err := c.op(root, given, fdPos)
 		if !keep || err != nil {
 			return nil, err
 		}
@@ -349,7 +369,7 @@ func (c call) ops(root string, fdPos map[string]int64) ([]Op, error) {
 // op turns a successful call on a file under root into an Op; keep is false
 // for calls on other files, failed calls and calls that only move a file
 // offset. fdPos follows the offsets write uses.
-func (c call) op(root string, fdPos map[string]int64) (op Op, keep bool, err error) {
+func (c call) op(root, given string, fdPos map[string]int64) (op Op, keep bool, err error) {
 	ret, ok := c.value()
 	if !ok {
 		return Op{}, false, nil
@@ -411,14 +431,16 @@ func (c call) op(root string, fdPos map[string]int64) (op Op, keep bool, err err
 		op.Size, err = strconv.ParseInt(arg(1), 0, 64)
 		return op, under(root, path), err
 	case "rename", "renameat", "renameat2", "unlink", "unlinkat", "mkdir", "mkdirat":
-		return c.pathOp(root)
+		return c.pathOp(root, given)
 	}
 	return Op{}, false, nil
 }
 
-// pathOp reads a rename or an unlink: the paths are absolute, or relative to
-// the folder strace printed beside the descriptor.
-func (c call) pathOp(root string) (Op, bool, error) {
+// pathOp reads a rename, an unlink or a mkdir: the paths are absolute, or
+// relative to the folder strace printed beside the descriptor. A path under
+// given (root as the caller named it, through a symbolic link) is read as
+// under root.
+func (c call) pathOp(root, given string) (Op, bool, error) {
 	var paths []string
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
@@ -436,7 +458,11 @@ func (c call) pathOp(root string) (Op, bool, error) {
 			}
 			p = filepath.Join(dir, p)
 		}
-		paths = append(paths, filepath.Clean(p))
+		p = filepath.Clean(p)
+		if given != root && under(given, p) {
+			p = root + strings.TrimPrefix(p, given)
+		}
+		paths = append(paths, p)
 	}
 	op := Op{Entry: c.entry, Exit: c.exit}
 	switch {
