@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -196,9 +197,9 @@ type powerCutAck struct {
 // numbers), and the next CFE signed must take the next number.
 //
 // States no power cut can produce ("lying-disk": a write a completed fdatasync
-// had covered is lost) are also opened: there the store may refuse the file
-// with its clear ErrDamaged error (issue 17), or open an older state, but it
-// must never panic.
+// had covered is lost) are also opened: only there may the store refuse the
+// file, with its clear error for a damaged (ErrDamaged, issue 17) or truncated
+// file, or open an older state; it must never panic.
 //
 // CI replays 300 states with the fixed seed 23 (the recording itself differs
 // from run to run with the scheduling); CFE_POWERCUT_STATES and
@@ -442,16 +443,17 @@ func (s *powerCutSummary) checkPossible(root string, acks map[string]powerCutAck
 }
 
 // checkImpossible checks a state no power cut can produce: the store refuses
-// it with ErrDamaged or opens it, and never panics.
+// it with the clear error of a damaged or truncated file (store.ErrDamaged,
+// checkFileSize) or opens it, and never panics.
 func (s *powerCutSummary) checkImpossible(root string) string {
 	s.lying++
 	db, err := openGuarded(root)
 	switch {
-	case errors.Is(err, store.ErrDamaged):
+	case errors.Is(err, store.ErrDamaged), errors.Is(err, io.ErrUnexpectedEOF): // "está dañado", "está truncado"
 		s.refused++
 		return ""
 	case err != nil:
-		return fmt.Sprintf("opening the store: %v (want it open, or refused with ErrDamaged)", err)
+		return fmt.Sprintf("opening the store: %v (want it open, or refused as damaged or truncated)", err)
 	}
 	if err := db.Close(); err != nil {
 		return fmt.Sprintf("Close: %v", err)
