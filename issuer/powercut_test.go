@@ -170,13 +170,15 @@ type powerCutAck struct {
 // TestIssuer_PowerCut proves that a power cut, which loses every write the
 // disk had not made durable, never loses an acknowledged CFE (issue 23).
 //
-// The recording (internal/powercut). A child process signs a real load
-// through the issuer (8 callers, group commit, the numbering journal with its
-// default block, headroom on where the filesystem is ext4 or XFS, as the agent
-// runs) under strace, which logs every write, fdatasync/fsync, truncate and
-// rename the child makes under its data folder with offsets and bytes, and
-// the child's acknowledgement of each CFE, written to its own file after
-// Issue returned. The store's file is opened by bbolt through
+// The recording (internal/powercut). A child process starts as the agent
+// does on a new data folder (it makes the store's folder, creates the store
+// and the journal, imports the ranges), signs a real load through the issuer
+// (8 callers, group commit, the numbering journal with its default block,
+// headroom on where the filesystem is ext4 or XFS, as the agent runs) and
+// stops cleanly, under strace, which logs every write, fdatasync/fsync,
+// truncate, rename, file creation and mkdir the child makes under its data
+// folder, with offsets and bytes, and the child's acknowledgement of each
+// CFE, written to its own file after Issue returned. The store's file is opened by bbolt through
 // Options.OpenFile, whose *os.File cannot be wrapped in Go, and bbolt, the
 // headroom and internal/durable all reach the disk by system calls on
 // descriptors: strace records exactly those calls without touching the code
@@ -188,13 +190,15 @@ type powerCutAck struct {
 // (powercut.Recording.State): cuts just before, during and after every sync
 // barrier and at random points; for each, what completed syncs made durable
 // plus a sampled subset of the later writes, whole, page by page or with
-// torn 4 KiB pages, and for the journal the version its folder's last
-// completed sync made durable or a later one. Each state is written to a new
-// folder and the store opened there exactly as the agent opens it; then every
-// CFE acknowledged before the cut must be there with the identical XML
+// torn 4 KiB pages; for the journal the version its folder's last completed
+// sync made durable or a later one; new files and folders only once their
+// folder was synced, or by chance. Each state is written to a new folder and
+// the store opened there exactly as the agent opens it (openAsAgent); then
+// every CFE acknowledged before the cut must be there with the identical XML
 // (SHA-256), each number of each serie stored once with no gap up to the
-// counter, nothing resumed above the journal (a power cut must not skip
-// numbers), and the next CFE signed must take the next number.
+// counter, the outbox holding every stored CFE, nothing resumed above the
+// journal (a power cut must not skip numbers), and the next CFE signed must
+// take the next number. Opening may not fail, nor hold numbering.
 //
 // States no power cut can produce ("lying-disk": a write a completed fdatasync
 // had covered is lost) are also opened: only there may the store refuse the
@@ -279,7 +283,7 @@ func TestIssuer_PowerCut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("recording: %d calls, %d syncs, %d acknowledged CFEs; replayed %d states (%d lying-disk: %d refused as damaged, %d opened), %d acknowledged CFEs checked, %d torn pages, %d new names lost, %d failures",
+	t.Logf("recording: %d calls, %d syncs, %d acknowledged CFEs; replayed %d states (%d lying-disk: %d refused as damaged or truncated, %d opened), %d acknowledged CFEs checked, %d torn pages, %d new names lost, %d failures",
 		len(rec.Ops), rec.Syncs(), len(acks), sum.states, sum.lying, sum.refused, sum.lying-sum.refused, sum.checked, sum.torn, sum.lost, sum.failures)
 	if sum.checked < states {
 		t.Errorf("only %d acknowledged CFEs checked over %d states: the cuts missed the load", sum.checked, states)
