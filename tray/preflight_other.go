@@ -7,3 +7,6 @@ import "context"
 // Available reports whether the tray can be shown: on Windows and macOS the
 // notification area always exists in a user's session.
 func Available(context.Context) error { return nil }
+
+// WaitHost returns at once: the notification area always exists.
+func WaitHost(context.Context) error { return nil }
