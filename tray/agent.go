@@ -103,15 +103,6 @@ func (c *Config) defaults() {
 	if c.Open == nil {
 		c.Open = openDefault
 	}
-	if c.Notify == nil {
-		c.Notify = newNotifier(c.Logger).notify
-	}
-	if c.AskSavePath == nil {
-		c.AskSavePath = askSavePath
-	}
-	if c.SaveDir == nil {
-		c.SaveDir = saveDir
-	}
 }
 
 // actionTimeout bounds a reprint or a diagnostic export started from the menu.

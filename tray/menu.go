@@ -41,6 +41,15 @@ const appName = "Agente CFE"
 // on a missing bus connection) are recovered.
 func Run(ctx context.Context, cfg Config) (err error) {
 	cfg.defaults()
+	if cfg.Notify == nil {
+		cfg.Notify = newNotifier(cfg.Logger).notify
+	}
+	if cfg.AskSavePath == nil {
+		cfg.AskSavePath = askSavePath
+	}
+	if cfg.SaveDir == nil {
+		cfg.SaveDir = saveDir
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := &menu{cfg: cfg, log: cfg.Logger, actions: make(chan func(), 8)}
