@@ -342,6 +342,7 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 	for i, t := range a.profile.LAN.Tokens {
 		tokens[i] = t.Value()
 	}
+	page := newStatusPage(a)
 	cfg := localapi.ServerConfig{
 		Listen:         listen,
 		Version:        version,
@@ -353,10 +354,12 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 		Issuer:         kickingIssuer{a},
 		State:          agentState{a},
 		Printing:       newPrinting(a),
-		StatusPage:     newStatusPage(a.profile.DefaultPrinter),
+		StatusPage:     page,
 	}
 	hostedParts(a, &cfg)
-	return localapi.NewServer(cfg)
+	srv := localapi.NewServer(cfg)
+	page.report = srv.Report
+	return srv
 }
 
 // configSecrets lists every secret of every profile, for the log's redactor.
