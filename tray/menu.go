@@ -86,7 +86,7 @@ type menu struct {
 
 	rep      *localapi.StateReport
 	settings Settings
-	red      bool // the last refresh found the agent unable to sign
+	red      redWatch
 }
 
 // choiceMenu is a submenu of checkable names, one of them checked.
@@ -183,11 +183,9 @@ func (m *menu) refresh(ctx context.Context) {
 		m.reason.SetTitle(l)
 		m.reason.Show()
 	}
-	red := a.State == assets.IconError
-	if red && !m.red {
+	if m.red.turnedRed(a.State) {
 		m.notify(Notification{Summary: "El agente CFE no puede firmar", Body: a.Reason, Urgent: true})
 	}
-	m.red = red
 	for i, l := range statusLines(rep, m.settings.Profile) {
 		m.lines[i].SetTitle(l)
 	}

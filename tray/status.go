@@ -55,6 +55,19 @@ func (a Assessment) Tooltip(profile string) string {
 	return t + ": " + a.Reason
 }
 
+// redWatch tells when the agent turns red: once per change from another
+// state (or from nothing, the first refresh), not on every refresh.
+type redWatch struct{ red bool }
+
+// turnedRed records the state s of a refresh and reports whether it is a
+// change to red.
+func (w *redWatch) turnedRed(s assets.IconState) bool {
+	red := s == assets.IconError
+	turned := red && !w.red
+	w.red = red
+	return turned
+}
+
 // reasonLine is the menu's first line: why the agent is red ("No puede
 // firmar: …") or amber ("Atención: …"), with the first reason and how many
 // more there are; "" when all is well.

@@ -102,3 +102,27 @@ func TestReasonLine(t *testing.T) {
 		})
 	}
 }
+
+func TestRedWatch_turnedRed(t *testing.T) {
+	cases := []struct {
+		name   string
+		states []assets.IconState
+		want   []bool
+	}{
+		{"red from the start", []assets.IconState{assets.IconError, assets.IconError, assets.IconError}, []bool{true, false, false}},
+		{"red, well, red again", []assets.IconState{assets.IconOK, assets.IconError, assets.IconError, assets.IconOK, assets.IconError},
+			[]bool{false, true, false, false, true}},
+		{"amber is not red", []assets.IconState{assets.IconWarning, assets.IconWarning, assets.IconError, assets.IconWarning},
+			[]bool{false, false, true, false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var w redWatch
+			for i, s := range tc.states {
+				if got := w.turnedRed(s); got != tc.want[i] {
+					t.Errorf("refresh %d (state %v): turnedRed = %v, want %v", i, s, got, tc.want[i])
+				}
+			}
+		})
+	}
+}

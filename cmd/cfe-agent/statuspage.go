@@ -36,7 +36,13 @@ type statusPageHandler struct {
 	report func(ctx context.Context) *localapi.StateReport
 	sales  salesCache
 	now    func() time.Time
+
+	mu         sync.Mutex
+	currencies map[string]string // uuid → currency of receipts signed before today
 }
+
+// maxCurrencies bounds the handler's memory of older receipts' currencies.
+const maxCurrencies = 1000
 
 // newStatusPage returns the status page of an open agent; its report must be
 // set before the server serves.
@@ -52,8 +58,16 @@ func (h *statusPageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The chart is the least of the page: show the rest without it.
 		sales = nil
 	}
+	currency := func(uuid string) string {
+		if sales != nil {
+			if c, ok := sales.currency[uuid]; ok {
+				return c
+			}
+		}
+		return h.currencyOf(r.Context(), uuid)
+	}
 	var buf bytes.Buffer
-	if err := statusPage.Template.Execute(&buf, statusPage.Data(h.printer, newStatusView(rep, sales, now))); err != nil {
+	if err := statusPage.Template.Execute(&buf, statusPage.Data(h.printer, newStatusView(rep, sales, currency, now))); err != nil {
 		http.Error(w, "no se pudo mostrar la página de estado", http.StatusInternalServerError)
 		return
 	}
@@ -64,6 +78,26 @@ func (h *statusPageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Referrer-Policy", "no-referrer")
 	hdr.Set("X-Frame-Options", "DENY")
 	w.Write(buf.Bytes()) //nolint:errcheck // the client went away
+}
+
+// currencyOf reads the currency of an older receipt from the store once; ""
+// when it cannot be read (the amount is then shown without one).
+func (h *statusPageHandler) currencyOf(ctx context.Context, uuid string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.currencies[uuid]; ok {
+		return c
+	}
+	is, err := h.db.FindByUUID(ctx, uuid)
+	if err != nil {
+		return ""
+	}
+	if h.currencies == nil || len(h.currencies) >= maxCurrencies {
+		h.currencies = map[string]string{}
+	}
+	c := currencyOf(is.XML)
+	h.currencies[uuid] = c
+	return c
 }
 
 // Uruguayan formats: dd/mm/aaaa dates, a 24-hour clock, "." between
@@ -164,8 +198,9 @@ func label(m map[string]string, k string) string {
 	return k
 }
 
-// newStatusView writes out the report, today's sales and the time now.
-func newStatusView(rep *localapi.StateReport, sales *salesToday, now time.Time) statusView {
+// newStatusView writes out the report, today's sales and the time now;
+// currency names a receipt's currency.
+func newStatusView(rep *localapi.StateReport, sales *salesToday, currency func(uuid string) string, now time.Time) statusView {
 	v := statusView{
 		Status:      rep.Status,
 		StatusLabel: label(statusLabels, rep.Status),
@@ -196,13 +231,7 @@ func newStatusView(rep *localapi.StateReport, sales *salesToday, now time.Time) 
 		v.LastSigned = formatDateTime(*rep.Receipts.LastSignedAt)
 	}
 	for _, r := range rep.Receipts.Recent {
-		cur := ""
-		if sales != nil {
-			cur = sales.currency[r.UUID]
-		}
-		if cur == "" {
-			cur = "UYU"
-		}
+		cur := currency(r.UUID)
 		v.Recent = append(v.Recent, viewReceipt{
 			UUID: r.UUID, Name: r.Nombre, SerieNumero: r.Serie + "-" + strconv.FormatInt(r.Numero, 10),
 			Total: formatMoney(cur, r.Total), Signed: formatDateTime(r.FirmadoA), Delivery: label(deliveryNames, r.Entrega),
