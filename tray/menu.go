@@ -58,6 +58,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			err = fmt.Errorf("tray: %v", r)
 		}
 	}()
+	go logHostChanges(ctx, m.log)
 	systray.Run(func() {
 		m.build()
 		go func() {

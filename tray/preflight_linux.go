@@ -3,6 +3,7 @@ package tray
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -59,6 +60,63 @@ func Available(ctx context.Context) error {
 	return nil
 }
 
+// watchHostChanges subscribes conn to the tray host's NameOwnerChanged and
+// returns the channel the signals arrive on.
+func watchHostChanges(ctx context.Context, conn *dbus.Conn) (<-chan *dbus.Signal, error) {
+	if err := conn.AddMatchSignalContext(ctx,
+		dbus.WithMatchObjectPath("/org/freedesktop/DBus"),
+		dbus.WithMatchInterface("org.freedesktop.DBus"),
+		dbus.WithMatchMember("NameOwnerChanged"),
+		dbus.WithMatchArg(0, watcherName),
+	); err != nil {
+		return nil, fmt.Errorf("watching the session bus for a tray host: %w", err)
+	}
+	signals := make(chan *dbus.Signal, 8)
+	conn.Signal(signals)
+	return signals, nil
+}
+
+// newOwner is the new owner named by a NameOwnerChanged signal ("" when the
+// name was released).
+func newOwner(sig *dbus.Signal) string {
+	if len(sig.Body) != 3 {
+		return ""
+	}
+	owner, _ := sig.Body[2].(string)
+	return owner
+}
+
+// logHostChanges logs the tray host going away and coming back until ctx
+// ends; the tray library registers the item again with each new host.
+func logHostChanges(ctx context.Context, log *slog.Logger) {
+	conn, err := sessionBus(ctx)
+	if err != nil {
+		log.Warn("tray: cannot watch the tray host", "err", err)
+		return
+	}
+	defer conn.Close() //nolint:errcheck // only signals were read
+	signals, err := watchHostChanges(ctx, conn)
+	if err != nil {
+		log.Warn("tray: cannot watch the tray host", "err", err)
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case sig, ok := <-signals:
+			if !ok || sig == nil {
+				return
+			}
+			if newOwner(sig) == "" {
+				log.Warn("tray: the tray host went away; the icon returns when one starts again")
+			} else {
+				log.Info("tray: a tray host appeared; registering the icon with it")
+			}
+		}
+	}
+}
+
 // WaitHost blocks until a tray host owns watcherName on the session bus (at
 // once when one does already), ctx ends (its error) or the bus goes away. It
 // watches the bus's NameOwnerChanged signal, subscribing before it asks, so
@@ -69,16 +127,10 @@ func WaitHost(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close() //nolint:errcheck // only signals were read
-	if err := conn.AddMatchSignalContext(ctx,
-		dbus.WithMatchObjectPath("/org/freedesktop/DBus"),
-		dbus.WithMatchInterface("org.freedesktop.DBus"),
-		dbus.WithMatchMember("NameOwnerChanged"),
-		dbus.WithMatchArg(0, watcherName),
-	); err != nil {
-		return fmt.Errorf("watching the session bus for a tray host: %w", err)
+	signals, err := watchHostChanges(ctx, conn)
+	if err != nil {
+		return err
 	}
-	signals := make(chan *dbus.Signal, 8)
-	conn.Signal(signals)
 	owned, err := hostOwned(ctx, conn)
 	if err != nil || owned {
 		return err
@@ -91,11 +143,8 @@ func WaitHost(ctx context.Context) error {
 			if !ok || sig == nil {
 				return fmt.Errorf("the session bus closed the connection")
 			}
-			// NameOwnerChanged(name, old_owner, new_owner): a new owner is a host.
-			if len(sig.Body) == 3 {
-				if owner, _ := sig.Body[2].(string); owner != "" {
-					return nil
-				}
+			if newOwner(sig) != "" {
+				return nil
 			}
 		}
 	}

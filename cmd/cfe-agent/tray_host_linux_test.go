@@ -71,7 +71,9 @@ func TestAgent_trayHostLater(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
+	p.waitLine("the tray host went away")
 	again := waitRegistered(t, ownWatcher(t, busConn(t, addr)), p, "a host restarted")
+	p.waitLine("a tray host appeared; registering")
 	if again != item {
 		t.Errorf("the item registered as %s with the new host, was %s", again, item)
 	}
