@@ -172,6 +172,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerSignRoutes(r)
 	s.registerPDFRoutes(r)
 	s.registerProxyRoutes(r)
+	s.registerFaviconRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later.
 	s.handler = s.secure(r)
