@@ -280,3 +280,61 @@ func TestServer_OpenAPI(t *testing.T) {
 		t.Errorf("POST /docs: %d, want 405", resp.StatusCode)
 	}
 }
+
+// TestOpenAPI_AnswersValidate validates real answers of the module, on the
+// real issuer, store and signer, against the schemas the description gives
+// them: a signed CFE, a rejection of each kind, /health, /state with a
+// receipt, and the {ok, error} body of /pdf and of an unknown route.
+func TestOpenAPI_AnswersValidate(t *testing.T) {
+	a := startAgent(t, now.AddDate(0, -1, 0))
+	dir := t.TempDir()
+	answers := map[string][]string{} // schema → files
+	keep := func(schema, name string, status, wantStatus int, body []byte) {
+		t.Helper()
+		if status != wantStatus {
+			t.Fatalf("%s: HTTP %d, want %d: %s", name, status, wantStatus, body)
+		}
+		f := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(f, body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		answers[schema] = append(answers[schema], f)
+	}
+	st, b := a.sign(t, ticket("openapi-firmado"))
+	if signResponse(t, b).CodigoRespuesta != "00" {
+		t.Fatalf("the ticket was not signed: %s", b)
+	}
+	keep("SignResponse", "firmado", st, http.StatusOK, b)
+	st, b = a.sign(t, `{"uuid":"openapi-01","cfe":{"idDoc":{"tipoCfe":101},"detalles":[{"indicadorFacturacion":3,"nombreItem":"x","cantidad":1}]}}`)
+	keep("SignResponse", "rechazo-01", st, http.StatusOK, b)
+	st, b = a.sign(t, `{"uuid":"openapi-05","cfe":{"idDoc":{"tipoCfe":182},"receptor":{"tipoDocumento":2,"codigoPais":"UY","documento":"214844360018","razonSocial":"DGI","direccion":"Fernández Crespo 1534","ciudad":"Montevideo","departamento":"Montevideo"},"detalles":[{"retencionesPercepciones":[{"codigo":"1146171","tasa":12,"montoSujeto":100,"valor":12}]}]}}`)
+	if code := signResponse(t, b).CodigoRespuesta; code != "05" {
+		t.Fatalf("an e-Resguardo without a range answered %s, want 05: %s", code, b)
+	}
+	keep("SignResponse", "rechazo-05", st, http.StatusOK, b)
+	st, b = a.sign(t, `{"cfe":`)
+	keep("SignResponse", "json-roto", st, http.StatusBadRequest, b)
+
+	get := func(path string) (int, []byte) {
+		resp, b := a.send(t, request{path: path})
+		return resp.StatusCode, b
+	}
+	st, b = get("/health")
+	keep("HealthReport", "health", st, http.StatusOK, b)
+	st, b = get("/state")
+	keep("StateReport", "state", st, http.StatusOK, b)
+	resp, b := a.send(t, request{method: http.MethodPost, path: "/pdf",
+		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(`{"uuid":"openapi-firmado","impresora":"archivo"}`)})
+	keep("PlainError", "pdf-sin-impresion", resp.StatusCode, http.StatusServiceUnavailable, b)
+	st, b = get("/no-existe")
+	keep("PlainError", "ruta-desconocida", st, http.StatusNotFound, b)
+
+	for schema, files := range answers {
+		verdicts := validateWithJSONSchema(t, schema, files)
+		for _, f := range files {
+			if v := verdicts[f]; v != "OK" {
+				t.Errorf("%s does not match %s: %q", filepath.Base(f), schema, v)
+			}
+		}
+	}
+}
