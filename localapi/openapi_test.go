@@ -204,8 +204,9 @@ func validateWithJSONSchema(t *testing.T, schema string, files []string) map[str
 // TestOpenAPI_ExamplesValidate validates every example request
 // (examples/*.json, and the request examples of the description itself)
 // against the schema of POST /sign-cfe with an independent validator; a
-// request with an unknown field and one with a float-like text amount must
-// be refused by it, or the check would prove nothing.
+// request with an unknown field, one with an amount in exponent notation and
+// one that sends a field under both its names must be refused by it, or the
+// check would prove nothing.
 func TestOpenAPI_ExamplesValidate(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testtool.RepoRoot(t), "examples", "*.json"))
 	if err != nil || len(files) < 10 {
@@ -220,6 +221,9 @@ func TestOpenAPI_ExamplesValidate(t *testing.T) {
 			"detalles": []any{map[string]any{"nombreItem": "x", "cantidad": 1, "precioUnitario": 1, "precioUnitari": 1}}}},
 		"amount.json": map[string]any{"cfe": map[string]any{"idDoc": map[string]any{"tipoCfe": 101},
 			"detalles": []any{map[string]any{"nombreItem": "x", "cantidad": "1e3", "precioUnitario": 1}}}},
+		"both-names.json": map[string]any{"cfe": map[string]any{"idDoc": map[string]any{"tipoCfe": 101},
+			"detalles":   []any{map[string]any{"nombreItem": "x", "cantidad": 1, "precioUnitario": 1}},
+			"mediosPago": []any{map[string]any{"valor": 1, "valorPago": 1}}}},
 	}
 	for name, body := range bad {
 		b, err := json.Marshal(body)
@@ -236,7 +240,7 @@ func TestOpenAPI_ExamplesValidate(t *testing.T) {
 	for _, f := range files {
 		got := verdict[f]
 		want := "OK"
-		if base := filepath.Base(f); base == "unknown.json" || base == "amount.json" {
+		if base := filepath.Base(f); base == "unknown.json" || base == "amount.json" || base == "both-names.json" {
 			if got == "OK" || got == "" {
 				t.Errorf("the validator accepts %s: the schema does not constrain requests", base)
 			}
