@@ -12,8 +12,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gorilla/mux"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
 // OpenAPI is the OpenAPI 3.1 description of the local module: its routes,
@@ -45,7 +48,7 @@ func sha256Source(s string) string {
 
 func (s *Server) registerDocsRoutes(r *mux.Router) {
 	s.handle(r, http.MethodGet, "/openapi.json", handleOpenAPI)
-	s.handle(r, http.MethodGet, "/docs", handleDocs)
+	s.handle(r, http.MethodGet, "/docs", s.handleDocs)
 }
 
 func handleOpenAPI(w http.ResponseWriter, _ *http.Request) {
@@ -54,26 +57,22 @@ func handleOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(OpenAPI) // the client may have gone
 }
 
-func handleDocs(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
+	page, err := docsPage()
+	if err != nil {
+		s.writeError(w, r, &cfe.Error{Code: cfe.EINTERNAL, Op: "localapi.handleDocs", Err: err})
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", docsCSP)
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	_, _ = w.Write(docsPage) // the client may have gone
+	_, _ = w.Write(page) // the client may have gone
 }
 
-// docsPage is the reference page, rendered once from OpenAPI; a spec the
-// page cannot be rendered from stops the program at start (and its tests).
-var docsPage = mustRenderDocs(OpenAPI)
-
-func mustRenderDocs(spec []byte) []byte {
-	page, err := renderDocs(spec)
-	if err != nil {
-		panic("localapi: rendering the API reference: " + err.Error())
-	}
-	return page
-}
+// docsPage renders the reference page from OpenAPI, once, on first use.
+var docsPage = sync.OnceValues(func() ([]byte, error) { return renderDocs(OpenAPI) })
 
 // object is a JSON object that keeps its keys in the order written, so that
 // the page follows the description's order.
