@@ -171,6 +171,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerStatusRoutes(r)
 	s.registerSignRoutes(r)
 	s.registerPDFRoutes(r)
+	s.registerDocsRoutes(r)
 	s.registerProxyRoutes(r)
 	s.registerFaviconRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
