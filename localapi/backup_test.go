@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,6 +26,8 @@ func (b *countingBackups) Backup(context.Context) (*localapi.BackupResult, error
 
 func TestServer_Backup(t *testing.T) {
 	const token = "0123456789abcdef0123456789abcdef"
+	answers := map[string][]string{} // openapi.json schema → answer files
+	dir := t.TempDir()
 	for _, tc := range []struct {
 		name       string
 		noBackups  bool
@@ -53,6 +57,15 @@ func TestServer_Backup(t *testing.T) {
 			if resp.StatusCode != tc.wantStatus || b.calls.Load() != tc.wantCalls {
 				t.Fatalf("HTTP %d (want %d), %d backups (want %d): %s", resp.StatusCode, tc.wantStatus, b.calls.Load(), tc.wantCalls, body)
 			}
+			f := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+			if err := os.WriteFile(f, body, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			schema := "PlainError"
+			if tc.wantStatus == http.StatusOK {
+				schema = "BackupResult"
+			}
+			answers[schema] = append(answers[schema], f)
 			if tc.wantStatus == http.StatusOK {
 				var res localapi.BackupResult
 				if err := json.Unmarshal(body, &res); err != nil || !res.OK || res.Archivo != "/datos/backups/x.db" {
@@ -67,6 +80,15 @@ func TestServer_Backup(t *testing.T) {
 				t.Fatal("the admin token reached the log")
 			}
 		})
+	}
+	// Every answer matches its schema in openapi.json (independent validator).
+	for schema, files := range answers {
+		verdicts := validateWithJSONSchema(t, schema, files)
+		for _, f := range files {
+			if v := verdicts[f]; v != "OK" {
+				t.Errorf("%s does not match %s: %q", filepath.Base(f), schema, v)
+			}
+		}
 	}
 	t.Run("client", func(t *testing.T) {
 		b := &countingBackups{}

@@ -176,7 +176,9 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerStatusRoutes(r)
 	s.registerSignRoutes(r)
 	s.registerPDFRoutes(r)
+	s.registerDocsRoutes(r)
 	s.registerProxyRoutes(r)
+	s.registerFaviconRoutes(r)
 	s.registerBackupRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later.
