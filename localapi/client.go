@@ -20,6 +20,9 @@ type ClientOptions struct {
 	// Token is the terminal's LAN token, sent as "Authorization: Bearer".
 	// Callers on the agent's own machine need none.
 	Token string
+	// AdminToken is the running agent's admin token (its run file), sent in
+	// X-CFE-Admin: POST /backup needs it.
+	AdminToken string
 }
 
 // Client calls a local module (this package's Server) over HTTP.
@@ -27,6 +30,7 @@ type Client struct {
 	base  *url.URL
 	http  *http.Client
 	token string
+	admin string
 }
 
 // StatusError is an answer whose HTTP status says the request failed.
@@ -59,7 +63,7 @@ func NewClient(baseURL string, opts ClientOptions) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Client{base: u, http: hc, token: opts.Token}, nil
+	return &Client{base: u, http: hc, token: opts.Token, admin: opts.AdminToken}, nil
 }
 
 // Health calls GET /health. A module that cannot sign answers 503 with a
@@ -116,6 +120,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.admin != "" {
+		req.Header.Set(headerAdmin, c.admin)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -4,7 +4,8 @@
 // for it.
 //
 // It owns the routes and their JSON shapes (GET /health, GET /state, GET /,
-// POST /sign-cfe, POST /pdf), their description (openapi.json, OpenAPI 3.1,
+// POST /sign-cfe, POST /pdf, and POST /backup for this machine's
+// administrator only: backup.go), their description (openapi.json, OpenAPI 3.1,
 // served at GET /openapi.json and rendered as a reference page at GET /docs:
 // see OpenAPI), the proxy that forwards every other /api/v1/...
 // and /api/auth/... request to the hosted service (proxy.go: streaming, status

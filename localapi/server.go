@@ -82,6 +82,11 @@ type ServerConfig struct {
 	// HostedTransport sends the forwarded requests; a transport with a 30 s
 	// response-header timeout when nil.
 	HostedTransport http.RoundTripper
+
+	// Backups answers POST /backup (backup.go) for loopback callers that
+	// present AdminToken in X-CFE-Admin; without both it answers 503.
+	Backups    Backups
+	AdminToken string
 }
 
 // LANConfig opens the module to callers on other machines.
@@ -174,6 +179,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerDocsRoutes(r)
 	s.registerProxyRoutes(r)
 	s.registerFaviconRoutes(r)
+	s.registerBackupRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later.
 	s.handler = s.secure(r)

@@ -47,6 +47,8 @@ type State struct {
 	NumberingHold *NumberingHold
 	// Storage is the disk that holds the store; nil when unknown.
 	Storage *Storage
+	// Backup is the last backup of the store (backup.go); nil when unknown.
+	Backup *BackupStatus
 }
 
 // NumberingHold is a store that waits to know where numbering stands.
@@ -146,6 +148,9 @@ type StateReport struct {
 	// Storage is the disk of the store: free space and the last commit's
 	// failure (storage.go); null when the agent does not report it.
 	Storage *StorageReport `json:"storage"`
+	// Backup is the last backup of the store and the automatic backups'
+	// settings (backup.go); null when the agent does not report it.
+	Backup *BackupReport `json:"backup"`
 }
 
 // NumberingReport is a numbering hold.
@@ -295,6 +300,7 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		rep.addHosted(st.Hosted, st.Outbox, now)
 		rep.addNumberingHold(st.NumberingHold)
 		rep.addStorage(st.Storage)
+		rep.addBackup(st.Backup, now)
 	}
 	rep.OK = rep.Status != HealthError
 	return rep

@@ -55,6 +55,7 @@ type Profile struct {
 	DefaultPrinter string             `yaml:"default_printer,omitempty"`
 	Print          Print              `yaml:"print"`
 	Hosted         Hosted             `yaml:"hosted"`
+	Backup         Backup             `yaml:"backup,omitempty"`
 }
 
 // Company is the issuing company as DGI knows it; see Profile.Emisor.
@@ -343,6 +344,7 @@ func (p Profile) Resolve(dataDir string) Profile {
 		pr.SumatraPath = abs(pr.SumatraPath)
 		r.Printers[alias] = pr
 	}
+	r.Backup.Folder = abs(r.Backup.Folder)
 	for name, t := range r.Print.Templates {
 		t.Logo = abs(t.Logo)
 		r.Print.Templates[name] = t

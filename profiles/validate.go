@@ -116,6 +116,7 @@ func (v *validator) profile(at string, p Profile) {
 	v.certificate(at+".certificate", p.Certificate)
 	v.cae(at+".cae", p.CAE)
 	v.tax(at+".tax", p.Tax)
+	v.backup(at+".backup", p.Backup)
 	v.printers(at, p)
 	v.print(at+".print", p.Print)
 	v.hosted(at+".hosted", p.Environment, p.Hosted)

@@ -103,6 +103,15 @@
 // filling the hole bbolt leaves when it grows the file; the file is therefore
 // up to a few MiB larger than its data.
 //
+// # Backups
+//
+// Backup copies the file inside one read transaction while commits go on,
+// with a record of that instant (counts, counters, the journal's marks)
+// inside the copy, verified before the copy takes its name; Restore puts a
+// backup back with Open's numbering checks, refusing one behind what was
+// used unless a technician confirms the numbers used since (backup.go,
+// restore.go, docs/numbering.md "Backups and restore").
+//
 // # Disk
 //
 // A commit transaction that fails (disk full, read-only, I/O error; the

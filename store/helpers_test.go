@@ -42,6 +42,8 @@ func helperMain(role string) int {
 		return crashMain(path, os.Getenv("CFE_STORE_TEST_RUN"))
 	case "firststart":
 		return firstStartMain(path)
+	case "backup":
+		return backupMain(path, os.Getenv("CFE_STORE_TEST_DEST"))
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper role", role)
 	return 2

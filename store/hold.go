@@ -98,11 +98,7 @@ func (db *DB) openNumbering() error {
 		for _, e := range jf.Sequences {
 			k := seqKey{e.Type, e.Serie}
 			last := db.seq(k).last
-			floor := e.Reserved
-			if jf.Clean {
-				floor = e.Committed
-			}
-			if replaced && floor > last || !replaced && last < e.Committed {
+			if floor, behind := jf.floorFor(e, replaced, last); behind {
 				raised = append(raised, cfe.LastNumber{Type: e.Type, Serie: e.Serie, Last: floor})
 				details = append(details, fmt.Sprintf("the store file (id %s) is behind the numbering journal %s (store %s, clean %v, written %s): counter %d raised to %d; numbers %d-%d were issued by the lost file or never used (unused ones must be reported to DGI as annulled)",
 					id, path, jf.StoreID, jf.Clean, jf.WrittenAt.Format(time.RFC3339), last, floor, last+1, floor))
@@ -142,6 +138,21 @@ func (db *DB) openNumbering() error {
 			Message: "no se pudo escribir el diario de numeración " + path}
 	}
 	return nil
+}
+
+// floorFor applies Open's rule to one entry of the journal: a store whose
+// counter for e's sequence is last, and which is (replaced) or is not the
+// file the journal describes, is behind when it may have lost numbers; it
+// must then resume above floor: the exact counter of a clean journal, else
+// the reserved mark (every number the lost file may have committed). An
+// intact file found at or above the committed mark is trusted. Restore
+// applies the same rule to the file a backup replaces.
+func (jf *journalFile) floorFor(e journalEntry, replaced bool, last int64) (floor int64, behind bool) {
+	floor = e.Reserved
+	if jf.Clean {
+		floor = e.Committed
+	}
+	return floor, replaced && floor > last || !replaced && last < e.Committed
 }
 
 // ResumedAtOpen describes, one line per serie (English, for the log), the

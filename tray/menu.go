@@ -79,6 +79,7 @@ type menu struct {
 
 	reason    *systray.MenuItem // the red or amber reason, first; hidden when all is well
 	lines     [4]*systray.MenuItem
+	backup    *systray.MenuItem // the last backup (backupline.go)
 	notice    *systray.MenuItem
 	reprint   *systray.MenuItem
 	profiles  choiceMenu
@@ -108,6 +109,8 @@ func (m *menu) build() {
 		m.lines[i] = systray.AddMenuItem("", "")
 		m.lines[i].Disable()
 	}
+	m.backup = systray.AddMenuItem("", "")
+	m.backup.Disable()
 	m.notice = systray.AddMenuItem("", "")
 	m.notice.Disable()
 	m.notice.Hide()
@@ -190,6 +193,7 @@ func (m *menu) refresh(ctx context.Context) {
 	for i, l := range statusLines(rep, m.settings.Profile) {
 		m.lines[i].SetTitle(l)
 	}
+	m.backup.SetTitle(backupLine(rep, time.Now()))
 	if lastReceipt(rep) == "" || m.settings.DefaultPrinter == "" {
 		m.reprint.Disable()
 	} else {

@@ -42,6 +42,9 @@ type agent struct {
 	// deliverer exists only while the agent serves (newDeliverer).
 	hosted    *hosted.Client
 	deliverer *hosted.Deliverer
+	// backups and adminToken exist only while the agent serves (backup.go).
+	backups    *backupManager
+	adminToken string
 }
 
 // loadConfig reads (on first run: writes, then reads) the configuration and

@@ -76,6 +76,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.ranges(report)
 	d.numbering(report)
 	d.storage(report)
+	d.backup(report)
 	d.footer(p, report)
 	d.listen(p, report, running)
 	d.outbox(report)

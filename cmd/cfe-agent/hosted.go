@@ -65,6 +65,9 @@ func (k kickingIssuer) Issue(ctx context.Context, req *cfe.Request) (*issuer.Res
 	if err == nil && k.a.deliverer != nil && !res.Replayed {
 		k.a.deliverer.Kick()
 	}
+	if err == nil && !res.Replayed {
+		k.a.backups.noteSigned()
+	}
 	return res, err
 }
 

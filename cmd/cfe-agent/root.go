@@ -33,6 +33,8 @@ func newRootCommand() *cobra.Command {
 		newPrintersCommand(&opts),
 		newAutostartCommand(&opts),
 		newDiagnosticsCommand(&opts),
+		newBackupCommand(&opts),
+		newRestoreCommand(&opts),
 	)
 	addServeCommands(root, &opts)
 	return root

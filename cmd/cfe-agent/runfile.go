@@ -14,6 +14,9 @@ type runInfo struct {
 	PID     int       `json:"pid"`
 	BaseURL string    `json:"base_url"`
 	Started time.Time `json:"started"`
+	// AdminToken authorizes POST /backup (localapi/backup.go): the file is
+	// private to the agent's user (0600).
+	AdminToken string `json:"admin_token,omitempty"`
 }
 
 func runFilePath(dataDir, profile string) string {

@@ -161,6 +161,7 @@ func (r *runner) open(ctx context.Context) error {
 		return err
 	}
 	settle := a.checkNumbering(ctx)
+	a.backups, a.adminToken = newBackupManager(a, r.log), newAdminToken()
 	srv := newServer(a, a.profile.Listen, r.log)
 	if err := srv.Open(); err != nil {
 		a.Close()
@@ -180,9 +181,10 @@ func (r *runner) open(ctx context.Context) error {
 	if settle != nil {
 		s.done.Go(func() { settle(bg) })
 	}
+	s.done.Go(func() { a.backups.Run(bg) })
 	r.cur = s
 	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
-	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now()}); err != nil {
+	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now(), AdminToken: a.adminToken}); err != nil {
 		r.log.Warn("could not write the run file", "file", runFilePath(a.dataDir, a.name), "err", err)
 	}
 	r.log.Info("cfe-agent listening", "base_url", srv.BaseURL(), "urls", srv.URLs(), "profile", a.name,
@@ -356,6 +358,9 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 		Printing:       newPrinting(a),
 		StatusPage:     page,
 	}
+	if a.backups != nil {
+		cfg.Backups, cfg.AdminToken = a.backups, a.adminToken
+	}
 	hostedParts(a, &cfg)
 	srv := localapi.NewServer(cfg)
 	page.report = srv.Report
@@ -416,6 +421,7 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 		}
 	}
 	st.Storage = storageState(s.a.db)
+	st.Backup = backupState(s.a)
 	return st, nil
 }
 

@@ -296,7 +296,7 @@ func TestAgent_trayOverDBus(t *testing.T) {
 		return ok && f.label() != "Perfil: " && slices.Contains(m.visible(""), "Perfil/sandbox")
 	})
 	for _, want := range []string{"Perfil: sandbox (sandbox)", "Dirección: " + p.baseURL, "Último comprobante: ninguno",
-		"Envíos pendientes: 0", "Reimprimir último comprobante", "Abrir página de estado", "Perfil",
+		"Envíos pendientes: 0", "Copia de seguridad: sin copias automáticas", "Reimprimir último comprobante", "Abrir página de estado", "Perfil",
 		"Perfil/sandbox", "Impresora predeterminada", "Impresora predeterminada/archivo", "Iniciar con el sistema",
 		"Abrir carpeta de registros", "Salir"} {
 		if !slices.Contains(m.visible(""), want) {

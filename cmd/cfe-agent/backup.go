@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/durable"
+	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/store"
+)
+
+// Backups of the store (README "Backups", docs/numbering.md "Backups and
+// restore"). The running agent takes them, because it holds the store's
+// lock: on request (POST /backup, "cfe-agent backup") into the data
+// directory's backups folder, and automatically into the profile's
+// backup.folder every backup.period and after every backup.every_n CFEs,
+// keeping the newest backup.keep there.
+
+// backupRetry is how long the agent waits before trying again after an
+// automatic backup failed (a share that is not mounted, a full disk), at
+// most the period.
+const backupRetry = 10 * time.Minute
+
+// backupStamp is the UTC time in a backup's name: names sort by time.
+const backupStamp = "20060102T150405.000Z"
+
+// backupName is the file name of a backup of profile taken at t.
+func backupName(profile string, t time.Time, auto bool) string {
+	name := "cfe-agent-" + profile + "-" + t.UTC().Format(backupStamp)
+	if auto {
+		name += "-auto"
+	}
+	return name + ".db"
+}
+
+// backupTime reads the time of a backup's name, for the profile's backups
+// only.
+func backupTime(profile, name string, auto bool) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(name, "cfe-agent-"+profile+"-")
+	if !ok {
+		return time.Time{}, false
+	}
+	suffix := ".db"
+	if auto {
+		suffix = "-auto.db"
+	}
+	stamp, ok := strings.CutSuffix(rest, suffix)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(backupStamp, stamp)
+	return t, err == nil
+}
+
+// manualBackupDir is where the agent writes the backups asked of it.
+func manualBackupDir(dataDir string, env profiles.Environment, profile string) string {
+	return filepath.Join(dataDir, "backups", string(env), strings.ToLower(profile))
+}
+
+// backupManager takes the agent's backups and remembers the last one.
+type backupManager struct {
+	a   *agent
+	cfg profiles.Backup
+	log *slog.Logger
+	now func() time.Time
+
+	run    sync.Mutex // one backup at a time
+	signed atomic.Int64
+	kick   chan struct{}
+
+	mu        sync.Mutex
+	lastAt    time.Time // the newest good backup, manual or automatic
+	lastFile  string
+	lastAuto  time.Time // the newest automatic one: the period counts from it
+	lastErr   string
+	lastErrAt time.Time
+}
+
+func newBackupManager(a *agent, log *slog.Logger) *backupManager {
+	m := &backupManager{a: a, cfg: a.profile.Backup, log: log, now: time.Now, kick: make(chan struct{}, 1)}
+	m.scan()
+	return m
+}
+
+// scan finds the newest backups already in the folders (from earlier runs).
+func (m *backupManager) scan() {
+	newest := func(dir string, auto bool) (time.Time, string) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return time.Time{}, ""
+		}
+		var at time.Time
+		var file string
+		for _, e := range entries {
+			if t, ok := backupTime(m.a.name, e.Name(), auto); ok && t.After(at) {
+				at, file = t, filepath.Join(dir, e.Name())
+			}
+		}
+		return at, file
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lastAt, m.lastFile = newest(manualBackupDir(m.a.dataDir, m.a.profile.Environment, m.a.name), false)
+	if m.cfg.Enabled() {
+		if at, file := newest(m.cfg.Folder, true); at.After(m.lastAt) || m.lastFile == "" {
+			m.lastAt, m.lastFile = at, file
+		}
+		m.lastAuto, _ = newest(m.cfg.Folder, true)
+	}
+}
+
+// Backup implements localapi.Backups: a backup into the data directory's
+// backups folder.
+func (m *backupManager) Backup(ctx context.Context) (*localapi.BackupResult, error) {
+	info, err := m.take(ctx, manualBackupDir(m.a.dataDir, m.a.profile.Environment, m.a.name), false)
+	if err != nil {
+		return nil, err
+	}
+	return backupResult(info), nil
+}
+
+func backupResult(info *store.BackupInfo) *localapi.BackupResult {
+	return &localapi.BackupResult{Archivo: info.Path, Bytes: info.Size, TomadaEn: info.TakenAt.In(cfe.Montevideo),
+		Transaccion: info.TxID, CFEs: info.Counts.CFEs, Pendientes: info.Counts.Outbox,
+		Rechazados: info.Counts.Rejected, Rangos: info.Counts.Ranges}
+}
+
+// backupMeta names the agent's profile in its backups.
+func (a *agent) backupMeta() store.BackupMeta {
+	return store.BackupMeta{Profile: a.name, Environment: string(a.profile.Environment), RUC: a.profile.Company.RUC}
+}
+
+// take writes one verified backup into dir and records the outcome.
+func (m *backupManager) take(ctx context.Context, dir string, auto bool) (*store.BackupInfo, error) {
+	m.run.Lock()
+	defer m.run.Unlock()
+	if auto {
+		m.signed.Store(0)
+	}
+	now := m.now()
+	info, err := m.a.db.Backup(ctx, filepath.Join(dir, backupName(m.a.name, now, auto)), m.a.backupMeta())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		m.lastErr, m.lastErrAt = cfe.ErrorMessage(err), now
+		m.log.Error("backup failed", "dir", dir, "automatic", auto, "err", err)
+		return nil, err
+	}
+	m.lastErr = ""
+	m.lastAt, m.lastFile = now, info.Path
+	if auto {
+		m.lastAuto = now
+	}
+	m.log.Info("backup written and verified", "file", info.Path, "bytes", info.Size, "cfes", info.Counts.CFEs,
+		"outbox", info.Counts.Outbox, "transaction", info.TxID, "automatic", auto)
+	return info, nil
+}
+
+// noteSigned counts a new signature toward backup.every_n.
+func (m *backupManager) noteSigned() {
+	if m == nil || !m.cfg.Enabled() || m.cfg.EveryN <= 0 {
+		return
+	}
+	if m.signed.Add(1) >= int64(m.cfg.EveryN) {
+		select {
+		case m.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Run takes the automatic backups until ctx ends: one at start when the
+// newest in the folder is older than the period (or there is none), then
+// one per period and one after every backup.every_n CFEs. A failure is
+// retried after backupRetry (at most the period).
+func (m *backupManager) Run(ctx context.Context) {
+	if !m.cfg.Enabled() {
+		return
+	}
+	period := m.cfg.PeriodOrDefault()
+	var retryAt time.Time
+	for {
+		m.mu.Lock()
+		due := m.lastAuto.Add(period)
+		m.mu.Unlock()
+		if retryAt.After(due) {
+			due = retryAt
+		}
+		t := time.NewTimer(max(due.Sub(m.now()), 0))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		case <-m.kick:
+			t.Stop()
+		}
+		if _, err := m.take(ctx, m.cfg.Folder, true); err != nil {
+			retryAt = m.now().Add(min(backupRetry, period))
+			continue
+		}
+		retryAt = time.Time{}
+		m.rotate()
+	}
+}
+
+// rotate keeps the newest backup.keep automatic backups of the profile in
+// the folder; other files are never touched.
+func (m *backupManager) rotate() {
+	entries, err := os.ReadDir(m.cfg.Folder)
+	if err != nil {
+		m.log.Warn("backup rotation: cannot read the folder", "dir", m.cfg.Folder, "err", err)
+		return
+	}
+	var names []string
+	for _, e := range entries {
+		if _, ok := backupTime(m.a.name, e.Name(), true); ok && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names) // by time: the stamp sorts
+	for _, name := range names[:max(len(names)-m.cfg.KeepOrDefault(), 0)] {
+		if err := os.Remove(filepath.Join(m.cfg.Folder, name)); err != nil {
+			m.log.Warn("backup rotation: cannot remove an old backup", "file", name, "err", err)
+		}
+	}
+}
+
+// Status reports the backups for /state.
+func (m *backupManager) Status() *localapi.BackupStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := &localapi.BackupStatus{Automatic: m.cfg.Enabled(), LastAt: m.lastAt, LastFile: m.lastFile,
+		LastError: m.lastErr, LastErrorAt: m.lastErrAt}
+	if st.Automatic {
+		st.Folder, st.Period, st.EveryN, st.Keep = m.cfg.Folder, m.cfg.PeriodOrDefault(), m.cfg.EveryN, m.cfg.KeepOrDefault()
+	}
+	return st
+}
+
+// backupState is the agent's backups for /state: the running manager's, or
+// (doctor with the agent stopped) what the folders hold.
+func backupState(a *agent) *localapi.BackupStatus {
+	if a.backups != nil {
+		return a.backups.Status()
+	}
+	return newBackupManager(a, slog.New(slog.DiscardHandler)).Status()
+}
+
+// newAdminToken returns a random token for POST /backup.
+func newAdminToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
+}
+
+// copyBackup copies a verified backup to dest atomically and verifies the
+// copy against what the source held.
+func copyBackup(src, dest string, want *localapi.BackupResult) (*store.BackupInfo, error) {
+	var info *store.BackupInfo
+	err := durable.WriteFileFunc(dest, func(f *os.File) error { return copyInto(f, src) }, func(tmp string) error {
+		var err error
+		if info, err = store.VerifyBackup(tmp); err != nil {
+			return err
+		}
+		if info.Counts.CFEs != want.CFEs || info.Counts.Outbox != want.Pendientes || info.TxID != want.Transaccion {
+			return fmt.Errorf("la copia %s no coincide con la que hizo el agente", dest)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	info.Path = dest
+	return info, nil
+}
+
+// copyInto copies the file src into f.
+func copyInto(f io.Writer, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	_, err = io.Copy(f, in)
+	return err
+}
+
+// backup is doctor's line on the backups: WARN when automatic backups are
+// late or the last one failed, or when there are none configured.
+func (d *doctor) backup(r *localapi.StateReport) {
+	b := r.Backup
+	if b == nil {
+		return
+	}
+	last := "ninguna"
+	if b.Ultima != nil {
+		last = fmt.Sprintf("%s (%s, hace %s)", b.Ultima.Archivo, b.Ultima.At.Format("02/01/2006 15:04"),
+			(time.Duration(b.Ultima.EdadS) * time.Second).Round(time.Minute))
+	}
+	switch {
+	case b.Error != "":
+		d.line("WARN", "copias de seguridad", "la última falló: %s; última buena: %s", b.Error, last)
+	case !b.Automaticas:
+		d.line("WARN", "copias de seguridad", "no hay copias automáticas (configure backup.folder en el perfil, en otro disco); última: %s", last)
+	case b.Status != localapi.HealthOK:
+		d.line("WARN", "copias de seguridad", "atrasadas: última %s; período %s en %s", last, time.Duration(b.PeriodoS)*time.Second, b.Carpeta)
+	default:
+		d.line("OK", "copias de seguridad", "última %s; cada %s en %s, se conservan %d", last, time.Duration(b.PeriodoS)*time.Second, b.Carpeta, b.Conservar)
+	}
+}

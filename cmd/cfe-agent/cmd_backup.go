@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/hosted"
+	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/store"
+)
+
+// backupRequestTimeout bounds "cfe-agent backup" through the running agent.
+const backupRequestTimeout = time.Hour
+
+// restoreHostedTimeout bounds the question to the hosted service of
+// "cfe-agent restore".
+const restoreHostedTimeout = 20 * time.Second
+
+func newBackupCommand(opts *globalOptions) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "backup [-o FILE]",
+		Short: "Hace una copia de seguridad verificada del archivo de datos, también con el agente en ejecución",
+		Long: "Copia el archivo de datos del perfil tal como estaba en un instante (los comprobantes, la cola de envíos,\n" +
+			"los rangos CAE y el diario de numeración de ese momento), la verifica y la guarda sin dejar nunca un archivo\n" +
+			"a medio escribir. Con el agente en ejecución la hace el agente (que tiene el archivo abierto); si no, este\n" +
+			"comando. Sin -o queda en la carpeta backups de la carpeta de datos.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info, err := runBackup(cmd.Context(), *opts, out)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "copia de seguridad verificada: %s (%d bytes)\n", info.Path, info.Size)
+			fmt.Fprintf(w, "  %d comprobantes, %d pendientes de envío, %d rechazados, %d rangos CAE; transacción %d del %s\n",
+				info.Counts.CFEs, info.Counts.Outbox, info.Counts.Rejected, info.Counts.Ranges, info.TxID,
+				info.TakenAt.In(cfe.Montevideo).Format("02/01/2006 15:04:05"))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the backup file (default: <data dir>/backups/<environment>/<profile>/…)")
+	return cmd
+}
+
+// runBackup takes a backup through the running agent when there is one,
+// else directly.
+func runBackup(ctx context.Context, opts globalOptions, out string) (*store.BackupInfo, error) {
+	dataDir, cfg, _, err := loadConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if out != "" {
+		if out, err = filepath.Abs(out); err != nil {
+			return nil, err
+		}
+	}
+	if info, ok := readRunFile(dataDir, cfg.Active); ok && info.AdminToken != "" {
+		co := localapi.ClientOptions{AdminToken: info.AdminToken, HTTPClient: &http.Client{Timeout: backupRequestTimeout}}
+		if p, ok := cfg.ActiveProfile(); ok && p.LAN.Enabled && len(p.LAN.Tokens) > 0 {
+			// An agent on a LAN address sees this machine's own address,
+			// not loopback: it wants a terminal token before the admin one.
+			co.Token = p.LAN.Tokens[0].Value()
+		}
+		c, err := localapi.NewClient(localBaseURL(info.BaseURL), co)
+		if err != nil {
+			return nil, err
+		}
+		res, err := c.Backup(ctx)
+		switch {
+		case err == nil:
+			if out == "" {
+				return store.VerifyBackup(res.Archivo)
+			}
+			bi, err := copyBackup(res.Archivo, out, res)
+			if err != nil {
+				return nil, err
+			}
+			_ = os.Remove(res.Archivo) // the copy asked for is out; the data directory keeps no second one
+			return bi, nil
+		case !errors.Is(err, syscall.ECONNREFUSED):
+			return nil, fmt.Errorf("el agente en ejecución (%s) no hizo la copia: %w", info.BaseURL, err)
+		}
+		// A run file left by an agent that is gone: the store is free.
+	}
+	a, err := openAgent(ctx, opts, cliLogger())
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	if out == "" {
+		out = filepath.Join(manualBackupDir(a.dataDir, a.profile.Environment, a.name), backupName(a.name, time.Now(), false))
+	}
+	return a.db.Backup(ctx, out, a.backupMeta())
+}
+
+// localBaseURL turns the base URL of an agent listening on every interface
+// (0.0.0.0, [::]) into its loopback address, which every system can dial.
+func localBaseURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && ip.IsUnspecified() {
+		host := "127.0.0.1"
+		if ip.Is6() {
+			host = "::1"
+		}
+		u.Host = net.JoinHostPort(host, u.Port())
+	}
+	return u.String()
+}
+
+func newRestoreCommand(opts *globalOptions) *cobra.Command {
+	var confirmed []string
+	var offline bool
+	cmd := &cobra.Command{
+		Use:   "restore FILE",
+		Short: "Restaura una copia de seguridad (con el agente detenido), sin volver a usar ningún número",
+		Long: "Verifica la copia (que sea una copia íntegra de este perfil, ambiente y RUC) y la pone en lugar del archivo\n" +
+			"de datos, que se conserva con la fecha en el nombre. Si la copia está atrás de la numeración ya usada\n" +
+			"(el archivo que reemplaza, el diario de numeración o el servicio en línea saben de números posteriores),\n" +
+			"se rechaza, salvo que un técnico confirme el último número usado de cada serie con\n" +
+			"--confirmar-numeros-usados TIPO:SERIE:NUMERO; la numeración sigue después de ese número.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conf, err := parseConfirmed(confirmed)
+			if err != nil {
+				return err
+			}
+			return runRestore(cmd.Context(), cmd.OutOrStdout(), *opts, args[0], conf, offline)
+		},
+	}
+	cmd.Flags().StringArrayVar(&confirmed, "confirmar-numeros-usados", nil,
+		"TIPO:SERIE:NUMERO, the last number of the serie used since the backup (repeat per serie)")
+	cmd.Flags().BoolVar(&offline, "sin-servicio", false, "do not ask the hosted service for its last numbers")
+	return cmd
+}
+
+// parseConfirmed reads the --confirmar-numeros-usados values.
+func parseConfirmed(values []string) ([]cfe.LastNumber, error) {
+	var out []cfe.LastNumber
+	for _, v := range values {
+		parts := strings.Split(v, ":")
+		var t, n int64
+		var err1, err2 error
+		if len(parts) == 3 {
+			t, err1 = strconv.ParseInt(parts[0], 10, 32)
+			n, err2 = strconv.ParseInt(parts[2], 10, 64)
+		}
+		if len(parts) != 3 || err1 != nil || err2 != nil || !cfe.Type(t).Valid() || parts[1] == "" || n < 0 {
+			return nil, cfe.Errorf(cfe.EINVALID, "--confirmar-numeros-usados %q: se espera TIPO:SERIE:NUMERO, por ejemplo 101:A:1234", v)
+		}
+		out = append(out, cfe.LastNumber{Type: cfe.Type(t), Serie: strings.ToUpper(parts[1]), Last: n})
+	}
+	return out, nil
+}
+
+// runRestore puts a backup back in place of the profile's store.
+func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file string, confirmed []cfe.LastNumber, offline bool) error {
+	dataDir, cfg, _, err := loadConfig(opts)
+	if err != nil {
+		return err
+	}
+	p, ok := cfg.ActiveProfile()
+	if !ok {
+		return cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
+	}
+	p = p.Resolve(dataDir)
+	if info, ok := readRunFile(dataDir, cfg.Active); ok {
+		var se *localapi.StatusError
+		if _, err := stateAt(ctx, localBaseURL(info.BaseURL)); err == nil || errors.As(err, &se) {
+			return cfe.Errorf(cfe.EUNAVAILABLE, "el agente está en ejecución (%s): deténgalo antes de restaurar", info.BaseURL)
+		}
+	}
+	backup, err := store.VerifyBackup(file)
+	if err != nil {
+		return err
+	}
+	o := store.RestoreOptions{Backup: backup.Path, Store: cfg.StorePath(dataDir, cfg.Active),
+		Journal: journalPath(dataDir, p.Environment, cfg.Active), Confirmed: confirmed,
+		Meta: store.BackupMeta{Profile: cfg.Active, Environment: string(p.Environment), RUC: p.Company.RUC}}
+	if abs, err := filepath.Abs(file); err == nil {
+		o.Backup = abs
+	}
+	h, err := newHostedClient(p.Hosted, cliLogger())
+	if err != nil {
+		return err
+	}
+	askable := h != nil && h.Auth() != hosted.AuthNone
+	if askable && !offline {
+		hctx, cancel := context.WithTimeout(ctx, restoreHostedTimeout)
+		lasts, err := h.LastNumbers(hctx, backup.Ranges, cfe.DateOf(time.Now().In(cfe.Montevideo)))
+		cancel()
+		if err != nil {
+			fmt.Fprintf(w, "aviso: no se pudo consultar el servicio en línea (%s); se comprueba con el diario de numeración y el archivo actual, y el agente vuelve a consultarlo al iniciar\n", describe(err))
+		} else {
+			o.Hosted = lasts
+		}
+	}
+	if _, err := os.Stat(o.Journal); askable && o.Hosted == nil && errors.Is(err, fs.ErrNotExist) {
+		// Nothing local bounds the numbers used since the backup: the agent
+		// waits for the service, as when its journal is lost.
+		o.Hold = true
+		fmt.Fprintln(w, "aviso: no hay diario de numeración y no se consultó el servicio en línea: el agente no firmará hasta que el servicio responda o un técnico ejecute «cfe-agent cae used-elsewhere»")
+	}
+	res, err := store.Restore(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "restaurada la copia %s (del %s: %d comprobantes, %d pendientes de envío)\n", o.Backup,
+		res.Info.TakenAt.In(cfe.Montevideo).Format("02/01/2006 15:04:05"), res.Info.Counts.CFEs, res.Info.Counts.Outbox)
+	if res.Replaced != "" {
+		fmt.Fprintf(w, "el archivo de datos reemplazado se conserva en %s (puede tener comprobantes posteriores a la copia)\n", res.Replaced)
+	}
+	for _, s := range res.Behind {
+		fmt.Fprintf(w, "%s serie %s: la copia llegaba al %d; la numeración sigue en el %d (los números intermedios ya se usaron o no se usarán: repórtelos a DGI como anulados si no se usaron)\n",
+			s.Type.Name(), s.Serie, s.Backup, s.Resume+1)
+	}
+	return nil
+}
