@@ -335,6 +335,7 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 		Issuer:         kickingIssuer{a},
 		State:          agentState{a},
 		Printing:       newPrinting(a),
+		PrinterList:    printerList{name: a.name, profile: a.profile},
 		StatusPage:     newStatusPage(a.profile.DefaultPrinter),
 	}
 	hostedParts(a, &cfg)
