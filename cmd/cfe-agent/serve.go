@@ -364,14 +364,17 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 	var st localapi.State
 	if s.a.signer != nil {
 		c := signer.CertInfo(s.a.signer.Certificate(), now)
-		st.Certificate = &localapi.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter}
+		st.Certificate = &localapi.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter,
+			SubjectDN: c.Subject, Issuer: c.Issuer, SerialNumber: c.SerialNumber, Test: c.Test}
+	} else if s.a.certErr != nil {
+		st.CertificateError = cfe.ErrorMessage(s.a.certErr)
 	}
 	ranges, err := s.a.db.RangeStatus(ctx, today)
 	if err != nil {
 		return st, err
 	}
 	for _, r := range ranges {
-		st.CAE = append(st.CAE, localapi.CAERangeUse{Range: r.Range, Remaining: r.Remaining, Expired: r.Expired,
+		st.CAE = append(st.CAE, localapi.CAERangeUse{Range: r.Range, Used: r.Used, Remaining: r.Remaining, Expired: r.Expired,
 			NearlyUsedUp: r.NearlyUsedUp, NearExpiry: r.NearExpiry})
 	}
 	stats, err := s.a.db.Stats(ctx)
