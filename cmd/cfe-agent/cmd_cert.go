@@ -31,7 +31,7 @@ func newCertCommand(opts *globalOptions) *cobra.Command {
 			return importCertificate(cmd, *opts, args[0], password)
 		},
 	}
-	imp.Flags().StringVar(&password, "password", "", "password of the PKCS#12 file")
+	imp.Flags().StringVar(&password, "password", "", "`CONTRASEÑA` del archivo PKCS#12 (si no se indica: CFE_AGENT_CERTIFICATE_PASSWORD)")
 	cmd.AddCommand(imp, &cobra.Command{
 		Use:   "show",
 		Short: "Muestra el certificado de firma del perfil activo",

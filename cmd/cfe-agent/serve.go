@@ -40,8 +40,8 @@ const trayPreflightTimeout = 3 * time.Second
 // else headless) and adds "serve" (always headless).
 func addServeCommands(root *cobra.Command, opts *globalOptions) {
 	var so serveOptions
-	root.Flags().StringVar(&so.listen, "listen", "", "listen address, overriding the profile (e.g. 127.0.0.1:18787, 0.0.0.0:18787)")
-	root.Flags().BoolVar(&so.headless, "headless", false, "run without the tray icon")
+	root.Flags().StringVar(&so.listen, "listen", "", "`DIRECCIÓN` de escucha en lugar de la del perfil (por ejemplo 127.0.0.1:18787, 0.0.0.0:18787)")
+	root.Flags().BoolVar(&so.headless, "headless", false, "ejecuta sin el ícono de la bandeja")
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runAgent(cmd.Context(), *opts, so) }
 
 	serve := &cobra.Command{
@@ -54,7 +54,7 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 			return runAgent(cmd.Context(), *opts, s)
 		},
 	}
-	serve.Flags().StringVar(&so.listen, "listen", "", "listen address, overriding the profile")
+	serve.Flags().StringVar(&so.listen, "listen", "", "`DIRECCIÓN` de escucha en lugar de la del perfil")
 	root.AddCommand(serve)
 }
 
