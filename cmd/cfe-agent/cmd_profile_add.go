@@ -587,7 +587,7 @@ func askPrinter(ctx context.Context, a *asker, f addFlags) (*profiles.Printer, e
 				pr = nil
 			case filepath.IsAbs(s) && (len(system) == 0 || !slices.ContainsFunc(system, func(sp printer.SystemPrinter) bool { return sp.Name == s })):
 				if err := writableDir(s); err != nil {
-					return "", fmt.Errorf("no se puede escribir en la carpeta %s: %v", s, err)
+					return "", fmt.Errorf("no se puede escribir en la carpeta %s: %w", s, err)
 				}
 				pr = &profiles.Printer{Backend: profiles.BackendDir, Dir: s}
 			case slices.ContainsFunc(system, func(sp printer.SystemPrinter) bool { return sp.Name == s }):
