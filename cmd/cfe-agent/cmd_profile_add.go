@@ -64,7 +64,7 @@ func newProfileAddCommand(opts *globalOptions) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.ruc, "ruc", "", "`RUC` de la empresa (12 dígitos con dígito verificador)")
 	fl.StringVar(&f.razonSocial, "razon-social", "", "`RAZÓN` social registrada en DGI")
-	fl.StringVar(&f.nombreComercial, "nombre-comercial", "", "`NOMBRE` comercial (opcional)")
+	fl.StringVar(&f.nombreComercial, "nombre-comercial", "", "`NOMBRE` comercial de la empresa (opcional)")
 	fl.IntVar(&f.codigoSucursal, "codigo-sucursal", 0, "`CÓDIGO` de la casa principal o sucursal que asignó DGI (1 a 9999)")
 	fl.StringVar(&f.sucursal, "sucursal", "", "`NOMBRE` de la sucursal (opcional)")
 	fl.StringVar(&f.domicilio, "domicilio", "", "`DOMICILIO` fiscal")
