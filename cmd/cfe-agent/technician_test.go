@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"os/exec"
@@ -199,5 +200,39 @@ func TestAgent_DoctorCertificateReasons(t *testing.T) {
 				t.Errorf("doctor's certificate line does not match %s:\n%s", tt.want, out)
 			}
 		})
+	}
+}
+
+// TestAgent_RunningWithoutCertificate: an agent whose certificate does not
+// open says why in /state, and cert show and doctor report it.
+func TestAgent_RunningWithoutCertificate(t *testing.T) {
+	dataDir := t.TempDir()
+	env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
+	if out, code := runCLI(t, env, "cert", "show"); code != 0 { // makes the sandbox's test certificate
+		t.Fatalf("cert show: exit %d\n%s", code, out)
+	}
+	wrong := append(env, "CFE_AGENT_CERTIFICATE_PASSWORD=otra")
+	a := startAgent(t, wrong, "--listen", "127.0.0.1:0")
+	_, st := getJSON(t, a.baseURL+"/state")
+	if st["certificate"] != nil || st["certificate_error"] != "la contraseña del certificado es incorrecta" {
+		t.Errorf("/state certificate %v, certificate_error %v", st["certificate"], st["certificate_error"])
+	}
+	if w := fmt.Sprint(st["warnings"]); !strings.Contains(w, "el certificado de firma no se puede usar: la contraseña del certificado es incorrecta") {
+		t.Errorf("/state warnings lack the reason: %s", w)
+	}
+	out, errOut, code := runCLISplit(t, wrong, "cert", "show")
+	if code == 0 || !strings.Contains(errOut,
+		"el agente en ejecución no tiene un certificado de firma utilizable: la contraseña del certificado es incorrecta") {
+		t.Errorf("cert show with the agent running without its certificate: exit %d\n%s%s", code, out, errOut)
+	}
+	out, code = runCLI(t, wrong, "doctor")
+	if code != 1 || !regexp.MustCompile(`(?m)^FAIL certificado: la contraseña de .*sandbox\.p12 es incorrecta`).MatchString(out) {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+	// The file is right again (the profile's own password) but the running
+	// agent still has none: doctor says to restart it.
+	out, _ = runCLI(t, env, "doctor")
+	if !regexp.MustCompile(`(?m)^OK   certificado: .*\n(?:.*\n)*?FAIL certificado: el agente en ejecución no pudo cargarlo \(la contraseña del certificado es incorrecta\): reinícielo`).MatchString(out) {
+		t.Errorf("doctor with a good file and an agent without it:\n%s", out)
 	}
 }
