@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
@@ -85,6 +86,13 @@ func TestAgent_Printers(t *testing.T) {
 	}
 	if sys["deposito"].Description != "Depósito" {
 		t.Errorf("deposito's description %q, want Depósito", sys["deposito"].Description)
+	}
+
+	// The command line shows the same, in Spanish.
+	out, code := runCLI(t, env, "printers")
+	if code != 0 || !regexp.MustCompile(`(?m)^\s+deposito\s+detenida \(Sin papel\)\s+sí\s+Depósito`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^\s+`+cupsd.RawQueue+`\s+inactiva\s+sí\s.*\(predeterminada\)`).MatchString(out) {
+		t.Errorf("cfe-agent printers: exit %d\n%s", code, out)
 	}
 
 	// The same rules as every route: another site's page gets nothing.
