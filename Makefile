@@ -16,7 +16,7 @@ test:           ## install missing test tools, then run every test with the race
 test-short:     ## quick tests, no tool install, no race detector
 	$(GO) test -short ./...
 
-fuzz:           ## each fuzz target briefly (FUZZTIME seconds each), then the issuer property test at length (PROPERTY_N requests)
+fuzz:           ## each fuzz target briefly (FUZZTIME seconds each), then the issuer property test at length (PROPERTY_N requests) and the power-cut replay (POWERCUT_N states)
 	./scripts/fuzz.sh $(or $(FUZZTIME),10)
 
 bench:          ## benchmarks (numbers go to BENCHMARKS.md)

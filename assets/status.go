@@ -18,8 +18,9 @@ var (
 )
 
 // StatusPage is the agent's status page (Spanish): one HTML document with its
-// style and script inline and no outside resource. Its script reads GET
-// /state every few seconds and reprints through POST /pdf.
+// style and script inline and no outside resource, rendered on the server
+// (cmd/cfe-agent). Its script fetches the page again every few seconds,
+// swaps the new content in and reprints through POST /pdf.
 type StatusPage struct {
 	Template *template.Template
 	// CSP is the Content-Security-Policy the page needs: only its own inline
@@ -30,6 +31,7 @@ type StatusPage struct {
 // StatusPageData fills the page's template.
 type StatusPageData struct {
 	Printer string // the default printer alias used by the reprint buttons
+	View    any    // what the page shows, written out (cmd/cfe-agent's statusView)
 	CSS     template.CSS
 	JS      template.JS
 }
@@ -43,9 +45,9 @@ func NewStatusPage() *StatusPage {
 	}
 }
 
-// Data returns the template data for printer.
-func (p *StatusPage) Data(printer string) StatusPageData {
-	return StatusPageData{Printer: printer, CSS: template.CSS(statusCSS), JS: template.JS(statusJS)}
+// Data returns the template data for printer and view.
+func (p *StatusPage) Data(printer string, view any) StatusPageData {
+	return StatusPageData{Printer: printer, View: view, CSS: template.CSS(statusCSS), JS: template.JS(statusJS)}
 }
 
 func hash(s string) string {

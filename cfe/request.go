@@ -216,10 +216,18 @@ type RequestMedioPago struct {
 	Glosa       string          `json:"glosa" alias:"glosaMedioPago"`             // GlosaMP
 	Orden       int             `json:"orden" alias:"ordenMedioPago"`             // OrdenMP
 	Valor       decimal.Decimal `json:"valor" alias:"valorPago"`                  // ValorPago
+
+	// The payment's currency and exchange rate, as hosted integrations send
+	// them. DGI's zone E has no place for either and ValorPago is in the
+	// CFE's currency, so they are accepted only when they restate the CFE's
+	// own currency and rate (checkPaymentCurrency), then dropped: a payment in
+	// another currency would otherwise be signed as an amount in the CFE's.
+	TipoMoneda string           `json:"tipoMonedaMedioPago"`
+	TipoCambio *decimal.Decimal `json:"tipoCambioMedioPago"`
 }
 
 func (RequestMedioPago) ignoredFields() []string {
-	return []string{"tipoMonedaMedioPago", "tipoCambioMedioPago", "idCuentaBanco", "titular", "nomDoc", "proveedorPos"}
+	return []string{"idCuentaBanco", "titular", "nomDoc", "proveedorPos"}
 }
 
 // RequestReferencia is a reference to another document (zone F), with the
@@ -304,6 +312,7 @@ func (r *Request) ToCFE(p IssueParams) (*CFE, error) {
 		// is not written, but it must still be one.
 		m.add("cfe.totales.tipoMoneda", "código ISO 4217 de 3 letras mayúsculas (UYU, USD, EUR, …)")
 	}
+	m.checkPaymentCurrency(rc.MediosPago, c.Totales)
 	if len(m.probs) > 0 {
 		return nil, m.probs.err(op)
 	}
@@ -557,6 +566,24 @@ func (m *mapper) payments(ps []RequestMedioPago) []MedioPago {
 		out[i] = MedioPago{NroLinMP: i + 1, CodMP: p.Codigo, GlosaMP: p.Glosa, OrdenMP: p.Orden, ValorPago: p.Valor}
 	}
 	return out
+}
+
+// checkPaymentCurrency refuses a payment line whose currency or rate is not
+// the CFE's (t): the rate sent must equal TpoCambio (1 for a CFE in pesos);
+// 0 counts as not sent.
+func (m *mapper) checkPaymentCurrency(ps []RequestMedioPago, t Totales) {
+	rate := decimal.NewFromInt(1)
+	if t.TpoCambio != nil {
+		rate = *t.TpoCambio
+	}
+	for i, p := range ps {
+		if p.TipoMoneda != "" && p.TipoMoneda != t.TpoMoneda {
+			m.add(paymentPath(i, "tipoMonedaMedioPago"), "debe ser la moneda del comprobante (%s): el CFE no admite medios de pago en otra moneda", t.TpoMoneda)
+		}
+		if p.TipoCambio != nil && !p.TipoCambio.IsZero() && !p.TipoCambio.Equal(rate) {
+			m.add(paymentPath(i, "tipoCambioMedioPago"), "debe ser el tipo de cambio del comprobante (%s)", rate.String())
+		}
+	}
 }
 
 func (m *mapper) references(rs []RequestReferencia) []Referencia {

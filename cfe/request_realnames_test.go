@@ -114,3 +114,41 @@ func TestDecodeRequest_emptyComplementoFiscal(t *testing.T) {
 		wantField(t, err, "cfe.complementoFiscal", "solo corresponde")
 	})
 }
+
+// TestToCFE_paymentCurrency: a payment line's currency and rate (hosted
+// names, which DGI's zone E has no place for) must restate the CFE's own, or
+// the amount would be signed in the wrong currency.
+func TestToCFE_paymentCurrency(t *testing.T) {
+	body := func(totales, pago string) string {
+		return `{"uuid": "mp-1", "cfe": {"idDoc": {"tipoCfe": 101, "formaPago": 1}, ` + totales +
+			`"detalles": [{"indicadorFacturacion": 3, "nombreItem": "Yerba", "cantidad": 1, "precioUnitario": 100}],
+			"mediosPago": [{"glosaMedioPago": "Tarjeta", "valorPago": "122.00"` + pago + `}]}}`
+	}
+	tests := []struct {
+		name, totales, pago, campo string
+	}{
+		{"pesos restated", ``, `, "tipoMonedaMedioPago": "UYU", "tipoCambioMedioPago": 1`, ""},
+		{"a rate of 0 is not sent", ``, `, "tipoMonedaMedioPago": "UYU", "tipoCambioMedioPago": 0`, ""},
+		{"dollars restated", `"totales": {"tipoMoneda": "USD", "tipoCambio": "39.125"}, `, `, "tipoMonedaMedioPago": "USD", "tipoCambioMedioPago": "39.125"`, ""},
+		{"a dollar payment on a peso CFE", ``, `, "tipoMonedaMedioPago": "USD"`, "cfe.mediosPago[0].tipoMonedaMedioPago"},
+		{"a peso payment on a dollar CFE", `"totales": {"tipoMoneda": "USD", "tipoCambio": "39.125"}, `, `, "tipoMonedaMedioPago": "UYU"`, "cfe.mediosPago[0].tipoMonedaMedioPago"},
+		{"another rate", `"totales": {"tipoMoneda": "USD", "tipoCambio": "39.125"}, `, `, "tipoCambioMedioPago": 40`, "cfe.mediosPago[0].tipoCambioMedioPago"},
+		{"a rate on a peso CFE", ``, `, "tipoCambioMedioPago": "39.125"`, "cfe.mediosPago[0].tipoCambioMedioPago"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := DecodeRequest(strings.NewReader(body(tt.totales, tt.pago)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = req.ToCFE(testParams())
+			if tt.campo == "" {
+				if err != nil {
+					t.Fatalf("%v\n%s", err, describeFields(ErrorFields(err)))
+				}
+				return
+			}
+			wantField(t, err, tt.campo, "del comprobante")
+		})
+	}
+}

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashEnv); path != "" {
 		os.Exit(crashChild(path, os.Getenv(crashEnv+"_RUN")))
 	}
+	if root := os.Getenv(powerCutEnv); root != "" {
+		os.Exit(powerCutChild(root))
+	}
 	os.Exit(m.Run())
 }
 

@@ -30,6 +30,7 @@ const (
 	corsAllowMethods  = "GET, POST"
 	corsAllowHeaders  = "Content-Type, Authorization, X-API-Key, " + headerToken + ", " + headerRequestID
 	corsExposeHeaders = headerRequestID + ", " + headerPrinter + ", " + headerCopies + ", " + headerJob + ", " + headerJobSt +
+		", " + headerFormat +
 		", Retry-After, X-RateLimit-Limit-Minute, X-RateLimit-Remaining-Minute, X-RateLimit-Limit-Hour, X-RateLimit-Remaining-Hour"
 	corsMaxAge = "600"
 )

@@ -2,6 +2,7 @@ package localapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,6 +54,10 @@ type Document struct {
 	Serie    string
 	Numero   int64
 	Template string // the template it was rendered with
+	// Signed and Adenda are the CFE as stored, for a printer that is sent
+	// another rendering of it (ESC/POS).
+	Signed []byte
+	Adenda string
 }
 
 // Name is how the document is called in print queues and file names, such
@@ -65,7 +70,14 @@ type PrintResult struct {
 	Copies  int    // copies the printer accepted
 	JobID   string // the spooler's job id; "" where there is none
 	State   string // "completed", "processing" or "pending"
+	Format  string // what the printer was sent: FormatPDF or FormatESCPOS
 }
+
+// The formats a printer is sent, as X-CFE-Formato says them.
+const (
+	FormatPDF    = "pdf"
+	FormatESCPOS = "escpos"
+)
 
 // Headers of a successful POST /pdf.
 const (
@@ -73,6 +85,7 @@ const (
 	headerCopies  = "X-CFE-Copias"    // copies sent to the printer
 	headerJob     = "X-CFE-Trabajo"   // the spooler's job id, when it has one
 	headerJobSt   = "X-CFE-Estado"    // the job's state: completed, processing, pending
+	headerFormat  = "X-CFE-Formato"   // what the printer was sent: pdf, or escpos for a thermal printer
 )
 
 // PDFRequest is the body of POST /pdf: the CFE (uuid, or tipo_cfe + serie +
@@ -124,7 +137,8 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "cfe printed",
 		slog.String("request_id", requestID(r.Context())), slog.String("cfe", doc.Name()),
 		slog.String("template", doc.Template), slog.String("printer", req.Impresora),
-		slog.Int("copies", res.Copies), slog.String("job", res.JobID), slog.String("state", res.State))
+		slog.Int("copies", res.Copies), slog.String("job", res.JobID), slog.String("state", res.State),
+		slog.String("format", cmp.Or(res.Format, FormatPDF)))
 	h := w.Header()
 	h.Set("Content-Type", "application/pdf")
 	h.Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", fileName(doc)))
@@ -132,6 +146,7 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	h.Set(headerPrinter, req.Impresora)
 	h.Set(headerCopies, strconv.Itoa(res.Copies))
 	h.Set(headerJobSt, res.State)
+	h.Set(headerFormat, cmp.Or(res.Format, FormatPDF))
 	if res.JobID != "" {
 		h.Set(headerJob, res.JobID)
 	}

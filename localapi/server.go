@@ -175,6 +175,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerPDFRoutes(r)
 	s.registerPrinterRoutes(r)
 	s.registerProxyRoutes(r)
+	s.registerFaviconRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later.
 	s.handler = s.secure(r)

@@ -251,9 +251,9 @@ func (l *layout) a4Flow(w float64) []flowItem {
 	half := (w - a4Gap) / 2
 	side := column{w: half}
 	for _, b := range []block{
-		l.facts(half, "Descuentos y recargos", l.r.adjusts),
-		l.facts(half, "Subtotales", l.r.subtotals),
-		l.facts(half, "Medios de pago", l.r.payments),
+		l.facts(half, TitleAdjusts, l.r.adjusts),
+		l.facts(half, TitleSubtotals, l.r.subtotals),
+		l.facts(half, TitlePayments, l.r.payments),
 	} {
 		if len(b.ops) > 0 {
 			side.put(b, 0)

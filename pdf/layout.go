@@ -239,7 +239,7 @@ func (l *layout) adenda(w float64) []block {
 	if l.r.adenda == "" {
 		return nil
 	}
-	return l.framed(w, "ADENDA", textLines(l.body(), l.r.adenda, w-5))
+	return l.framed(w, TitleAdenda, textLines(l.body(), l.r.adenda, w-5))
 }
 
 // references lists zone F under its title, one block per line.
@@ -248,7 +248,7 @@ func (l *layout) references(w float64) []block {
 		return nil
 	}
 	title := column{w: w}
-	title.line(l.strong(), left, "Referencias")
+	title.line(l.strong(), left, TitleReferences)
 	out := []block{title.b}
 	for _, s := range l.r.references {
 		c := column{w: w}
@@ -264,7 +264,7 @@ func (l *layout) sello() block {
 	side := l.qrSide + 2*qrMargin
 	b := block{w: side, h: side, ops: []op{{kind: opQR, x: qrMargin, y: qrMargin, w: l.qrSide, code: l.qr}}}
 	c := column{w: side}
-	c.para(l.small(), center, "Código de seguridad")
+	c.para(l.small(), center, TitleSecurityCode)
 	c.line(l.legend(), center, l.r.securityCode)
 	b.add(0, side, c.b)
 	return b
@@ -287,7 +287,7 @@ func (l *layout) pie(w float64, a alignment) block {
 // text), no wider than maxW.
 func (l *layout) vencimiento(maxW float64) block {
 	st := l.legend()
-	const label = "Fecha de vencimiento"
+	const label = TitleCAEExpiry
 	w := min(max(st.face.width(label, st.size)+6, 30), maxW)
 	c := column{w: w - 4}
 	c.para(st, center, label)

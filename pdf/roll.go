@@ -53,10 +53,10 @@ func (l *layout) roll() []page {
 		push(0.6, l.rollRow(w, r))
 	}
 	push(1, ruled(w))
-	push(1, l.facts(w, "Descuentos y recargos", l.r.adjusts))
-	push(1, l.facts(w, "Subtotales", l.r.subtotals))
+	push(1, l.facts(w, TitleAdjusts, l.r.adjusts))
+	push(1, l.facts(w, TitleSubtotals, l.r.subtotals))
 	push(1, l.facts(w, "", l.r.totals))
-	push(2, l.facts(w, "Medios de pago", l.r.payments))
+	push(2, l.facts(w, TitlePayments, l.r.payments))
 	push(2, l.references(w)...)
 	footerGap := 3.0
 	if adenda := l.adenda(w); adenda != nil {

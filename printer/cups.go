@@ -23,6 +23,11 @@ type CUPSConfig struct {
 	// Wait is how long Print follows a job before it reports it as still
 	// pending or processing; 0 means DefaultWait.
 	Wait time.Duration
+	// UntilAccepted makes Print answer as soon as the printer has the job
+	// (CUPS reports it processing) instead of following it until it is
+	// printed: a point of sale waits for the spooler, not for the paper. A
+	// stopped printer or a failed job seen by then is still an error.
+	UntilAccepted bool
 }
 
 // DefaultWait is how long Print follows a CUPS job by default: enough for a
@@ -31,9 +36,10 @@ const DefaultWait = 15 * time.Second
 
 // CUPSServer is a CUPS server: the queues it offers and printers on them.
 type CUPSServer struct {
-	client *ippClient
-	wait   time.Duration
-	poll   time.Duration
+	client        *ippClient
+	wait          time.Duration
+	poll          time.Duration
+	untilAccepted bool
 }
 
 // NewCUPSServer returns a server reached as cfg says; without Host and
@@ -60,7 +66,7 @@ func NewCUPSServer(cfg CUPSConfig) *CUPSServer {
 			c.user = u.Username
 		}
 	}
-	s := &CUPSServer{client: c, wait: cfg.Wait, poll: 250 * time.Millisecond}
+	s := &CUPSServer{client: c, wait: cfg.Wait, poll: 250 * time.Millisecond, untilAccepted: cfg.UntilAccepted}
 	if s.wait == 0 {
 		s.wait = DefaultWait
 	}
@@ -71,7 +77,8 @@ func NewCUPSServer(cfg CUPSConfig) *CUPSServer {
 func (s *CUPSServer) Printer(queue string) *CUPS { return &CUPS{server: s, Queue: queue} }
 
 // CUPS prints on a CUPS queue over IPP (Print-Job) and follows the job
-// until it completes, fails, or DefaultWait passes.
+// until it completes (or, with CUPSConfig.UntilAccepted, until the printer
+// has it), fails, or DefaultWait passes.
 type CUPS struct {
 	server *CUPSServer
 	Queue  string
@@ -181,6 +188,9 @@ func (p *CUPS) follow(ctx context.Context, op string, id int, res Result) (Resul
 			p.cancel(id)
 			return res, unavailable(op, nil, "la impresora «%s» está detenida: %s; se canceló el trabajo %d",
 				p.Queue, firstNonEmpty(reason, jobReason(attrs)), id)
+		}
+		if p.server.untilAccepted && state == jobProcessing {
+			return res, nil
 		}
 		if time.Now().Add(p.server.poll).After(deadline) {
 			return res, nil

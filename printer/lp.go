@@ -46,12 +46,23 @@ func (p *LP) Print(ctx context.Context, job Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	res, err := p.run(ctx, op, p.args(job), job.PDF)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Copies = job.Copies
+	return res, nil
+}
+
+// run runs lp with args and the document on its standard input, and reads
+// the job id from its answer.
+func (p *LP) run(ctx context.Context, op string, args []string, doc []byte) (Result, error) {
 	command := p.Command
 	if command == "" {
 		command = "lp"
 	}
-	cmd := exec.CommandContext(ctx, command, p.args(job)...)
-	cmd.Stdin = bytes.NewReader(job.PDF)
+	cmd := exec.CommandContext(ctx, command, args...)
+	cmd.Stdin = bytes.NewReader(doc)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -65,9 +76,31 @@ func (p *LP) Print(ctx context.Context, job Job) (Result, error) {
 		}
 		return Result{}, unavailable(op, err, "la impresora «%s» rechazó el trabajo: %s", p.Queue, reason)
 	}
-	res := Result{Backend: BackendLP, Printer: p.Queue, State: StatePending, Copies: job.Copies}
+	res := Result{Backend: BackendLP, Printer: p.Queue, State: StatePending}
 	if m := lpRequestID.FindStringSubmatch(stdout.String()); m != nil {
 		res.JobID = m[1]
 	}
+	return res, nil
+}
+
+// PrintRaw queues a raw job with lp -o raw, which CUPS passes to the
+// printer untouched: lp [-h server] -d <queue> -t <name> -o raw -- -, every
+// copy in the data. Its errors are those of Print.
+func (p *LP) PrintRaw(ctx context.Context, job RawJob) (Result, error) {
+	const op = "printer.LP.PrintRaw"
+	job, err := job.normalize(op)
+	if err != nil {
+		return Result{}, err
+	}
+	var args []string
+	if p.Server != "" {
+		args = append(args, "-h", p.Server)
+	}
+	args = append(args, "-d", p.Queue, "-t", job.Name, "-o", "raw", "--", "-")
+	res, err := p.run(ctx, op, args, job.payload())
+	if err != nil {
+		return Result{}, err
+	}
+	res.Copies = job.Copies
 	return res, nil
 }

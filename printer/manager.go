@@ -29,8 +29,14 @@ type Config struct {
 
 // PrinterConfig is one printer of a profile.
 type PrinterConfig struct {
-	Backend     Backend
+	Backend Backend
+	// Protocol is what the printer is sent: ProtocolPDF ("" too) or
+	// ProtocolESCPOS (backends cups, lp, windows, tcp and device).
+	Protocol    Protocol
 	Queue       string // cups, lp and windows: the queue or Windows printer
+	Address     string // tcp: host:port of the printer's raw port (9100 when left out)
+	Device      string // device: the device file, e.g. /dev/usb/lp0
+	Status      bool   // tcp and device: ask the printer's status (DLE EOT) before and after each job
 	Dir         string // dir: the folder of the PDF files
 	SumatraPath string // windows: SumatraPDF.exe; "" means DefaultSumatra
 	LPServer    string // lp: the CUPS server lp talks to; "" means lp's default
@@ -55,7 +61,8 @@ type Manager struct {
 // target is a resolved printer: its backend and the key that serializes it.
 type target struct {
 	key     string
-	printer Printer
+	printer Printer    // nil for printers that take ESC/POS only
+	raw     RawPrinter // nil for printers that take PDF only
 	conf    PrinterConfig
 }
 
@@ -80,8 +87,30 @@ func NewManager(cfg Config) (*Manager, error) {
 			if strings.TrimSpace(pc.Dir) == "" {
 				fail(at+".dir", "indique la carpeta donde se guardan los PDF")
 			}
+		case BackendTCP:
+			if strings.TrimSpace(pc.Address) == "" {
+				fail(at+".address", "indique la dirección de la impresora, como 192.168.1.50:9100")
+			}
+		case BackendDevice:
+			if strings.TrimSpace(pc.Device) == "" {
+				fail(at+".device", "indique el dispositivo, como /dev/usb/lp0")
+			}
 		default:
-			fail(at+".backend", "se espera %s, %s, %s o %s", BackendCUPS, BackendLP, BackendDir, BackendWindows)
+			fail(at+".backend", "se espera %s, %s, %s, %s, %s o %s", BackendCUPS, BackendLP, BackendDir, BackendWindows,
+				BackendTCP, BackendDevice)
+		}
+		switch pc.Protocol {
+		case "", ProtocolPDF:
+			if pc.Backend == BackendTCP || pc.Backend == BackendDevice {
+				fail(at+".protocol", "el backend %s solo envía %s", pc.Backend, ProtocolESCPOS)
+			}
+		case ProtocolESCPOS:
+			if pc.Backend == BackendDir {
+				fail(at+".protocol", "%s se envía con los backends %s, %s, %s, %s o %s", ProtocolESCPOS, BackendTCP,
+					BackendDevice, BackendCUPS, BackendLP, BackendWindows)
+			}
+		default:
+			fail(at+".protocol", "se espera %s o %s", ProtocolPDF, ProtocolESCPOS)
 		}
 		for t, n := range pc.Copies {
 			if n < 1 || n > MaxCopies {
@@ -109,16 +138,30 @@ func (m *Manager) target(pc PrinterConfig) target {
 	t := target{conf: pc, key: string(pc.Backend) + ":" + pc.Queue}
 	switch pc.Backend {
 	case BackendCUPS:
-		t.printer = m.cups.Printer(pc.Queue)
+		c := m.cups.Printer(pc.Queue)
+		t.printer, t.raw = c, c
 		t.key = "cups:" + pc.Queue // lp and CUPS reach the same queue
 	case BackendLP:
-		t.printer = &LP{Server: pc.LPServer, Queue: pc.Queue}
+		lp := &LP{Server: pc.LPServer, Queue: pc.Queue}
+		t.printer, t.raw = lp, lp
 		t.key = "cups:" + pc.Queue
 	case BackendDir:
 		t.printer = &Dir{Path: pc.Dir, Clock: m.cfg.Clock}
 		t.key = "dir:" + pc.Dir
 	case BackendWindows:
 		t.printer = &Sumatra{Exe: pc.SumatraPath, Printer: pc.Queue}
+		t.raw = &Spooler{Printer: pc.Queue}
+	case BackendTCP:
+		t.raw = &TCP{Address: pc.Address, Status: pc.Status}
+		t.key = "tcp:" + tcpAddress(pc.Address)
+	case BackendDevice:
+		t.raw = &Device{Path: pc.Device, Status: pc.Status}
+		t.key = "device:" + pc.Device
+	}
+	if pc.Protocol == ProtocolESCPOS {
+		t.printer = nil
+	} else {
+		t.raw = nil
 	}
 	return t
 }
@@ -157,18 +200,61 @@ func (m *Manager) Print(ctx context.Context, name string, job Job) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
+	if t.printer == nil {
+		return Result{}, cfe.Invalid("printer.Manager.Print", cfe.FieldError{Campo: "impresora",
+			Mensaje: fmt.Sprintf("la impresora «%s» recibe %s, no PDF", name, ProtocolESCPOS)})
+	}
 	if job.Media == "" {
 		job.Media = t.conf.Media
 	}
-	slot := m.slot(t.key)
+	release, err := m.acquire(ctx, "printer.Manager.Print", t.key, name)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	return t.printer.Print(ctx, job)
+}
+
+// PrintRaw prints a raw job (ESC/POS) on the printer called name, an alias
+// whose protocol is escpos, after the jobs already sent to the same
+// printer. Its errors are those of RawPrinter.PrintRaw, plus ENOTFOUND for
+// an unknown name, EINVALID for a printer that takes PDF, and EUNAVAILABLE
+// when ctx ends while waiting for the printer.
+func (m *Manager) PrintRaw(ctx context.Context, name string, job RawJob) (Result, error) {
+	t, err := m.resolve(name)
+	if err != nil {
+		return Result{}, err
+	}
+	if t.raw == nil {
+		return Result{}, cfe.Invalid("printer.Manager.PrintRaw", cfe.FieldError{Campo: "impresora",
+			Mensaje: fmt.Sprintf("la impresora «%s» recibe PDF, no %s", name, ProtocolESCPOS)})
+	}
+	release, err := m.acquire(ctx, "printer.Manager.PrintRaw", t.key, name)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	return t.raw.PrintRaw(ctx, job)
+}
+
+// Protocol is what the printer called name is sent: an alias's protocol,
+// else ProtocolPDF.
+func (m *Manager) Protocol(name string) Protocol {
+	if t, ok := m.byName[strings.ToLower(strings.TrimSpace(name))]; ok && t.conf.Protocol == ProtocolESCPOS {
+		return ProtocolESCPOS
+	}
+	return ProtocolPDF
+}
+
+// acquire waits for the printer's slot, or for ctx to end (EUNAVAILABLE).
+func (m *Manager) acquire(ctx context.Context, op, key, name string) (release func(), err error) {
+	slot := m.slot(key)
 	select {
 	case slot <- struct{}{}:
+		return func() { <-slot }, nil
 	case <-ctx.Done():
-		return Result{}, unavailable("printer.Manager.Print", ctx.Err(),
-			"la impresora «%s» sigue ocupada con otros trabajos", name)
+		return nil, unavailable(op, ctx.Err(), "la impresora «%s» sigue ocupada con otros trabajos", name)
 	}
-	defer func() { <-slot }()
-	return t.printer.Print(ctx, job)
 }
 
 // slot returns the semaphore of one physical printer.

@@ -8,7 +8,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
-// Printer prints PDF documents.
+// Printer prints PDF documents; RawPrinter prints ESC/POS.
 type Printer interface {
 	// Print sends the job to the printer and reports what became of it. It
 	// returns EINVALID for a job without a PDF or with copies out of range,
@@ -55,7 +55,9 @@ const (
 	BackendCUPS    Backend = "cups"    // CUPS over IPP
 	BackendLP      Backend = "lp"      // the lp command (CUPS or LPRng)
 	BackendDir     Backend = "dir"     // PDF files written to a directory
-	BackendWindows Backend = "windows" // SumatraPDF's command line
+	BackendWindows Backend = "windows" // SumatraPDF's command line; the spooler's RAW datatype for ESC/POS
+	BackendTCP     Backend = "tcp"     // ESC/POS to a network printer's raw port (9100)
+	BackendDevice  Backend = "device"  // ESC/POS to a device file (USB, serial)
 )
 
 // normalize checks a job and returns it with its copies set.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/escpos"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/pdf"
 	"github.com/cfe-agent/cfe-agent/printer"
@@ -34,6 +35,9 @@ type Config struct {
 	// Footer is the emitter's footer data (Fecha emisor or resolution,
 	// web site, IVA constancia); see pdf.Footer.
 	Footer pdf.Footer
+	// ESCPOS are the options of the printers whose protocol is escpos, by
+	// alias in lower case; a missing one prints with escpos's defaults.
+	ESCPOS map[string]escpos.Options
 }
 
 // Service renders and prints stored CFEs. It is safe for concurrent use.
@@ -72,7 +76,8 @@ func (s *Service) Render(ctx context.Context, ref localapi.CFERef, variant strin
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo generar el PDF del comprobante"}
 	}
-	return &localapi.Document{PDF: b, Type: is.Type, Serie: is.Serie, Numero: is.Nro, Template: t.Name}, nil
+	return &localapi.Document{PDF: b, Type: is.Type, Serie: is.Serie, Numero: is.Nro, Template: t.Name,
+		Signed: is.XML, Adenda: is.Adenda}, nil
 }
 
 // find reads the CFE by uuid when ref has one, else by type, serie and number.
@@ -92,11 +97,53 @@ func (s *Service) find(ctx context.Context, ref localapi.CFERef) (*cfe.Issued, e
 // printer.Manager.Print's: EINVALID for a bad job, ENOTFOUND for an unknown
 // printer, EUNAVAILABLE when the printer refused, failed or cannot be
 // reached (with the printer's reason).
+//
+// A printer whose protocol is escpos is sent the same receipt in ESC/POS
+// (the content of the Rollo template, with doc's template's legends and web
+// site) instead of the PDF; the result's Format says which. An ESC/POS
+// receipt that cannot be made is EINTERNAL.
 func (s *Service) Print(ctx context.Context, doc *localapi.Document, name string, fallbackCopies int) (localapi.PrintResult, error) {
 	copies := s.cfg.Printers.Copies(name, doc.Type, fallbackCopies)
+	if s.cfg.Printers.Protocol(name) == printer.ProtocolESCPOS {
+		return s.printESCPOS(ctx, doc, name, copies)
+	}
 	res, err := s.cfg.Printers.Print(ctx, name, printer.Job{Name: doc.Name(), PDF: doc.PDF, Copies: copies})
 	if err != nil {
 		return localapi.PrintResult{}, err
 	}
-	return localapi.PrintResult{Printer: res.Printer, Copies: res.Copies, JobID: res.JobID, State: res.State}, nil
+	return localapi.PrintResult{Printer: res.Printer, Copies: res.Copies, JobID: res.JobID, State: res.State,
+		Format: localapi.FormatPDF}, nil
+}
+
+// printESCPOS renders doc's CFE in ESC/POS for the printer called name and
+// sends it.
+func (s *Service) printESCPOS(ctx context.Context, doc *localapi.Document, name string, copies int) (localapi.PrintResult, error) {
+	const op = "printing.Print"
+	data, err := s.escposOf(doc, name)
+	if err != nil {
+		return localapi.PrintResult{}, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
+			Message: "no se pudo generar el ticket ESC/POS del comprobante"}
+	}
+	res, err := s.cfg.Printers.PrintRaw(ctx, name, printer.RawJob{Name: doc.Name(), Data: data, Copies: copies})
+	if err != nil {
+		return localapi.PrintResult{}, err
+	}
+	return localapi.PrintResult{Printer: res.Printer, Copies: res.Copies, JobID: res.JobID, State: res.State,
+		Format: localapi.FormatESCPOS}, nil
+}
+
+// escposOf returns one copy of doc's receipt in ESC/POS for the printer
+// called name: the model of doc's template (legends, web site), this
+// service's environment and footer, and the printer's options.
+func (s *Service) escposOf(doc *localapi.Document, name string) ([]byte, error) {
+	t, err := s.cfg.Templates.Template(doc.Template)
+	if err != nil {
+		return nil, err
+	}
+	r, err := pdf.NewReceipt(doc.Signed, pdf.Options{Template: t, Production: s.cfg.Production, Adenda: doc.Adenda,
+		Footer: s.cfg.Footer})
+	if err != nil {
+		return nil, err
+	}
+	return escpos.Render(r, s.cfg.ESCPOS[strings.ToLower(strings.TrimSpace(name))])
 }

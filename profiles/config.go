@@ -165,20 +165,64 @@ const (
 	BackendCUPS    Backend = "cups"    // CUPS over IPP
 	BackendLP      Backend = "lp"      // the lp command
 	BackendDir     Backend = "dir"     // PDF files written to a directory
-	BackendWindows Backend = "windows" // SumatraPDF on Windows
+	BackendWindows Backend = "windows" // SumatraPDF on Windows; the spooler's RAW datatype for escpos
+	BackendTCP     Backend = "tcp"     // escpos: a network printer's raw port (9100)
+	BackendDevice  Backend = "device"  // escpos: a device file (USB /dev/usb/lp0, serial /dev/ttyS0, COM3)
+)
+
+// Protocol is the language a printer is sent.
+type Protocol string
+
+// The protocols.
+const (
+	ProtocolPDF    Protocol = "pdf"    // the printed representation as a PDF (default)
+	ProtocolESCPOS Protocol = "escpos" // raw ESC/POS for thermal receipt printers
 )
 
 // Printer is one named printer.
 type Printer struct {
-	Backend     Backend `yaml:"backend"`
-	Queue       string  `yaml:"queue,omitempty"`        // cups, lp and windows: the printer's queue or name
-	Dir         string  `yaml:"dir,omitempty"`          // dir: where the PDFs go
-	SumatraPath string  `yaml:"sumatra_path,omitempty"` // windows: SumatraPDF.exe, when not in its usual place
-	Media       string  `yaml:"media,omitempty"`        // the media name the backend understands
+	Backend Backend `yaml:"backend"`
+	// Protocol is pdf (default) or escpos; escpos printers take the
+	// receipt as ESC/POS with ESCPOS's options (backends tcp, device, cups,
+	// lp and windows).
+	Protocol    Protocol `yaml:"protocol,omitempty"`
+	Address     string   `yaml:"address,omitempty"`      // tcp: host[:port], port 9100 by default
+	Device      string   `yaml:"device,omitempty"`       // device: the device file
+	ESCPOS      ESCPOS   `yaml:"escpos,omitempty"`       // escpos: the printer's options
+	Queue       string   `yaml:"queue,omitempty"`        // cups, lp and windows: the printer's queue or name
+	Dir         string   `yaml:"dir,omitempty"`          // dir: where the PDFs go
+	SumatraPath string   `yaml:"sumatra_path,omitempty"` // windows: SumatraPDF.exe, when not in its usual place
+	Media       string   `yaml:"media,omitempty"`        // the media name the backend understands
 	// Copies is the count of copies per CFE type; types not listed get
 	// DefaultCopies, and 1 when that is 0 (printer.Manager.Copies decides).
 	Copies        map[cfe.Type]int `yaml:"copies,omitempty"`
 	DefaultCopies int              `yaml:"default_copies,omitempty"`
+}
+
+// ESCPOS are the options of an ESC/POS printer; zero values take the
+// defaults in brackets.
+type ESCPOS struct {
+	PaperMM   int    `yaml:"paper_mm,omitempty"`   // 80 or 58 [80]
+	Columns   int    `yaml:"columns,omitempty"`    // 48 or 42 on 80 mm, 32 on 58 mm [48, 32]
+	CodePage  string `yaml:"code_page,omitempty"`  // cp858, cp850, cp437 or cp1252 [cp858]
+	CodeTable int    `yaml:"code_table,omitempty"` // ESC t number of CodePage on this printer [Epson's]
+	DPI       int    `yaml:"dpi,omitempty"`        // dot density, 150 to 600 [203]
+	QR        string `yaml:"qr,omitempty"`         // native (GS ( k) or raster (image) [native]
+	Cut       string `yaml:"cut,omitempty"`        // partial, full or none [partial]
+	// DrawerKick opens the cash drawer after each receipt.
+	DrawerKick bool `yaml:"drawer_kick,omitempty"`
+	// Status asks the printer for paper and cover (DLE EOT) before and
+	// after each job, over tcp and device [true on tcp, false on device:
+	// many USB printers do not answer].
+	Status *bool `yaml:"status,omitempty"`
+}
+
+// StatusQuery reports whether the printer's status is asked on backend b.
+func (e ESCPOS) StatusQuery(b Backend) bool {
+	if e.Status != nil {
+		return *e.Status
+	}
+	return b == BackendTCP
 }
 
 // Format is a built-in layout of the printed representation.
@@ -318,6 +362,10 @@ func (p Profile) clone() Profile {
 	r.Printers = maps.Clone(p.Printers)
 	for alias, pr := range r.Printers {
 		pr.Copies = maps.Clone(pr.Copies)
+		if pr.ESCPOS.Status != nil {
+			status := *pr.ESCPOS.Status
+			pr.ESCPOS.Status = &status
+		}
 		r.Printers[alias] = pr
 	}
 	r.Print.Templates = maps.Clone(p.Print.Templates)

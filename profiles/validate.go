@@ -341,9 +341,25 @@ func (v *validator) printer(at, alias string, pr Printer) {
 		if strings.TrimSpace(pr.Dir) == "" {
 			v.fail(at+".dir", "indique la carpeta donde se guardan los PDF")
 		}
+	case BackendTCP:
+		if strings.TrimSpace(pr.Address) == "" {
+			v.fail(at+".address", "indique la dirección de la impresora, como 192.168.1.50:9100")
+		}
+	case BackendDevice:
+		if strings.TrimSpace(pr.Device) == "" {
+			v.fail(at+".device", "indique el dispositivo, como /dev/usb/lp0 o COM3")
+		}
 	default:
-		v.fail(at+".backend", "se espera %s, %s, %s o %s", BackendCUPS, BackendLP, BackendDir, BackendWindows)
+		v.fail(at+".backend", "se espera %s, %s, %s, %s, %s o %s", BackendCUPS, BackendLP, BackendDir, BackendWindows,
+			BackendTCP, BackendDevice)
 	}
+	if pr.Address != "" && pr.Backend != BackendTCP {
+		v.fail(at+".address", "solo se usa con backend %s", BackendTCP)
+	}
+	if pr.Device != "" && pr.Backend != BackendDevice {
+		v.fail(at+".device", "solo se usa con backend %s", BackendDevice)
+	}
+	v.protocol(at, pr)
 	if pr.SumatraPath != "" && pr.Backend != BackendWindows {
 		v.fail(at+".sumatra_path", "solo se usa con backend %s", BackendWindows)
 	}
@@ -360,6 +376,66 @@ func (v *validator) printer(at, alias string, pr Printer) {
 		v.fail(at+".default_copies", "debe estar entre 0 (una copia) y %d", maxCopies)
 	}
 }
+
+// protocol checks a printer's protocol and, for escpos, its options.
+func (v *validator) protocol(at string, pr Printer) {
+	switch pr.Protocol {
+	case "", ProtocolPDF:
+		if pr.Backend == BackendTCP || pr.Backend == BackendDevice {
+			v.fail(at+".protocol", "el backend %s solo imprime %s: indique protocol: %s", pr.Backend, ProtocolESCPOS,
+				ProtocolESCPOS)
+		}
+		if pr.ESCPOS != (ESCPOS{}) {
+			v.fail(at+".escpos", "solo se usa con protocol: %s", ProtocolESCPOS)
+		}
+		return
+	case ProtocolESCPOS:
+		if pr.Backend == BackendDir {
+			v.fail(at+".protocol", "%s se envía con los backends %s, %s, %s, %s o %s", ProtocolESCPOS, BackendTCP,
+				BackendDevice, BackendCUPS, BackendLP, BackendWindows)
+		}
+	default:
+		v.fail(at+".protocol", "se espera %s o %s", ProtocolPDF, ProtocolESCPOS)
+		return
+	}
+	if pr.Media != "" {
+		v.fail(at+".media", "no se usa con protocol: %s (el papel lo dice escpos.paper_mm)", ProtocolESCPOS)
+	}
+	e, at := pr.ESCPOS, at+".escpos"
+	switch e.PaperMM {
+	case 0, 80:
+		if e.Columns != 0 && e.Columns != 48 && e.Columns != 42 {
+			v.fail(at+".columns", "en papel de 80 mm se espera 48 o 42 columnas")
+		}
+	case 58:
+		if e.Columns != 0 && e.Columns != 32 {
+			v.fail(at+".columns", "en papel de 58 mm se espera 32 columnas")
+		}
+	default:
+		v.fail(at+".paper_mm", "se espera 80 o 58 (milímetros)")
+	}
+	if cp := strings.ToLower(e.CodePage); cp != "" && !slices.Contains(escposCodePages, cp) {
+		v.fail(at+".code_page", "se espera %s", strings.Join(escposCodePages, ", "))
+	}
+	if e.CodeTable < 0 || e.CodeTable > 255 {
+		v.fail(at+".code_table", "debe estar entre 0 (el número de Epson) y 255")
+	}
+	if e.DPI != 0 && (e.DPI < 150 || e.DPI > 600) {
+		v.fail(at+".dpi", "debe estar entre 150 y 600 puntos por pulgada (203 en la mayoría)")
+	}
+	if e.QR != "" && e.QR != "native" && e.QR != "raster" {
+		v.fail(at+".qr", "se espera native (el comando QR de la impresora) o raster (imagen)")
+	}
+	if e.Cut != "" && e.Cut != "partial" && e.Cut != "full" && e.Cut != "none" {
+		v.fail(at+".cut", "se espera partial, full o none")
+	}
+	if e.Status != nil && *e.Status && pr.Backend != BackendTCP && pr.Backend != BackendDevice {
+		v.fail(at+".status", "el estado (DLE EOT) solo se consulta con los backends %s y %s", BackendTCP, BackendDevice)
+	}
+}
+
+// escposCodePages are the code pages of escpos.code_page.
+var escposCodePages = []string{"cp858", "cp850", "cp437", "cp1252"}
 
 func (v *validator) print(at string, p Print) {
 	if _, custom := p.Templates[strings.ToLower(p.FormatoRepImpresa)]; !custom && !builtIn(p.FormatoRepImpresa) {

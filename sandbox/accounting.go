@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -145,12 +146,24 @@ func accountingLines(x exportRow) [][]string {
 		}
 		out = append(out, []string{
 			strconv.FormatInt(rec.ID, 10), rec.FchEmis.String(), strconv.Itoa(int(rec.Type)), rec.Serie, strconv.FormatInt(rec.Nro, 10),
-			tipoDoc, rcp.DocRecep + rcp.DocRecepExt, t.TpoMoneda, cambio, p.rate, pct,
+			tipoDoc, spreadsheetText(rcp.DocRecep + rcp.DocRecepExt), t.TpoMoneda, cambio, p.rate, pct,
 			money(p.net.Mul(sign)), money(p.iva.Mul(sign)), money(p.expo.Mul(sign)), money(p.nontax.Mul(sign)),
 			money(p.other.Mul(sign)), money(total.Mul(sign)), annulled,
 		})
 	}
 	return out
+}
+
+// spreadsheetText keeps a free-text value (a foreign receiver's document is
+// whatever the POS typed) from being read as a formula when the CSV is
+// opened in a spreadsheet: a value starting with = + - @ or a tab or carriage
+// return gets a leading apostrophe, the spreadsheets' own mark for text.
+// Amount columns are never passed through it.
+func spreadsheetText(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
 }
 
 // money writes an amount with at least two decimals and every digit it has.

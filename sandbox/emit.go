@@ -35,6 +35,9 @@ func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := cfe.DecodeRequest(bytes.NewReader(raw))
+	if err == nil {
+		err = clientUUID(req.UUID)
+	}
 	if err != nil {
 		s.writeRejection(w, r, err)
 		return
@@ -141,6 +144,7 @@ func (s *Server) handleSignXML(w http.ResponseWriter, r *http.Request) {
 	}
 	fields := required("uuid", req.UUID, "xml", req.XML)
 	fields = append(fields, maxLen("uuid", req.UUID, maxUUIDLen)...)
+	fields = append(fields, reservedUUID(req.UUID)...)
 	if err := invalid(fields...); err != nil {
 		s.writeRejection(w, r, err)
 		return
@@ -224,7 +228,7 @@ func (s *Server) annul(ctx context.Context, orig *CFERecord, fecha cfe.Date) (*C
 	}
 	// One counter-receipt per CFE: its id is derived from the original's, so
 	// a retry is answered from the store and another fecha is a conflict.
-	id := "anulacion-" + strconv.FormatInt(orig.ID, 10)
+	id := annulUUID + strconv.FormatInt(orig.ID, 10)
 	if orig.CancelledBy != 0 {
 		var prev *CFERecord
 		if err := s.db.view(func(tx *bolt.Tx) error {
@@ -250,4 +254,31 @@ func (s *Server) annul(ctx context.Context, orig *CFERecord, fecha cfe.Date) (*C
 	return s.sign(ctx, orig.Company, orig.ID, func(ci *companyIssuer) (*issuer.Result, error) {
 		return ci.iss.IssueCFE(ctx, id, contentHash(strconv.FormatInt(orig.ID, 10), fecha.String()), counter)
 	})
+}
+
+// The uuids of the CFEs the sandbox issues on its own (anular's
+// counter-receipts, reaplicarReferencia's collections) are derived from the
+// original's id, so that a retry finds them. A client's uuid may not take
+// these forms, or it could stand in for one of them.
+const (
+	annulUUID         = "anulacion-"
+	reapplyUUIDPrefix = "reaplicacion-"
+)
+
+// reservedUUID names uuid when it has the form of the sandbox's own uuids.
+func reservedUUID(uuid string) []cfe.FieldError {
+	for _, prefix := range []string{annulUUID, reapplyUUIDPrefix} {
+		if strings.HasPrefix(uuid, prefix) {
+			return []cfe.FieldError{{Campo: "uuid", Mensaje: "no puede empezar con «" + prefix + "»: el servicio lo reserva para los CFE que emite por su cuenta (anulaciones, cobranzas reaplicadas)"}}
+		}
+	}
+	return nil
+}
+
+// clientUUID is reservedUUID as an error of an emission body.
+func clientUUID(uuid string) error {
+	if fields := reservedUUID(uuid); fields != nil {
+		return cfe.Invalid("sandbox.emitir", fields...)
+	}
+	return nil
 }

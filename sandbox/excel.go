@@ -216,7 +216,13 @@ func (s *Server) handleExportExcel(w http.ResponseWriter, r *http.Request) {
 	if len(req.Columnas) > 0 {
 		cols = req.Columnas
 	}
-	f, err := req.CFEFilter.merge(cfg.Filtros).resolve(p)
+	saved := cfg.Filtros
+	if p.key != nil {
+		// A key acts for its own company: the company a user saved in the
+		// configuration (maybe another of theirs) does not apply.
+		saved.IdEmpresa = 0
+	}
+	f, err := req.CFEFilter.merge(saved).resolve(p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -243,8 +249,13 @@ const (
 	fmtDate     = "yyyy-mm-dd"
 	fmtDateTime = "yyyy-mm-dd hh:mm:ss"
 	fmtAmount   = "#,##0.00"
+	fmtRate     = "#,##0.000" // TpoCambio has 3 decimals
 	sheetName   = "CFE"
 )
+
+// rateStyle is the style of the exchange-rate column, an amount with
+// TpoCambio's three decimals.
+const rateStyle = "tipoCambio"
 
 // workbook writes the .xlsx of rows with columns cols (names already
 // checked). Dates are date cells (serial numbers with a date format),
@@ -257,7 +268,7 @@ func workbook(cols []string, rows []exportRow) ([]byte, error) {
 		return nil, err
 	}
 	styles := map[string]int{}
-	for kind, numFmt := range map[string]string{kindDate: fmtDate, kindDateTime: fmtDateTime, kindAmount: fmtAmount} {
+	for kind, numFmt := range map[string]string{kindDate: fmtDate, kindDateTime: fmtDateTime, kindAmount: fmtAmount, rateStyle: fmtRate} {
 		id, err := f.NewStyle(&excelize.Style{CustomNumFmt: &numFmt})
 		if err != nil {
 			return nil, err
@@ -285,7 +296,11 @@ func workbook(cols []string, rows []exportRow) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := setCell(f, cell, col.value(row), styles[col.kind]); err != nil {
+			style := styles[col.kind]
+			if name == "tipoCambio" {
+				style = styles[rateStyle]
+			}
+			if err := setCell(f, cell, col.value(row), style); err != nil {
 				return nil, fmt.Errorf("column %s, CFE %d: %w", name, row.rec.ID, err)
 			}
 		}

@@ -403,6 +403,13 @@ func TestExportExcel(t *testing.T) {
 		// Beto has two companies and saved no filter: the company must be named.
 		e.do("POST", path, map[string]any{}, d.beto...).expectError(t, http.StatusBadRequest, "idEmpresa")
 	})
+	t.Run("a key with the configuration of a user who saved another of their companies", func(t *testing.T) {
+		// beto acts for Alfa and Beta and saved Beta as his filter: Alfa's key
+		// exports Alfa's CFEs with his columns, not a 403 for Beta.
+		e.do("POST", "/api/v1/cfeemitido/guardarConfiguracionExportacionCfe",
+			sandbox.SaveExportConfigRequest{Columnas: cols, Filtros: sandbox.CFEFilter{IdEmpresa: d.betaCo}}, d.beto...).expect(t, http.StatusOK)
+		check(t, e.do("POST", path, map[string]any{"userId": e.userID(d.beto), "tipoFiltro": 111}, "X-API-Key", keyAlfa), cols, []int64{d.factura.ID})
+	})
 }
 
 func TestAccountingExport(t *testing.T) {

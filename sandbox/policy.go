@@ -146,8 +146,11 @@ const (
 	// drafts around.
 	previewTTL = 10 * time.Minute
 	// maxPreviews bounds the previews kept in memory (a PDF each, about
-	// 40 kB): at most some 10 MB.
-	maxPreviews = 256
+	// 40 kB): at most some 20 MB.
+	maxPreviews = 512
+	// maxCompanyPreviews bounds one company's share of them, so that one
+	// company's previews never push out another's before they expire.
+	maxCompanyPreviews = 32
 	// razonReaplicacion is RazonRef (optional, printed) of the references
 	// of a re-applied collection.
 	razonReaplicacion = "Reaplicación de cobranza"

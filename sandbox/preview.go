@@ -53,7 +53,7 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) {
 	// The uuid, then the document as the issuer checks and builds it now,
 	// before its number (issuer.Issue).
 	if req.UUID != "" {
-		if fields := cfe.CheckUUID(req.UUID); len(fields) > 0 {
+		if fields := append(cfe.CheckUUID(req.UUID), reservedUUID(req.UUID)...); len(fields) > 0 {
 			s.writeRejection(w, r, cfe.Invalid("sandbox.previsualizar", fields...))
 			return
 		}
@@ -138,23 +138,38 @@ type preview struct {
 }
 
 // put keeps body for company and returns its new token and expiry. Expired
-// previews are dropped; when maxPreviews are still kept, the one that
-// expires first makes room.
+// previews are dropped; when the company keeps maxCompanyPreviews, its own
+// preview that expires first makes room, else when maxPreviews are kept in
+// all, the one that expires first.
 func (ps *previewStore) put(company int64, body []byte, now time.Time) (string, time.Time) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.m == nil {
 		ps.m = map[string]*preview{}
 	}
-	var first string
+	// The one that expires first, overall and of this company.
+	var first, own string
+	kept := 0
 	for t, p := range ps.m {
-		if !now.Before(p.expires) {
+		switch {
+		case !now.Before(p.expires):
 			delete(ps.m, t)
-		} else if first == "" || p.expires.Before(ps.m[first].expires) {
+			continue
+		case first == "" || p.expires.Before(ps.m[first].expires):
 			first = t
 		}
+		if p.company == company {
+			kept++
+			if own == "" || p.expires.Before(ps.m[own].expires) {
+				own = t
+			}
+		}
 	}
-	if len(ps.m) >= maxPreviews {
+	switch {
+	case kept >= maxCompanyPreviews:
+		// A company makes room among its own: it cannot push out another's.
+		delete(ps.m, own)
+	case len(ps.m) >= maxPreviews:
 		delete(ps.m, first)
 	}
 	token := base64.RawURLEncoding.EncodeToString(randomBytes(secretBytes))

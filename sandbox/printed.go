@@ -59,8 +59,9 @@ var (
 // handlePDF renders the printed representation of an issued CFE of the
 // caller's company, with the watermark outside production. Errors answer
 // {ok:false, error}: 400 identification missing or idEmpresa unresolved or
-// unknown variant, 403 idEmpresa not the caller's or the CFE another
-// company's, 404 CFE not found, 500 rendering failed.
+// unknown variant, 403 idEmpresa not the caller's or the uuid another
+// company's, 404 CFE not found (a folio names a CFE of the caller's company
+// only), 500 rendering failed.
 func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	var req PDFRequest
 	if err := decodeJSON(r, &req); err != nil {
@@ -89,8 +90,17 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 			}
 			return cfeByFolio(tx, company, cfe.Type(req.TipoCfe), req.Serie, req.Numero)
 		}
-		if rec, err = find(companyID); err == nil && rec == nil {
+		rec, err = find(companyID)
+		switch {
+		case err != nil || rec != nil:
+		case req.UUID != "":
+			// A uuid names one receipt of the whole service: when another
+			// company has it, the caller lacks permission over that CFE.
 			err = foreignCFE(tx, principalOf(r), find)
+		default:
+			// A folio is only unique within a company (every company
+			// numbers its own ranges): the caller's company has no such CFE.
+			err = errPDFNotFound
 		}
 		return err
 	})

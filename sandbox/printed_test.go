@@ -119,13 +119,14 @@ func TestPDF(t *testing.T) {
 		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "nope"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
 		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{TipoCfe: 101, Serie: "H", Numero: 99}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
 	})
-	t.Run("403 for another company's CFE, by uuid or folio", func(t *testing.T) {
-		for _, body := range []sandbox.PDFRequest{{UUID: "pdf-1"}, {TipoCfe: 101, Serie: "H", Numero: issued.Nro}} {
-			msg := e.do("POST", "/api/v1/cfeemitido/pdf", body, "X-API-Key", keyBeta).pdfErr(t, http.StatusForbidden)
-			if msg != "no tiene acceso a este CFE" {
-				t.Errorf("error %q", msg)
-			}
+	t.Run("403 for another company's CFE by uuid; 404 by a folio the caller's company lacks", func(t *testing.T) {
+		msg := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyBeta).pdfErr(t, http.StatusForbidden)
+		if msg != "no tiene acceso a este CFE" {
+			t.Errorf("error %q", msg)
 		}
+		// Every company numbers its own ranges: Alfa's H-n is no CFE of Beta.
+		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{TipoCfe: 101, Serie: "H", Numero: issued.Nro}, "X-API-Key", keyBeta).
+			pdfErr(t, http.StatusNotFound)
 		// A user of both companies who names Beta gets Beta's answer: not found.
 		var beta []sandbox.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &beta)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ type ReapplyResponse struct {
 // maxReferences is DGI's bound on zone F lines (F-C1: 1 to 40).
 const maxReferences = 40
 
-func reapplyUUID(id int64) string { return "reaplicacion-" + strconv.FormatInt(id, 10) }
+func reapplyUUID(id int64) string { return reapplyUUIDPrefix + strconv.FormatInt(id, 10) }
 
 // handleReapply re-applies a collection. Every check that can refuse the
 // request (the collection, each referenced CFE, the fecha, and DGI's rules
@@ -81,7 +82,7 @@ func (s *Server) handleReapply(w http.ResponseWriter, r *http.Request) {
 		s.writeRejection(w, r, err)
 		return
 	}
-	resp, err := s.reapply(r.Context(), orig, targets, fecha)
+	resp, err := s.reapply(r.Context(), orig, targets, fecha, req.Fecha)
 	if err != nil {
 		s.writeRejection(w, r, err)
 		return
@@ -193,8 +194,10 @@ func receptorID(r *cfe.Receptor) string {
 }
 
 // reapply issues the cancellation of orig (unless it exists) and the new
-// collection referencing targets.
-func (s *Server) reapply(ctx context.Context, orig *CFERecord, targets []*CFERecord, fecha cfe.Date) (*ReapplyResponse, error) {
+// collection referencing targets. sentFecha is the request's fecha as sent
+// (empty when defaulted to today): a retry is the same request when it names
+// the same CFEs, in any order, and the same fecha or none.
+func (s *Server) reapply(ctx context.Context, orig *CFERecord, targets []*CFERecord, fecha cfe.Date, sentFecha string) (*ReapplyResponse, error) {
 	coll, err := cfe.ParseXML(orig.XML)
 	if err != nil {
 		return nil, err
@@ -209,11 +212,16 @@ func (s *Server) reapply(ctx context.Context, orig *CFERecord, targets []*CFERec
 	if fecha.Before(orig.FchEmis) {
 		return nil, reapplyInvalid("fecha", "no puede ser anterior a la fecha de emisión de la cobranza ("+orig.FchEmis.String()+")")
 	}
-	ids := make([]string, 0, len(targets))
+	ids := make([]int64, 0, len(targets))
 	for _, t := range targets {
-		ids = append(ids, strconv.FormatInt(t.ID, 10))
+		ids = append(ids, t.ID)
 	}
-	hash := contentHash(strconv.FormatInt(orig.ID, 10), strings.Join(ids, ","), fecha.String())
+	slices.Sort(ids)
+	idText := make([]string, len(ids))
+	for i, id := range ids {
+		idText[i] = strconv.FormatInt(id, 10)
+	}
+	hash := contentHash(strconv.FormatInt(orig.ID, 10), strings.Join(idText, ","), sentFecha)
 
 	// A retry answers what the first request issued.
 	prev, cancellation, err := s.reapplied(orig)
@@ -249,11 +257,16 @@ func (s *Server) reapply(ctx context.Context, orig *CFERecord, targets []*CFERec
 			return nil, err
 		}
 	}
+	// The cancellation is issued: the new collection is issued even if the
+	// client goes away now, and a failure still names the cancellation.
+	ctx = context.WithoutCancel(ctx)
 	rec, err := s.sign(ctx, orig.Company, 0, func(ci *companyIssuer) (*issuer.Result, error) {
 		return ci.iss.IssueCFE(ctx, reapplyUUID(orig.ID), hash, next)
 	})
 	if err != nil {
-		return nil, err
+		return nil, &cfe.Error{Code: cfe.ErrorCode(err), Respuesta: cfe.RespuestaOf(err), Message: fmt.Sprintf(
+			"se emitió la anulación de la cobranza (CFE id %d, %s %s-%d) pero no la nueva cobranza: repita la solicitud para emitirla",
+			cancellation.ID, cancellation.Type.Name(), cancellation.Serie, cancellation.Nro), Err: err}
 	}
 	return &ReapplyResponse{ComprobanteResponse: comprobanteResponse(rec), Anulacion: comprobanteResponse(cancellation)}, nil
 }

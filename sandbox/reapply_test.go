@@ -121,6 +121,11 @@ func TestReapply(t *testing.T) {
 		if again.ID != first.ID || again.Anulacion.ID != first.Anulacion.ID || e.issuedCount() != before {
 			t.Errorf("retry %d/%d, first %d/%d", again.ID, again.Anulacion.ID, first.ID, first.Anulacion.ID)
 		}
+		// The same CFEs in another order are the same request.
+		reordered, _, _ := e.reapplyOK(sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t2.ID, t1.ID}, Fecha: today})
+		if reordered.ID != first.ID || e.issuedCount() != before {
+			t.Errorf("a retry with the references reordered got %d, want %d", reordered.ID, first.ID)
+		}
 		rej := e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: today}, "X-API-Key", keyAlfa).
 			expect(t, http.StatusConflict).rejection(t)
 		if !strings.Contains(rej.Error, "id "+itoa(first.ID)) {
@@ -227,4 +232,40 @@ func TestReapply_Refusals(t *testing.T) {
 			t.Errorf("numbers %d and %d, want 5 and 6", got.Anulacion.Nro, got.Nro)
 		}
 	})
+}
+
+// TestReservedUUIDs: a client's uuid cannot take the form of the uuids the
+// sandbox gives its own counter-receipts and re-applied collections, and a
+// refusal consumes no number.
+func TestReservedUUIDs(t *testing.T) {
+	e := start(t)
+	first := e.emit(ticketRequest("res-1"))
+	unsigned, err := cfe.MarshalXML(ticket(1, t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, uuid := range []string{"anulacion-" + itoa(first.ID), "reaplicacion-7"} {
+		for _, c := range []struct {
+			path string
+			body any
+		}{
+			{"/api/v1/comprobante/emitir", ticketRequest(uuid)},
+			{"/api/v1/comprobante/previsualizar", ticketRequest(uuid)},
+			{"/api/v1/comprobante/firmarXml", map[string]any{"uuid": uuid, "xml": string(unsigned)}},
+			{"/api/v1/comprobante/recibirFirmado", map[string]any{"uuid": uuid, "xmlFirmado": "<CFE/>"}},
+		} {
+			rej := e.do("POST", c.path, c.body, "X-API-Key", keyAlfa).expect(t, http.StatusBadRequest).rejection(t)
+			if len(rej.Details) != 1 || rej.Details[0].Campo != "uuid" || !strings.Contains(rej.Details[0].Mensaje, "reserva") {
+				t.Errorf("%s with uuid %s: %+v", c.path, uuid, rej.Details)
+			}
+		}
+	}
+	if n := e.emit(ticketRequest("res-2")).Nro; n != first.Nro+1 {
+		t.Errorf("next e-Ticket %d, want %d: a refused request consumed a number", n, first.Nro+1)
+	}
+	// The counter-receipt of the first e-Ticket still gets its own uuid.
+	canc, _ := e.annulOK(first.ID, today)
+	if canc.TipoCfe != 102 {
+		t.Errorf("annulment %+v", canc)
+	}
 }

@@ -35,6 +35,7 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	}
 	fields := required("uuid", req.UUID, "xmlFirmado", req.XmlFirmado)
 	fields = append(fields, maxLen("uuid", req.UUID, maxUUIDLen)...)
+	fields = append(fields, reservedUUID(req.UUID)...)
 	if err := invalid(fields...); err != nil {
 		s.writeRejection(w, r, err)
 		return

@@ -17,6 +17,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/durable"
 )
 
 // Options configure a DB. The zero value gives the documented defaults.
@@ -131,10 +132,16 @@ var _ cfe.IssueStore = (*DB)(nil)
 // Open opens (creating it if needed) the store file at path. When another
 // process holds the file, it fails after opts.LockTimeout with EUNAVAILABLE
 // ("ya hay un agente ejecutándose con estos datos"); a file written by a newer
-// schema, or one that is not a store, fails with EINTERNAL.
+// schema, or one that is not a store, fails with EINTERNAL. Once Open
+// returns, the file's name is durable as well as its content: Open syncs the
+// folders that hold it.
 func Open(path string, opts Options) (*DB, error) {
 	const op = "store.Open"
 	opts = opts.withDefaults()
+	if err := resetUnfinished(path); err != nil {
+		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
+			Message: "no se pudo rehacer el archivo de datos " + path + ", cuya creación quedó sin terminar"}
+	}
 	if err := checkFileSize(path); err != nil {
 		return nil, err
 	}
@@ -176,6 +183,17 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
+	}
+	// bbolt syncs the pages of a new file, never its name: until the
+	// folder holding it is synced (and the folders above, which the agent
+	// may have just created), a power cut may lose the whole file with the
+	// CFEs it acknowledged. Once at every Open, so that a file created by a
+	// run that stopped before this point is covered too: a few folder
+	// fsyncs per start (internal/durable.SyncParents).
+	if err := durable.SyncParents(path); err != nil {
+		_ = bdb.Close()
+		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
+			Message: "no se pudo asegurar en el disco la carpeta del archivo de datos " + path}
 	}
 	db := &DB{path: path, opts: opts, files: files,
 		ranges: map[cfe.Type][]cfe.CAERange{}, seqs: map[seqKey]*sequence{},

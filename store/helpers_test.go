@@ -40,6 +40,8 @@ func helperMain(role string) int {
 		return holdMain(path)
 	case "crash":
 		return crashMain(path, os.Getenv("CFE_STORE_TEST_RUN"))
+	case "firststart":
+		return firstStartMain(path)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper role", role)
 	return 2

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -78,9 +76,9 @@ func (db *DB) openNumbering() error {
 		return nil
 	}
 	const op = "store.Open"
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
+	// The journal's folder is made by the journal's first write, with the
+	// journal in it (internal/durable): a folder without its journal means
+	// the journal was lost, even after a power cut during the first start.
 	jf, err := readJournal(path)
 	if err != nil {
 		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,

@@ -31,9 +31,10 @@ type Agent interface {
 	// SetAutostart turns starting with the user's session on or off.
 	// Errors: cfe.EINTERNAL.
 	SetAutostart(on bool) error
-	// ExportDiagnostics writes a diagnostic archive and returns its path.
+	// ExportDiagnostics writes a diagnostic archive at path (the agent's own
+	// diagnostics folder when path is "") and returns where it went.
 	// Errors: cfe.EINTERNAL.
-	ExportDiagnostics(ctx context.Context) (string, error)
+	ExportDiagnostics(ctx context.Context, path string) (string, error)
 }
 
 // Settings are the choices the menu offers and where things are.
@@ -57,10 +58,40 @@ type Config struct {
 	// Open opens a URL or a folder with the desktop's default application;
 	// the platform's opener (xdg-open, open, rundll32) when nil.
 	Open func(target string) error
+	// Notify shows a desktop notification (org.freedesktop.Notifications on
+	// Linux, a balloon of the tray icon on Windows); the platform's when nil.
+	Notify func(n Notification) error
+	// AskSavePath asks the cashier where to save a file named name, with the
+	// desktop's save dialog. It returns ErrNoDialog when there is none (the
+	// file then goes to the desktop folder, see SaveDir) and ErrCanceled
+	// when the cashier closed the dialog; the platform's when nil.
+	AskSavePath func(ctx context.Context, name string) (string, error)
+	// SaveDir is where a file goes when there is no save dialog: the
+	// desktop folder when there is one, else the home folder; the platform's
+	// when nil.
+	SaveDir func() (string, error)
 }
+
+// Notification is a desktop notification, in Spanish.
+type Notification struct {
+	Summary string
+	Body    string
+	Urgent  bool // the agent cannot sign: critical urgency, error icon
+}
+
+// Errors of AskSavePath.
+var (
+	ErrNoDialog = errors.New("no save dialog on this desktop")
+	ErrCanceled = errors.New("the save dialog was canceled")
+)
 
 // ErrUnavailable is wrapped by Available's error when no tray can be shown.
 var ErrUnavailable = errors.New("no tray available")
+
+// ErrNoHost is wrapped by Available's error (with ErrUnavailable) when a
+// session bus exists but no tray host is registered on it yet: WaitHost can
+// then wait for one (a panel that starts after the agent).
+var ErrNoHost = errors.New("no tray host")
 
 func (c *Config) defaults() {
 	if c.Logger == nil {
@@ -76,3 +107,6 @@ func (c *Config) defaults() {
 
 // actionTimeout bounds a reprint or a diagnostic export started from the menu.
 const actionTimeout = time.Minute
+
+// dialogTimeout bounds how long a save dialog may stay open.
+const dialogTimeout = 10 * time.Minute

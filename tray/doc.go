@@ -7,9 +7,21 @@
 // menu clicks into calls on Agent (reprint, switch profile or default printer,
 // autostart, diagnostics) or into opening the status page and the log folder.
 //
+// The menu's first line says why the agent is red or amber. Reprint results,
+// an exported diagnostic archive and the agent turning red (once per
+// transition) are also desktop notifications: org.freedesktop.Notifications
+// on Linux, a balloon of the tray icon on Windows. "Exportar diagnóstico…"
+// asks where to save with the desktop's save dialog (zenity or kdialog on
+// Linux); without one (Windows, macOS, a Linux desktop lacking both) the item
+// loses its ellipsis and the archive goes to the desktop folder, named in a
+// notification.
+//
 // Available is the headless preflight. On Linux the tray needs a session bus
 // on which a StatusNotifierWatcher (the tray host) is registered; Available
-// asks over a private connection that never auto-launches a bus. Where the
+// asks over a private connection that never auto-launches a bus. When a bus
+// exists but no host does yet (the agent started at login before the panel),
+// its error wraps ErrNoHost and WaitHost waits for NameOwnerChanged; once the
+// tray runs, the tray library registers again with every new host. Where the
 // tray cannot be built (macOS without cgo, other systems) a stub reports it
 // unavailable, so the agent runs headless and still cross-compiles.
 package tray

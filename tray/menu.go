@@ -27,9 +27,12 @@ const (
 	labelPrinters   = "Impresora predeterminada"
 	labelAutostart  = "Iniciar con el sistema"
 	labelLogs       = "Abrir carpeta de registros"
-	labelDiagnose   = "Exportar diagnóstico…"
+	labelDiagnose   = "Exportar diagnóstico" // "…" added when a save dialog will ask where
 	labelQuit       = "Salir"
 )
+
+// appName names the agent in notifications and the tray.
+const appName = "Agente CFE"
 
 // Run shows the icon and the menu and blocks until the cashier chooses
 // "Salir" or ctx ends. Call it from the main goroutine (macOS needs the main
@@ -38,6 +41,15 @@ const (
 // on a missing bus connection) are recovered.
 func Run(ctx context.Context, cfg Config) (err error) {
 	cfg.defaults()
+	if cfg.Notify == nil {
+		cfg.Notify = newNotifier(cfg.Logger).notify
+	}
+	if cfg.AskSavePath == nil {
+		cfg.AskSavePath = askSavePath
+	}
+	if cfg.SaveDir == nil {
+		cfg.SaveDir = saveDir
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := &menu{cfg: cfg, log: cfg.Logger, actions: make(chan func(), 8)}
@@ -46,6 +58,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			err = fmt.Errorf("tray: %v", r)
 		}
 	}()
+	go logHostChanges(ctx, m.log)
 	systray.Run(func() {
 		m.build()
 		go func() {
@@ -64,6 +77,7 @@ type menu struct {
 	actions chan func()
 	quit    bool
 
+	reason    *systray.MenuItem // the red or amber reason, first; hidden when all is well
 	lines     [4]*systray.MenuItem
 	notice    *systray.MenuItem
 	reprint   *systray.MenuItem
@@ -73,6 +87,7 @@ type menu struct {
 
 	rep      *localapi.StateReport
 	settings Settings
+	red      redWatch
 }
 
 // choiceMenu is a submenu of checkable names, one of them checked.
@@ -85,7 +100,10 @@ type choiceMenu struct {
 }
 
 func (m *menu) build() {
-	systray.SetTitle("Agente CFE")
+	systray.SetTitle(appName)
+	m.reason = systray.AddMenuItem("", "")
+	m.reason.Disable()
+	m.reason.Hide()
 	for i := range m.lines {
 		m.lines[i] = systray.AddMenuItem("", "")
 		m.lines[i].Disable()
@@ -102,7 +120,11 @@ func (m *menu) build() {
 		choose: m.cfg.Agent.UseDefaultPrinter, done: "Impresora predeterminada: %s"}
 	m.autostart = m.add(systray.AddMenuItemCheckbox(labelAutostart, "Inicia el agente al iniciar la sesión", false), m.doAutostart)
 	m.add(systray.AddMenuItem(labelLogs, "Abre la carpeta de los registros del agente"), m.doLogs)
-	m.add(systray.AddMenuItem(labelDiagnose, "Guarda un archivo .zip para soporte técnico"), m.doDiagnose)
+	diagnose := labelDiagnose
+	if hasSaveDialog() {
+		diagnose += "…"
+	}
+	m.add(systray.AddMenuItem(diagnose, "Guarda un archivo .zip para soporte técnico"), m.doDiagnose)
 	systray.AddSeparator()
 	m.add(systray.AddMenuItem(labelQuit, "Detiene el agente"), func() { m.quit = true })
 	m.refresh(context.Background())
@@ -156,6 +178,15 @@ func (m *menu) refresh(ctx context.Context) {
 	a := Assess(rep, err)
 	systray.SetTooltip(a.Tooltip(m.settings.Profile))
 	setIcon(a.State)
+	if l := reasonLine(a); l == "" {
+		m.reason.Hide()
+	} else {
+		m.reason.SetTitle(l)
+		m.reason.Show()
+	}
+	if m.red.turnedRed(a.State) {
+		m.notify(Notification{Summary: "El agente CFE no puede firmar", Body: a.Reason, Urgent: true})
+	}
 	for i, l := range statusLines(rep, m.settings.Profile) {
 		m.lines[i].SetTitle(l)
 	}
@@ -223,11 +254,13 @@ func (m *menu) doReprint() {
 	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 	defer cancel()
 	if err := m.cfg.Agent.Print(ctx, uuid, alias); err != nil {
-		m.fail("no se pudo reimprimir", err)
+		msg := m.fail("no se pudo reimprimir", err)
+		m.notify(Notification{Summary: "No se pudo reimprimir", Body: msg})
 		return
 	}
 	m.log.Info("tray: reprinted the last receipt", "uuid", uuid, "printer", alias)
 	m.say("Reimpreso en " + alias)
+	m.notify(Notification{Summary: "Comprobante reimpreso", Body: receiptName(m.rep) + " se envió a la impresora " + alias + "."})
 }
 
 func (m *menu) doStatusPage() { m.open(m.settings.StatusURL, "la página de estado") }
@@ -256,15 +289,46 @@ func (m *menu) doAutostart() {
 	}
 }
 
+// doDiagnose asks where to save the diagnostic archive (the dialog runs on a
+// goroutine of its own, so the menu keeps refreshing while it is open) and
+// then exports it there. Without a dialog the archive goes to the desktop
+// folder and a notification names it.
 func (m *menu) doDiagnose() {
+	name := "cfe-agent-diagnostico-" + time.Now().Format("20060102-150405") + ".zip"
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), dialogTimeout)
+		defer cancel()
+		path, err := m.cfg.AskSavePath(ctx, name)
+		switch {
+		case errors.Is(err, ErrCanceled):
+			m.actions <- func() { m.say("No se exportó el diagnóstico") }
+			return
+		case errors.Is(err, ErrNoDialog):
+			var dir string
+			if dir, err = m.cfg.SaveDir(); err == nil {
+				path = filepath.Join(dir, name)
+			}
+		}
+		if err != nil {
+			m.actions <- func() { m.fail("no se pudo elegir dónde guardar el diagnóstico", err) }
+			return
+		}
+		m.actions <- func() { m.exportDiagnostics(path) }
+	}()
+}
+
+func (m *menu) exportDiagnostics(path string) {
 	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 	defer cancel()
-	path, err := m.cfg.Agent.ExportDiagnostics(ctx)
+	path, err := m.cfg.Agent.ExportDiagnostics(ctx, path)
 	if err != nil {
-		m.fail("no se pudo exportar el diagnóstico", err)
+		msg := m.fail("no se pudo exportar el diagnóstico", err)
+		m.notify(Notification{Summary: "No se pudo exportar el diagnóstico", Body: msg})
 		return
 	}
+	m.log.Info("tray: diagnostics exported", "path", path)
 	m.say("Diagnóstico guardado en " + path)
+	m.notify(Notification{Summary: "Diagnóstico guardado", Body: "El archivo para soporte técnico está en " + path})
 	m.open(filepath.Dir(path), "la carpeta del diagnóstico")
 }
 
@@ -274,8 +338,9 @@ func (m *menu) say(notice string) {
 	m.notice.Show()
 }
 
-// fail logs err and shows what failed, with the error's Spanish message.
-func (m *menu) fail(what string, err error) {
+// fail logs err and shows what failed, with the error's Spanish message; it
+// returns the line shown.
+func (m *menu) fail(what string, err error) string {
 	m.log.Error("tray: "+what, "err", err)
 	msg := what
 	var ce *cfe.Error
@@ -283,6 +348,17 @@ func (m *menu) fail(what string, err error) {
 		msg += ": " + ce.Message
 	}
 	m.say(msg)
+	return msg
+}
+
+// notify sends a desktop notification without holding the menu; a failure
+// is logged only (the menu's notice line says the same).
+func (m *menu) notify(n Notification) {
+	go func() {
+		if err := m.cfg.Notify(n); err != nil {
+			m.log.Warn("tray: desktop notification", "summary", n.Summary, "err", err)
+		}
+	}()
 }
 
 func setIcon(s assets.IconState) {

@@ -2,8 +2,17 @@
 
 package tray
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // Available reports whether the tray can be shown: on Windows and macOS the
 // notification area always exists in a user's session.
 func Available(context.Context) error { return nil }
+
+// WaitHost returns at once: the notification area always exists.
+func WaitHost(context.Context) error { return nil }
+
+// logHostChanges has nothing to watch: the notification area always exists.
+func logHostChanges(context.Context, *slog.Logger) {}

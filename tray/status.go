@@ -55,6 +55,60 @@ func (a Assessment) Tooltip(profile string) string {
 	return t + ": " + a.Reason
 }
 
+// redWatch tells when the agent turns red: once per change from another
+// state (or from nothing, the first refresh), not on every refresh.
+type redWatch struct{ red bool }
+
+// turnedRed records the state s of a refresh and reports whether it is a
+// change to red.
+func (w *redWatch) turnedRed(s assets.IconState) bool {
+	red := s == assets.IconError
+	turned := red && !w.red
+	w.red = red
+	return turned
+}
+
+// reasonLine is the menu's first line: why the agent is red ("No puede
+// firmar: …") or amber ("Atención: …"), with the first reason and how many
+// more there are; "" when all is well.
+func reasonLine(a Assessment) string {
+	if a.Reason == "" {
+		return ""
+	}
+	reasons := strings.Split(a.Reason, "\n")
+	first := reasons[0]
+	prefix := "Atención: "
+	if a.State == assets.IconError {
+		prefix = "No puede firmar: "
+		// The module's own wording may say it already.
+		for _, p := range []string{"no se puede firmar: ", "no puede firmar: "} {
+			if rest, ok := strings.CutPrefix(first, p); ok {
+				first = rest
+				break
+			}
+		}
+	}
+	line := prefix + first
+	switch n := len(reasons) - 1; n {
+	case 0:
+	case 1:
+		line += " (y 1 aviso más)"
+	default:
+		line += fmt.Sprintf(" (y %d avisos más)", n)
+	}
+	return line
+}
+
+// receiptName names the newest signed CFE ("e-Ticket A-12"), "El último
+// comprobante" when there is none.
+func receiptName(rep *localapi.StateReport) string {
+	if rep == nil || len(rep.Receipts.Recent) == 0 {
+		return "El último comprobante"
+	}
+	r := rep.Receipts.Recent[0]
+	return fmt.Sprintf("%s %s-%d", r.Nombre, r.Serie, r.Numero)
+}
+
 // statusLines are the menu's disabled status lines, in order: profile and
 // environment, listen address, last receipt, pending deliveries.
 func statusLines(rep *localapi.StateReport, profile string) [4]string {

@@ -78,3 +78,51 @@ func TestStatusLines(t *testing.T) {
 		t.Errorf("without a report: %q", got)
 	}
 }
+
+func TestReasonLine(t *testing.T) {
+	cases := []struct {
+		name string
+		a    Assessment
+		want string
+	}{
+		{"ok", Assessment{State: assets.IconOK}, ""},
+		{"amber", Assessment{State: assets.IconWarning, Reason: "quedan 12 números de e-Ticket"}, "Atención: quedan 12 números de e-Ticket"},
+		{"amber, three reasons", Assessment{State: assets.IconWarning, Reason: "uno\ndos\ntres"}, "Atención: uno (y 2 avisos más)"},
+		{"red, two reasons", Assessment{State: assets.IconError, Reason: "la zona horaria no es la de Uruguay\nno quedan números"},
+			"No puede firmar: la zona horaria no es la de Uruguay (y 1 aviso más)"},
+		{"red, said already", Assessment{State: assets.IconError, Reason: "no se puede firmar: el disco está lleno"},
+			"No puede firmar: el disco está lleno"},
+		{"not answering", Assess(nil, errors.New("connection refused")), "No puede firmar: el agente no responde"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := reasonLine(tc.a); got != tc.want {
+				t.Errorf("reasonLine = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRedWatch_turnedRed(t *testing.T) {
+	cases := []struct {
+		name   string
+		states []assets.IconState
+		want   []bool
+	}{
+		{"red from the start", []assets.IconState{assets.IconError, assets.IconError, assets.IconError}, []bool{true, false, false}},
+		{"red, well, red again", []assets.IconState{assets.IconOK, assets.IconError, assets.IconError, assets.IconOK, assets.IconError},
+			[]bool{false, true, false, false, true}},
+		{"amber is not red", []assets.IconState{assets.IconWarning, assets.IconWarning, assets.IconError, assets.IconWarning},
+			[]bool{false, false, true, false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var w redWatch
+			for i, s := range tc.states {
+				if got := w.turnedRed(s); got != tc.want[i] {
+					t.Errorf("refresh %d (state %v): turnedRed = %v, want %v", i, s, got, tc.want[i])
+				}
+			}
+		})
+	}
+}

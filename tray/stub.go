@@ -15,3 +15,6 @@ func Available(context.Context) error {
 
 // Run returns Available's error: this build has no tray.
 func Run(ctx context.Context, _ Config) error { return Available(ctx) }
+
+// WaitHost returns Available's error: this build has no tray.
+func WaitHost(ctx context.Context) error { return Available(ctx) }

@@ -329,6 +329,23 @@ func (d *doctor) printers(ctx context.Context, p profiles.Profile) {
 			default:
 				d.line("OK", check, "%s, cola %q acepta trabajos", pr.Backend, pr.Queue)
 			}
+		case profiles.BackendTCP:
+			status := pr.ESCPOS.StatusQuery(pr.Backend)
+			if err := (&printer.TCP{Address: pr.Address, Status: status}).Check(ctx); err != nil {
+				d.line("FAIL", check, "%s", describe(err))
+				continue
+			}
+			what := "acepta conexiones"
+			if status {
+				what = "lista (papel y tapa bien)"
+			}
+			d.line("OK", check, "ESC/POS en %s: %s", pr.Address, what)
+		case profiles.BackendDevice:
+			if _, err := os.Stat(pr.Device); err != nil {
+				d.line("FAIL", check, "el dispositivo %s no existe: ¿está conectada y encendida la impresora?", pr.Device)
+				continue
+			}
+			d.line("OK", check, "ESC/POS en %s", pr.Device)
 		default:
 			d.line("OK", check, "%s, impresora %q", pr.Backend, pr.Queue)
 		}

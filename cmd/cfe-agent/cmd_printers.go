@@ -49,8 +49,16 @@ func newPrintersCommand(opts *globalOptions) *cobra.Command {
 			for _, alias := range slices.Sorted(maps.Keys(p.Printers)) {
 				pr := p.Printers[alias]
 				dest := pr.Queue
-				if pr.Backend == profiles.BackendDir {
+				switch pr.Backend {
+				case profiles.BackendDir:
 					dest = pr.Dir
+				case profiles.BackendTCP:
+					dest = pr.Address
+				case profiles.BackendDevice:
+					dest = pr.Device
+				}
+				if pr.Protocol == profiles.ProtocolESCPOS {
+					dest += " (ESC/POS)"
 				}
 				mark := ""
 				if strings.EqualFold(alias, p.DefaultPrinter) {

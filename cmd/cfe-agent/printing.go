@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/escpos"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/pdf"
 	"github.com/cfe-agent/cfe-agent/printer"
@@ -44,7 +45,24 @@ func newPrinting(a *agent) localapi.Printing {
 		DefaultTemplate: a.profile.Print.FormatoRepImpresa,
 		Production:      a.profile.Environment == profiles.Produccion,
 		Footer:          footerOf(a.profile),
+		ESCPOS:          escposOptions(a.profile),
 	})
+}
+
+// escposOptions maps the options of the profile's ESC/POS printers onto the
+// escpos package's, by alias.
+func escposOptions(p profiles.Profile) map[string]escpos.Options {
+	out := map[string]escpos.Options{}
+	for alias, pr := range p.Printers {
+		if pr.Protocol != profiles.ProtocolESCPOS {
+			continue
+		}
+		e := pr.ESCPOS
+		out[strings.ToLower(alias)] = escpos.Options{PaperMM: e.PaperMM, Columns: e.Columns, CodePage: e.CodePage,
+			CodeTable: e.CodeTable, DPI: e.DPI, QR: escpos.QRMode(e.QR), Cut: escpos.CutMode(e.Cut),
+			DrawerKick: e.DrawerKick}
+	}
+	return out
 }
 
 // footerOf is what the profile says for the printed footer: the Fecha
@@ -73,13 +91,18 @@ func templateCatalog(p profiles.Profile) (*pdf.Catalog, error) {
 // name that is no alias is a CUPS queue (a Windows printer on Windows),
 // reached on the local CUPS server.
 func printerManager(p profiles.Profile) (*printer.Manager, error) {
-	cfg := printer.Config{Printers: make(map[string]printer.PrinterConfig, len(p.Printers)), RawQueues: printer.BackendCUPS}
+	// POST /pdf answers once CUPS has handed the job to the printer, not
+	// when the paper comes out (issue 19).
+	cfg := printer.Config{Printers: make(map[string]printer.PrinterConfig, len(p.Printers)), RawQueues: printer.BackendCUPS,
+		CUPS: printer.CUPSConfig{UntilAccepted: true}}
 	if runtime.GOOS == "windows" {
 		cfg.RawQueues = printer.BackendWindows
 	}
 	for alias, pr := range p.Printers {
 		cfg.Printers[alias] = printer.PrinterConfig{Backend: printer.Backend(pr.Backend), Queue: pr.Queue, Dir: pr.Dir,
-			SumatraPath: pr.SumatraPath, Media: pr.Media, Copies: pr.Copies, DefaultCopies: pr.DefaultCopies}
+			SumatraPath: pr.SumatraPath, Media: pr.Media, Copies: pr.Copies, DefaultCopies: pr.DefaultCopies,
+			Protocol: printer.Protocol(pr.Protocol), Address: pr.Address, Device: pr.Device,
+			Status: pr.ESCPOS.StatusQuery(pr.Backend)}
 	}
 	return printer.NewManager(cfg)
 }

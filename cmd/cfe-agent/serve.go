@@ -87,11 +87,29 @@ func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 	}
 	defer r.close()
 
-	if why := trayUnavailable(ctx, so.headless); why != nil {
+	why := trayUnavailable(ctx, so.headless)
+	if errors.Is(why, tray.ErrNoHost) {
+		// A session without a tray host yet (the agent started at login
+		// before the panel): serve headless and show the tray once one
+		// appears.
+		r.log.Info("running headless", "reason", why.Error()+"; the tray appears when a tray host starts")
+		if err := tray.WaitHost(ctx); err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("no longer waiting for a tray host", "err", err)
+				<-ctx.Done()
+			}
+		} else {
+			r.log.Info("a tray host appeared: showing the tray")
+			why = nil
+		}
+	} else if why != nil {
 		r.log.Info("running headless", "reason", why.Error())
 		<-ctx.Done()
-	} else if err := tray.Run(ctx, tray.Config{Agent: r, Logger: r.log}); err != nil {
-		r.log.Error("the tray failed: stopping", "err", err)
+	}
+	if why == nil && ctx.Err() == nil {
+		if err := tray.Run(ctx, tray.Config{Agent: r, Logger: r.log}); err != nil {
+			r.log.Error("the tray failed: stopping", "err", err)
+		}
 	}
 	r.log.Info("shutting down")
 	return nil
@@ -305,9 +323,9 @@ func (r *runner) SetAutostart(on bool) error {
 	return setAutostart(opts, on)
 }
 
-// ExportDiagnostics implements tray.Agent: the archive goes to the data
-// directory's diagnostics folder.
-func (r *runner) ExportDiagnostics(ctx context.Context) (string, error) {
+// ExportDiagnostics implements tray.Agent: the archive goes to path, or to
+// the data directory's diagnostics folder when path is "".
+func (r *runner) ExportDiagnostics(ctx context.Context, path string) (string, error) {
 	s, err := r.current()
 	if err != nil {
 		return "", err
@@ -315,7 +333,7 @@ func (r *runner) ExportDiagnostics(ctx context.Context) (string, error) {
 	r.mu.Lock()
 	opts := r.opts
 	r.mu.Unlock()
-	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg, client: s.client}, "")
+	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg, client: s.client}, path)
 }
 
 // newServer builds the local module of an open agent, listening on listen.
@@ -324,6 +342,7 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 	for i, t := range a.profile.LAN.Tokens {
 		tokens[i] = t.Value()
 	}
+	page := newStatusPage(a)
 	cfg := localapi.ServerConfig{
 		Listen:         listen,
 		Version:        version,
@@ -336,10 +355,12 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 		State:          agentState{a},
 		Printing:       newPrinting(a),
 		PrinterList:    printerList{name: a.name, profile: a.profile},
-		StatusPage:     newStatusPage(a.profile.DefaultPrinter),
+		StatusPage:     page,
 	}
 	hostedParts(a, &cfg)
-	return localapi.NewServer(cfg)
+	srv := localapi.NewServer(cfg)
+	page.report = srv.Report
+	return srv
 }
 
 // configSecrets lists every secret of every profile, for the log's redactor.

@@ -4,24 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/cfe-agent/cfe-agent/assets"
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
 
-var updateScreenshot = flag.Bool("screenshot", false, "rewrite docs/status-page.png from the browser test")
+var updateScreenshot = flag.Bool("screenshot", false, "rewrite docs/status-page.png and docs/status-page-390.png from the browser test")
 
-// TestStatusPage_http checks the content negotiation of GET / and the page's
-// headers without a browser.
+// TestStatusPage_http checks the content negotiation of GET /, the page's
+// headers without a browser, and the favicon.
 func TestStatusPage_http(t *testing.T) {
 	p := startProc(t, procEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
 
@@ -39,13 +42,16 @@ func TestStatusPage_http(t *testing.T) {
 		t.Errorf("CSP allows any inline code: %q", csp)
 	}
 	html := string(body)
-	for _, want := range []string{`lang="es"`, `data-impresora="archivo"`, "Últimos comprobantes", `fetch("/state"`} {
+	for _, want := range []string{`lang="es"`, `data-impresora="archivo"`, "Últimos comprobantes", `fetch("/"`,
+		`<dd id="direccion" class="nowrap">` + p.baseURL + `</dd>`, "Todavía no se firmó ningún comprobante."} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
+	// The page names its own address; nothing else outside.
+	inside := strings.ReplaceAll(strings.ReplaceAll(html, "http://www.w3.org", ""), p.baseURL, "")
 	for _, outside := range []string{"http://", "https://", "src=", "<link"} {
-		if strings.Contains(strings.ReplaceAll(html, "http://www.w3.org", ""), outside) {
+		if strings.Contains(inside, outside) {
 			t.Errorf("page refers to an outside resource (%q)", outside)
 		}
 	}
@@ -55,112 +61,200 @@ func TestStatusPage_http(t *testing.T) {
 	if err := json.Unmarshal(body, &st); err != nil || st.Profile != "sandbox" {
 		t.Fatalf("JSON client at / got %s (%v): %s", header.Get("Content-Type"), err, body)
 	}
+
+	resp, err := http.Get(p.baseURL + "/favicon.ico")
+	if err != nil {
+		t.Fatal(err)
+	}
+	icon := make([]byte, 64<<10)
+	n, _ := resp.Body.Read(icon)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/x-icon" {
+		t.Fatalf("/favicon.ico: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if want := assets.IconICO(assets.IconOK); n < 4 || string(icon[:4]) != "\x00\x00\x01\x00" || string(icon[:n]) != string(want[:min(n, len(want))]) {
+		t.Errorf("/favicon.ico is not the agent's ICO icon (%d bytes)", n)
+	}
 	if code := p.stop(15); code != 0 { // SIGTERM
 		t.Fatalf("exit status %d", code)
 	}
 }
 
-// TestStatusPage_browser loads the page in headless Chromium, compares what
-// it shows with /state, and clicks a reprint button.
+// Uruguayan formats as the page must show them.
+var (
+	moneyRE    = regexp.MustCompile(`^(UYU|USD) \d{1,3}(\.\d{3})*,\d{2}$`)
+	dateTimeRE = regexp.MustCompile(`^\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}$`)
+	caeSumRE   = regexp.MustCompile(`^21 tipos de comprobante, \d{1,3}(\.\d{3})+ números restantes, (sin avisos|\d+ con avisos?)$`)
+)
+
+// pageFacts is what the browser test reads from the page.
+type pageFacts struct {
+	Order       []string `json:"order"` // the sections, top to bottom
+	Overflow    bool     `json:"overflow"`
+	ScrollWidth int      `json:"scrollWidth"`
+	InnerWidth  int      `json:"innerWidth"`
+	Totals      []string `json:"totals"`
+	Signed      []string `json:"signed"`
+	UUIDs       []string `json:"uuids"`
+	CAESummary  string   `json:"caeSummary"`
+	CAEOpen     bool     `json:"caeOpen"`
+	CAERows     int      `json:"caeRows"`
+	Caption     string   `json:"caption"`
+	Bars        int      `json:"bars"`
+	Address     string   `json:"address"`
+	AddressH    float64  `json:"addressHeight"`
+	LineH       float64  `json:"lineHeight"`
+	SignedToday string   `json:"signedToday"`
+	Status      string   `json:"status"`
+	Expires     string   `json:"expires"`
+}
+
+const readFacts = `(() => {
+  const q = s => document.querySelector(s), qa = s => [...document.querySelectorAll(s)];
+  const order = qa("#ultimos, #ventas, .cards, #rangos").map(e => [e.getBoundingClientRect().top, e.id || e.className])
+    .sort((a, b) => a[0] - b[0]).map(x => x[1]);
+  const addr = q("#direccion");
+  return {
+    order, scrollWidth: document.scrollingElement.scrollWidth, innerWidth: window.innerWidth,
+    overflow: document.scrollingElement.scrollWidth > Math.min(window.innerWidth, document.documentElement.clientWidth),
+    totals: qa("#recientes tr[data-uuid] td.num").map(e => e.textContent.trim()),
+    signed: qa("#recientes tr[data-uuid] td[data-label=Firmado]").map(e => e.textContent.trim()),
+    uuids: qa("#recientes tr[data-uuid]").map(e => e.dataset.uuid),
+    caeSummary: q("#cae-resumen").textContent.trim(), caeOpen: q("#cae-detalle").open, caeRows: qa("#cae tr").length,
+    caption: q("#ventas figcaption").textContent.trim(), bars: qa("#ventas svg rect").length,
+    address: addr.textContent.trim(), addressHeight: addr.getBoundingClientRect().height,
+    lineHeight: parseFloat(getComputedStyle(addr).lineHeight),
+    signedToday: q("#firmados-hoy").textContent.trim(), status: q("#estado").textContent.trim(),
+    expires: q("#cert-vence").textContent.trim(),
+  };
+})()`
+
+// TestStatusPage_browser loads the page in headless Chromium at a desktop's
+// width and two phones', checks the order of its sections, the Uruguayan
+// formats against /state, that nothing scrolls sideways, and reprints.
 func TestStatusPage_browser(t *testing.T) {
 	testtool.Require(t, "chromium") // skip before starting the agent
 	p := startProc(t, procEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
 	p.signExample("5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
 	p.signExample("6e2d3c4b-5f60-4b7c-9d8e-0f1a2b3c4d5e")
+	usd := `{"uuid": "7f3e4d5c-6a71-4c8d-8e9f-1a2b3c4d5e6f", "cfe": {"idDoc": {"tipoCfe": 101, "formaPago": 1},
+	  "totales": {"tipoMoneda": "USD", "tipoCambio": "39.500"},
+	  "detalles": [{"indicadorFacturacion": 3, "nombreItem": "Servicio técnico", "cantidad": 1, "precioUnitario": "125"}]}}`
+	if res, err := p.client().SignCFE(context.Background(), []byte(usd)); err != nil || res.CodigoRespuesta != "00" {
+		t.Fatalf("signing in dollars: %+v %v", res, err)
+	}
 	st, err := p.client().State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	opts := browser.Options(t, chromedp.WindowSize(1300, 1000), chromedp.Flag("lang", "es-UY"))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		// Overlay scrollbars, as on a phone: the screenshots are the page's full width.
+		browser.Options(t, chromedp.Flag("hide-scrollbars", true))...)
 	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
+	bctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelTimeout()
-
-	shown := map[string]*string{}
-	for _, id := range []string{"estado", "perfil", "entorno", "direccion", "version", "zona", "desfase",
-		"cert-ruc", "firmados-hoy", "pendientes"} {
-		shown[id] = new(string)
-	}
-	var caeRows, recentRows int
-	var firstUUID, firstTotal string
-	actions := []chromedp.Action{
-		chromedp.Navigate(p.baseURL + "/"),
-		chromedp.WaitVisible(`#recientes tr[data-uuid]`, chromedp.ByQuery),
-	}
-	for id, v := range shown {
-		actions = append(actions, chromedp.Text("#"+id, v, chromedp.ByID))
-	}
-	actions = append(actions,
-		chromedp.Evaluate(`document.querySelectorAll("#cae tr").length`, &caeRows),
-		chromedp.Evaluate(`document.querySelectorAll("#recientes tr[data-uuid]").length`, &recentRows),
-		chromedp.AttributeValue(`#recientes tr[data-uuid]`, "data-uuid", &firstUUID, nil, chromedp.ByQuery),
-		chromedp.Text(`#recientes tr[data-uuid] td.num`, &firstTotal, chromedp.ByQuery),
-	)
-	if err := chromedp.Run(ctx, actions...); err != nil {
-		t.Fatalf("loading the status page: %v\n%s", err, p.stderr.String())
+	// Start the browser on bctx itself: a first Run on a context with a
+	// timeout would tie the browser's life to that timeout.
+	if err := chromedp.Run(bctx); err != nil {
+		t.Fatal(err)
 	}
 
-	want := map[string]string{
-		"estado":       map[string]string{"ok": "Funcionando", "degraded": "Requiere atención", "error": "No puede firmar"}[st.Status],
-		"perfil":       st.Profile,
-		"entorno":      st.Environment,
-		"direccion":    st.BaseURL,
-		"version":      st.Version,
-		"zona":         st.ZonaHoraria.Nombre,
-		"desfase":      st.ZonaHoraria.Desfase,
-		"cert-ruc":     st.Certificate.RUC,
-		"firmados-hoy": strconv.Itoa(st.Receipts.SignedToday),
-		"pendientes":   strconv.Itoa(st.Outbox.Pending),
-	}
-	for id, w := range want {
-		if got := strings.TrimSpace(*shown[id]); !strings.HasPrefix(got, w) || w == "" {
-			t.Errorf("#%s shows %q, /state says %q", id, got, w)
-		}
-	}
-	if st.Receipts.SignedToday != 2 || st.Outbox.Pending != 2 {
-		t.Errorf("/state counts %d signed today and %d pending, want 2 and 2", st.Receipts.SignedToday, st.Outbox.Pending)
-	}
-	if caeRows != len(st.CAE) || caeRows == 0 {
-		t.Errorf("CAE table has %d rows, /state has %d types", caeRows, len(st.CAE))
-	}
-	if recentRows != 2 {
-		t.Errorf("%d recent receipts shown, want 2", recentRows)
-	}
-	if firstUUID != "6e2d3c4b-5f60-4b7c-9d8e-0f1a2b3c4d5e" {
-		t.Errorf("newest receipt shown first is %s", firstUUID)
-	}
-	// es-UY writes 1.384,00 for 1384.00: compare digits only.
-	digits := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			if r >= '0' && r <= '9' {
-				return r
+	for _, tc := range []struct {
+		name       string
+		width      int64
+		screenshot string
+	}{
+		{"1280", 1280, "status-page.png"},
+		{"390", 390, "status-page-390.png"},
+		{"360", 360, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancelTimeout := context.WithTimeout(bctx, 60*time.Second)
+			defer cancelTimeout()
+			var f pageFacts
+			err := chromedp.Run(ctx,
+				chromedp.EmulateViewport(tc.width, 900),
+				chromedp.Navigate(p.baseURL+"/"),
+				chromedp.WaitVisible(`#recientes tr[data-uuid]`, chromedp.ByQuery),
+				chromedp.Evaluate(readFacts, &f),
+			)
+			if err != nil {
+				t.Fatalf("loading the status page: %v\n%s", err, p.stderr.String())
 			}
-			return -1
-		}, s)
-	}
-	if total := st.Receipts.Recent[0].Total.StringFixed(2); digits(firstTotal) != digits(total) {
-		t.Errorf("total shown %q, /state says %s", firstTotal, total)
-	}
-
-	if *updateScreenshot {
-		var png []byte
-		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(testtool.RepoRoot(t), "docs", "status-page.png")
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
+			if want := []string{"ultimos", "ventas", "cards", "rangos"}; strings.Join(f.Order, ",") != strings.Join(want, ",") {
+				t.Errorf("sections top to bottom %q, want %q (the last receipts first)", f.Order, want)
+			}
+			if f.InnerWidth != int(tc.width) {
+				t.Errorf("the browser's viewport is %d px wide, want %d", f.InnerWidth, tc.width)
+			}
+			if f.Overflow {
+				t.Errorf("the page scrolls sideways: scrollWidth %d > innerWidth %d", f.ScrollWidth, f.InnerWidth)
+			}
+			if len(f.UUIDs) != 3 || f.UUIDs[0] != "7f3e4d5c-6a71-4c8d-8e9f-1a2b3c4d5e6f" {
+				t.Fatalf("receipts shown %q, want the dollar one first of 3", f.UUIDs)
+			}
+			for i, r := range st.Receipts.Recent {
+				cur := "UYU"
+				if i == 0 {
+					cur = "USD"
+				}
+				if !moneyRE.MatchString(f.Totals[i]) || !strings.HasPrefix(f.Totals[i], cur+" ") ||
+					digits(f.Totals[i]) != digits(r.Total.StringFixed(2)) {
+					t.Errorf("total %q, /state says %s %s", f.Totals[i], cur, r.Total.StringFixed(2))
+				}
+				if want := r.FirmadoA.In(cfe.Montevideo).Format("02/01/2006 15:04:05"); f.Signed[i] != want || !dateTimeRE.MatchString(f.Signed[i]) {
+					t.Errorf("signing time %q, want %q", f.Signed[i], want)
+				}
+			}
+			if !caeSumRE.MatchString(f.CAESummary) {
+				t.Errorf("CAE summary %q", f.CAESummary)
+			}
+			warned := 0
+			for _, c := range st.CAE {
+				if len(c.Warnings) > 0 {
+					warned++
+				}
+			}
+			if f.CAEOpen != (warned > 0) || f.CAERows != len(st.CAE) {
+				t.Errorf("CAE details open=%v with %d rows; /state has %d types, %d with warnings", f.CAEOpen, f.CAERows, len(st.CAE), warned)
+			}
+			if !regexp.MustCompile(`^Ventas de hoy: UYU \d{1,3}(\.\d{3})*,\d{2} en 2 comprobantes\s*Además, en otras monedas \(no están en el gráfico\): USD \d{1,3}(\.\d{3})*,\d{2}$`).MatchString(f.Caption) || f.Bars != 24 {
+				t.Errorf("chart caption %q with %d bars", f.Caption, f.Bars)
+			}
+			if f.Address != st.BaseURL || f.AddressH > f.LineH*1.5 {
+				t.Errorf("address %q is %.0f px high (line %.0f px): it wraps", f.Address, f.AddressH, f.LineH)
+			}
+			if f.SignedToday != "3" || f.Status != "Funcionando" {
+				t.Errorf("signed today %q, status %q", f.SignedToday, f.Status)
+			}
+			if want := st.Certificate.ExpiresAt.In(cfe.Montevideo).Format("02/01/2006"); !strings.HasPrefix(f.Expires, want+" (") {
+				t.Errorf("certificate expiry %q, want it to start with %s", f.Expires, want)
+			}
+			if *updateScreenshot && tc.screenshot != "" {
+				var png []byte
+				if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+					t.Fatal(err)
+				}
+				if len(png) > 300<<10 {
+					t.Fatalf("screenshot of %d bytes, over 300 KB", len(png))
+				}
+				if err := os.WriteFile(filepath.Join(testtool.RepoRoot(t), "docs", tc.screenshot), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 
 	// Reprint: the page posts JSON to /pdf, which the module's origin and
-	// content-type rules let through, and shows the outcome.
+	// content-type rules let through, and shows the outcome; a refresh (the
+	// page fetches itself again) keeps the buttons working.
+	ctx, cancelTimeout := context.WithTimeout(bctx, 60*time.Second)
+	defer cancelTimeout()
 	var message string
 	err = chromedp.Run(ctx,
+		chromedp.Evaluate(`document.getElementById("actualizado").dataset.antes = "1"`, nil),
+		chromedp.WaitNotPresent(`#actualizado[data-antes]`, chromedp.ByQuery), // replaced by a refresh
 		chromedp.Click(`#recientes tr[data-uuid] button`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#mensaje.ok, #mensaje.error`, chromedp.ByQuery),
 		chromedp.Text("#mensaje", &message, chromedp.ByID),
@@ -175,7 +269,17 @@ func TestStatusPage_browser(t *testing.T) {
 	if !strings.Contains(reqs[0], "status=200") {
 		t.Fatalf("the page's reprint request was not printed: %s", reqs[0])
 	}
-	if !strings.HasPrefix(message, "Se envió") {
-		t.Errorf("printed, but the page says %q", message)
+	if want := "Se envió e-Ticket " + st.Receipts.Recent[0].Serie + "-"; !strings.HasPrefix(message, want) {
+		t.Errorf("printed, but the page says %q, want it to start with %q", message, want)
 	}
+}
+
+// digits keeps the digits of s.
+func digits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
 }

@@ -274,6 +274,7 @@ func waitMenu(t *testing.T, conn *dbus.Conn, name, what string, ok func(menuItem
 func TestAgent_trayOverDBus(t *testing.T) {
 	addr := startBus(t)
 	w := startWatcher(t, addr)
+	notes := startNotifications(t, addr)
 	dataDir := t.TempDir()
 	p := startProc(t, procEnv(t, dataDir, "DBUS_SESSION_BUS_ADDRESS="+addr), "--listen", "127.0.0.1:0")
 
@@ -297,7 +298,7 @@ func TestAgent_trayOverDBus(t *testing.T) {
 	for _, want := range []string{"Perfil: sandbox (sandbox)", "Dirección: " + p.baseURL, "Último comprobante: ninguno",
 		"Envíos pendientes: 0", "Reimprimir último comprobante", "Abrir página de estado", "Perfil",
 		"Perfil/sandbox", "Impresora predeterminada", "Impresora predeterminada/archivo", "Iniciar con el sistema",
-		"Abrir carpeta de registros", "Exportar diagnóstico…", "Salir"} {
+		"Abrir carpeta de registros", "Salir"} {
 		if !slices.Contains(m.visible(""), want) {
 			t.Errorf("menu lacks %q; it shows %q", want, m.visible(""))
 		}
@@ -367,6 +368,14 @@ func TestAgent_trayOverDBus(t *testing.T) {
 	}
 	if jobs, _ := filepath.Glob(filepath.Join(dataDir, "impresiones", "*.pdf")); len(jobs) != 1 {
 		t.Errorf("reprint reported done, but the directory printer holds %d PDFs", len(jobs))
+	}
+	// The outcome is also a desktop notification, without reopening the menu.
+	done := notes.wait(t, "Comprobante reimpreso")
+	if want := "e-Ticket " + last.Serie + "-" + itoa(last.Numero) + " se envió a la impresora archivo."; done.Body != want || done.App != "Agente CFE" || done.Urgency != 1 {
+		t.Errorf("reprint notification %+v, want body %q from Agente CFE, normal urgency", done, want)
+	}
+	if red := notes.with("El agente CFE no puede firmar"); len(red) != 0 {
+		t.Errorf("a working agent notified it cannot sign: %+v", red)
 	}
 
 	// Autostart: the checkbox writes and removes the XDG entry.
@@ -467,6 +476,14 @@ func TestAgent_trayActions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A save dialog (zenity) where the cashier picks a folder of their own
+	// and a name without ".zip"; it records its arguments.
+	chosenDir := t.TempDir()
+	dialogArgs := filepath.Join(bin, "zenity-args.txt")
+	zenity := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + dialogArgs + "\necho " + filepath.Join(chosenDir, "para-soporte") + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "zenity"), []byte(zenity), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	env := procEnv(t, dataDir, "DBUS_SESSION_BUS_ADDRESS="+addr)
 	for i, e := range env {
 		if strings.HasPrefix(e, "PATH=") {
@@ -507,10 +524,16 @@ func TestAgent_trayActions(t *testing.T) {
 	click(t, conn, item, logsItem.ID)
 	waitOpened(filepath.Join(dataDir, "logs"))
 	diag, _ := m.find("Exportar diagnóstico")
+	if diag.label() != "Exportar diagnóstico…" {
+		t.Errorf("diagnostics item %q, want an ellipsis: a dialog asks where", diag.label())
+	}
 	click(t, conn, item, diag.ID)
-	waitOpened(filepath.Join(dataDir, "diagnostics"))
-	if zips, _ := filepath.Glob(filepath.Join(dataDir, "diagnostics", "*.zip")); len(zips) != 1 {
-		t.Errorf("%d diagnostic archives, want 1", len(zips))
+	waitOpened(chosenDir)
+	if _, err := os.Stat(filepath.Join(chosenDir, "para-soporte.zip")); err != nil {
+		t.Errorf("the archive is not where the dialog said: %v", err)
+	}
+	if args, _ := os.ReadFile(dialogArgs); !strings.Contains(string(args), "--save\n") || !strings.Contains(string(args), "--filename=") {
+		t.Errorf("zenity was not asked for a file to save: %q", args)
 	}
 
 	// Default printer: the file changes and the agent's status page uses it.
@@ -618,6 +641,14 @@ func TestAgent_hostedService(t *testing.T) {
 				t.Fatalf("tray never turned amber with the reason: tooltip %q, pixel %d,%d,%d", tip, r, g, b)
 			}
 			time.Sleep(100 * time.Millisecond)
+		}
+		// The menu's first line says why, too.
+		m := waitMenu(t, conn, item, "the amber reason", func(m menuItem) bool {
+			v := m.visible("")
+			return len(v) > 0 && strings.HasPrefix(v[0], "Atención: ")
+		})
+		if got := m.visible("")[0]; got != "Atención: "+want {
+			t.Errorf("first menu line %q, want %q", got, "Atención: "+want)
 		}
 		if code := p.stop(syscall.SIGTERM); code != 0 {
 			t.Fatalf("exit status %d", code)
