@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -82,16 +83,23 @@ func spooled(b profiles.Backend, source printer.Backend) bool {
 	return false
 }
 
-// printerTarget is where a profile's printer prints: its folder, or its
-// queue (a CUPS queue, a Windows printer).
+// printerTarget is where a profile's printer prints: its folder, its
+// network address or device file (ESC/POS), or its queue (a CUPS queue, a
+// Windows printer).
 func printerTarget(pr profiles.Printer) string {
-	if pr.Backend == profiles.BackendDir {
+	switch pr.Backend {
+	case profiles.BackendDir:
 		return pr.Dir
+	case profiles.BackendTCP:
+		return pr.Address
+	case profiles.BackendDevice:
+		return pr.Device
 	}
 	return pr.Queue
 }
 
-// printerProtocol is what a profile's printer is sent. Every printer takes
-// the PDF today; thermal printers that take ESC/POS (issue 19) say so in
-// their profile.
-func printerProtocol(profiles.Printer) string { return "pdf" }
+// printerProtocol is what a profile's printer is sent: pdf, or escpos for a
+// thermal printer.
+func printerProtocol(pr profiles.Printer) string {
+	return string(cmp.Or(pr.Protocol, profiles.ProtocolPDF))
+}

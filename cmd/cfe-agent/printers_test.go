@@ -38,7 +38,8 @@ func TestAgent_Printers(t *testing.T) {
 	cfg = bytes.Replace(cfg, []byte("    printers:\n"), []byte("    printers:\n"+
 		"      caja:\n        backend: cups\n        queue: "+cupsd.RawQueue+"\n"+
 		"      cocina:\n        backend: lp\n        queue: deposito\n"+
-		"      vieja:\n        backend: cups\n        queue: Caja_Retirada\n"), 1)
+		"      vieja:\n        backend: cups\n        queue: Caja_Retirada\n"+
+		"      termica:\n        backend: tcp\n        protocol: escpos\n        address: 192.0.2.10:9100\n"), 1)
 	cfg = bytes.Replace(cfg, []byte("    default_printer: archivo\n"), []byte("    default_printer: caja\n"), 1)
 	if err := os.WriteFile(cfgFile, cfg, 0o600); err != nil {
 		t.Fatal(err)
@@ -60,6 +61,7 @@ func TestAgent_Printers(t *testing.T) {
 			{Name: "archivo", Backend: "dir", Target: filepath.Join(dataDir, "impresiones"), Protocol: "pdf"},
 			{Name: "caja", Backend: "cups", Target: cupsd.RawQueue, Protocol: "pdf", Default: true, State: "idle"},
 			{Name: "cocina", Backend: "lp", Target: "deposito", Protocol: "pdf", State: "stopped", Reason: "Sin papel"},
+			{Name: "termica", Backend: "tcp", Target: "192.0.2.10:9100", Protocol: "escpos"},
 			{Name: "vieja", Backend: "cups", Target: "Caja_Retirada", Protocol: "pdf", State: "not_found"},
 		},
 		System: localapi.SystemPrinters{Source: "cups", Printers: []localapi.SystemPrinter{
@@ -120,7 +122,7 @@ func TestAgent_Printers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Aliases) != 4 || rep.Aliases[1].State != "" || len(rep.System.Printers) != 0 ||
+	if len(rep.Aliases) != 5 || rep.Aliases[1].State != "" || len(rep.System.Printers) != 0 ||
 		rep.System.Error == "" {
 		t.Errorf("without CUPS: %+v", rep)
 	}
