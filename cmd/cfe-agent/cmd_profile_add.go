@@ -572,7 +572,7 @@ func askPrinter(ctx context.Context, a *asker, f addFlags) (*profiles.Printer, e
 		fmt.Fprintln(a.out, "  (el equipo no tiene impresoras instaladas)")
 	default:
 		for _, sp := range system {
-			state := sp.State
+			state := printerStates[sp.State]
 			if sp.Reason != "" {
 				state += ": " + sp.Reason
 			}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
+	"time"
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
@@ -96,6 +98,24 @@ func TestAgent_Printers(t *testing.T) {
 		!regexp.MustCompile(`(?m)^\s+`+cupsd.RawQueue+`\s+inactiva\s+sí\s.*\(predeterminada\)`).MatchString(out) {
 		t.Errorf("cfe-agent printers: exit %d\n%s", code, out)
 	}
+
+	// profile add offers the same printers and takes one of CUPS's queues.
+	now := time.Now()
+	add := []string{"profile", "add", "esquina", "--no-interactivo", "--ruc", "219999830019",
+		"--razon-social", "ALMACÉN LA ESQUINA S.R.L.", "--codigo-sucursal", "1", "--domicilio", "Rivera 1234",
+		"--ciudad", "Montevideo", "--departamento", "Montevideo", "--fecha-emisor", "2020-03-01",
+		"--certificado", certFile(t, "219999830019", now.Add(-time.Hour), now.AddDate(1, 0, 0)),
+		"--clave-certificado", "clave", "--aceptar-cadena-no-confiable"}
+	if out, code := runCLI(t, env, append(add, "--impresora", "Caja_Retirada")...); code == 0 ||
+		!strings.Contains(out, "--impresora: el equipo no tiene una impresora «Caja_Retirada»") {
+		t.Errorf("profile add with a printer CUPS lacks: exit %d\n%s", code, out)
+	}
+	if out, code := runCLI(t, env, append(add, "--impresora", "deposito")...); code != 0 ||
+		!strings.Contains(out, "- deposito (detenida: Sin papel)") {
+		t.Errorf("profile add with a CUPS queue: exit %d\n%s", code, out)
+	}
+	out, _ = runCLI(t, env, "profile", "show", "esquina")
+	mustContainAll(t, "profile show esquina", out, "caja: backend: cups queue: deposito", "default_printer: caja")
 
 	// The same rules as every route: another site's page gets nothing.
 	req, _ := http.NewRequest(http.MethodGet, a.baseURL+"/printers", nil)
