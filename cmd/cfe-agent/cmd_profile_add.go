@@ -315,6 +315,9 @@ func askCompany(a *asker, p *profiles.Profile, f addFlags) error {
 		}
 	}
 	// The footer: the date of entry to the regime, or the resolution.
+	if f.fechaEmisor != "" && f.resolucion != "" {
+		return errors.New("indique --fecha-emisor o --resolucion, no ambas: quien ingresó por resolución imprime solo la resolución")
+	}
 	footer := func(campo string, set func(string) error) func(string) (string, error) {
 		return func(s string) (string, error) {
 			if err := set(s); err != nil {

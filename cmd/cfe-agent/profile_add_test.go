@@ -164,6 +164,7 @@ func TestProfileAdd_flags(t *testing.T) {
 		{"a wrong password", []string{"--clave-certificado", "mal", "--aceptar-cadena-no-confiable"}, 1,
 			"--clave-certificado: la contraseña del certificado es incorrecta"},
 		{"a missing answer", []string{"--domicilio", ""}, 1, "falta --domicilio"},
+		{"both a date and a resolution", []string{"--fecha-emisor", "2020-03-01"}, 1, "indique --fecha-emisor o --resolucion, no ambas"},
 		{"everything right", []string{"--aceptar-cadena-no-confiable", "--usar"}, 0, "Es el perfil activo"},
 	}
 	for _, tt := range tests {
