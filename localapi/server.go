@@ -174,6 +174,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerSignRoutes(r)
 	s.registerPDFRoutes(r)
 	s.registerPrinterRoutes(r)
+	s.registerDocsRoutes(r)
 	s.registerProxyRoutes(r)
 	s.registerFaviconRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
