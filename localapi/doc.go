@@ -4,10 +4,10 @@
 // for it.
 //
 // It owns the routes and their JSON shapes (GET /health, GET /state, GET /,
-// POST /sign-cfe, POST /pdf, and POST /backup for this machine's
-// administrator only: backup.go), their description (openapi.json, OpenAPI 3.1,
-// served at GET /openapi.json and rendered as a reference page at GET /docs:
-// see OpenAPI), the proxy that forwards every other /api/v1/...
+// POST /sign-cfe, POST /pdf, GET /printers, and POST /backup for this
+// machine's administrator only: backup.go), their description (openapi.json,
+// OpenAPI 3.1, served at GET /openapi.json and rendered as a reference page at
+// GET /docs: see OpenAPI), the proxy that forwards every other /api/v1/...
 // and /api/auth/... request to the hosted service (proxy.go: streaming, status
 // and headers kept, the profile's credentials added only to the point-of-sale
 // operations of proxy_routes.go that carry none, credential management and

@@ -66,6 +66,8 @@ type ServerConfig struct {
 	Issuer   Issuer
 	State    StateSource
 	Printing Printing
+	// PrinterList answers GET /printers (printers.go); 503 when nil.
+	PrinterList PrinterList
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -176,6 +178,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerStatusRoutes(r)
 	s.registerSignRoutes(r)
 	s.registerPDFRoutes(r)
+	s.registerPrinterRoutes(r)
 	s.registerDocsRoutes(r)
 	s.registerProxyRoutes(r)
 	s.registerFaviconRoutes(r)

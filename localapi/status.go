@@ -33,6 +33,9 @@ type StateSource interface {
 type State struct {
 	// Certificate is the signing certificate, nil when none is configured.
 	Certificate *Certificate
+	// CertificateError says, in Spanish, why there is no usable certificate
+	// (file missing, wrong password…) when Certificate is nil.
+	CertificateError string
 	// CAE lists every CAE range in the store, used up and expired ones too.
 	CAE []CAERangeUse
 	// Outbox counts signed CFEs not yet accepted by the hosted service.
@@ -66,12 +69,18 @@ type Certificate struct {
 	RUC       string // the company's RUC, as the certificate carries it
 	NotBefore time.Time
 	NotAfter  time.Time
+	// SubjectDN and Issuer are distinguished names; SerialNumber is decimal.
+	SubjectDN    string
+	Issuer       string
+	SerialNumber string
+	Test         bool // a sandbox test certificate, without fiscal value
 }
 
 // CAERangeUse is one CAE range and its use, as the store reports it (see
 // store.RangeStatus).
 type CAERangeUse struct {
 	Range        cfe.CAERange
+	Used         int64 // numbers committed from the range
 	Remaining    int64 // numbers that can still be issued; 0 once expired
 	Expired      bool
 	NearlyUsedUp bool // numbers left, but few
@@ -151,6 +160,9 @@ type StateReport struct {
 	// Backup is the last backup of the store and the automatic backups'
 	// settings (backup.go); null when the agent does not report it.
 	Backup *BackupReport `json:"backup"`
+	// CertificateError is why there is no usable certificate (Certificate is
+	// null), in Spanish; absent otherwise.
+	CertificateError string `json:"certificate_error,omitempty"`
 }
 
 // NumberingReport is a numbering hold.
@@ -167,6 +179,13 @@ type CertificateReport struct {
 	RUC       string    `json:"ruc"`
 	ExpiresAt time.Time `json:"expires_at"`
 	DaysLeft  int       `json:"days_left"` // negative once expired
+	// SubjectDN and Issuer are the distinguished names; SerialNumber is
+	// decimal; Test marks a sandbox test certificate.
+	SubjectDN    string    `json:"subject_dn"`
+	Issuer       string    `json:"issuer"`
+	SerialNumber string    `json:"serial_number"`
+	NotBefore    time.Time `json:"not_before"`
+	Test         bool      `json:"test"`
 }
 
 // CAETypeReport is what remains to number one CFE type.
@@ -191,6 +210,13 @@ type CAERangeReport struct {
 	Remaining int64    `json:"remaining"`
 	Vence     cfe.Date `json:"vence"`
 	Expired   bool     `json:"expired"`
+	// Used counts the numbers committed from the range; Origen is where the
+	// range came from (dgi, manual, sandbox); the flags are the store's
+	// warnings about it.
+	Used         int64  `json:"used"`
+	Origen       string `json:"origen"`
+	NearlyUsedUp bool   `json:"nearly_used_up"`
+	NearExpiry   bool   `json:"near_expiry"`
 }
 
 // OutboxReport is the delivery queue toward the hosted service.
@@ -293,7 +319,7 @@ func (s *Server) report(ctx context.Context, full bool) *StateReport {
 		}
 		rep.flag(HealthError, msg)
 	} else {
-		rep.addCertificate(st.Certificate, now)
+		rep.addCertificate(st.Certificate, st.CertificateError, now)
 		rep.addCAE(st.CAE)
 		rep.addOutbox(st.Outbox, now)
 		rep.addReceipts(st.Receipts)
@@ -318,13 +344,19 @@ func severity(status string) int {
 	return slices.Index([]string{HealthOK, HealthDegraded, HealthError}, status)
 }
 
-func (rep *StateReport) addCertificate(c *Certificate, now time.Time) {
+func (rep *StateReport) addCertificate(c *Certificate, problem string, now time.Time) {
 	if c == nil {
+		rep.CertificateError = problem
+		if problem != "" {
+			rep.flag(HealthError, "el certificado de firma no se puede usar: "+problem+": no se puede firmar")
+			return
+		}
 		rep.flag(HealthError, "no hay certificado de firma configurado: no se puede firmar")
 		return
 	}
 	days := int(math.Floor(c.NotAfter.Sub(now).Hours() / 24))
-	rep.Certificate = &CertificateReport{Subject: c.Subject, RUC: c.RUC, ExpiresAt: c.NotAfter, DaysLeft: days}
+	rep.Certificate = &CertificateReport{Subject: c.Subject, RUC: c.RUC, ExpiresAt: c.NotAfter, DaysLeft: days,
+		SubjectDN: c.SubjectDN, Issuer: c.Issuer, SerialNumber: c.SerialNumber, NotBefore: c.NotBefore, Test: c.Test}
 	expiry := c.NotAfter.In(cfe.Montevideo).Format(time.DateOnly)
 	switch {
 	case now.After(c.NotAfter):
@@ -354,7 +386,8 @@ func (rep *StateReport) addCAE(ranges []CAERangeUse) {
 			short[t] = [2]bool{true, true}
 		}
 		tr.Ranges = append(tr.Ranges, CAERangeReport{Serie: u.Range.Serie, Desde: u.Range.DNro, Hasta: u.Range.HNro,
-			Remaining: u.Remaining, Vence: u.Range.Vencimiento, Expired: u.Expired})
+			Remaining: u.Remaining, Vence: u.Range.Vencimiento, Expired: u.Expired, Used: u.Used, Origen: u.Range.Source,
+			NearlyUsedUp: u.NearlyUsedUp, NearExpiry: u.NearExpiry})
 		if u.Expired || u.Remaining <= 0 {
 			continue
 		}

@@ -19,7 +19,7 @@ import (
 func date(y int, m time.Month, d int) cfe.Date { return cfe.Date{Year: y, Month: m, Day: d} }
 
 func caeRange(t cfe.Type, serie string, dnro, hnro int64, venc cfe.Date) cfe.CAERange {
-	return cfe.CAERange{Type: t, Serie: serie, DNro: dnro, HNro: hnro, CAEID: "90260000123", Vencimiento: venc}
+	return cfe.CAERange{Type: t, Serie: serie, DNro: dnro, HNro: hnro, CAEID: "90260000123", Vencimiento: venc, Source: "dgi"}
 }
 
 func TestServer_Health(t *testing.T) {
@@ -140,7 +140,7 @@ func TestServer_State(t *testing.T) {
 			// e-Ticket: A is fresh, B used up, Z expired on 30 Apr.
 			{Range: caeRange(cfe.ETicket, "Z", 1, 100, date(2026, 4, 30)), Expired: true},
 			{Range: caeRange(cfe.ETicket, "B", 1, 500, date(2027, 3, 31))},
-			{Range: caeRange(cfe.ETicket, "A", 1, 1000, date(2027, 3, 31)), Remaining: 950},
+			{Range: caeRange(cfe.ETicket, "A", 1, 1000, date(2027, 3, 31)), Used: 50, Remaining: 950},
 			// e-Factura: 15 of 200 left (92.5 % used), expiring 1 Jun (18 days away).
 			{Range: caeRange(cfe.EFactura, "A", 1, 200, date(2026, 6, 1)), Remaining: 15,
 				NearlyUsedUp: true, NearExpiry: true},
@@ -166,11 +166,13 @@ func TestServer_State(t *testing.T) {
 	}
 	// 14 May 15:04:05 to 1 Jul 00:00 is 47 days and ~9 hours.
 	wantCert := &localapi.CertificateReport{Subject: "CN=Comercio de Prueba SA", RUC: "215555550018",
-		DaysLeft: 47, ExpiresAt: st.Certificate.NotAfter}
-	if rep.Certificate == nil || !rep.Certificate.ExpiresAt.Equal(wantCert.ExpiresAt) {
+		DaysLeft: 47, ExpiresAt: st.Certificate.NotAfter, NotBefore: st.Certificate.NotBefore,
+		SubjectDN: st.Certificate.SubjectDN, Issuer: st.Certificate.Issuer, SerialNumber: st.Certificate.SerialNumber}
+	if rep.Certificate == nil || !rep.Certificate.ExpiresAt.Equal(wantCert.ExpiresAt) ||
+		!rep.Certificate.NotBefore.Equal(wantCert.NotBefore) {
 		t.Fatalf("certificate = %+v, want %+v", rep.Certificate, wantCert)
 	}
-	rep.Certificate.ExpiresAt = wantCert.ExpiresAt
+	rep.Certificate.ExpiresAt, rep.Certificate.NotBefore = wantCert.ExpiresAt, wantCert.NotBefore
 	if *rep.Certificate != *wantCert {
 		t.Fatalf("certificate = %+v, want %+v", rep.Certificate, wantCert)
 	}
@@ -179,24 +181,26 @@ func TestServer_State(t *testing.T) {
 	wantCAE := []localapi.CAETypeReport{
 		{TipoCFE: 101, Nombre: "e-Ticket", Remaining: 950, UsableUntil: until(date(2027, 3, 31)),
 			Ranges: []localapi.CAERangeReport{
-				{Serie: "A", Desde: 1, Hasta: 1000, Remaining: 950, Vence: date(2027, 3, 31)},
-				{Serie: "B", Desde: 1, Hasta: 500, Remaining: 0, Vence: date(2027, 3, 31)},
-				{Serie: "Z", Desde: 1, Hasta: 100, Remaining: 0, Vence: date(2026, 4, 30), Expired: true},
+				{Serie: "A", Desde: 1, Hasta: 1000, Remaining: 950, Vence: date(2027, 3, 31), Used: 50, Origen: "dgi"},
+				{Serie: "B", Desde: 1, Hasta: 500, Remaining: 0, Vence: date(2027, 3, 31), Origen: "dgi"},
+				{Serie: "Z", Desde: 1, Hasta: 100, Remaining: 0, Vence: date(2026, 4, 30), Expired: true, Origen: "dgi"},
 			},
 			Warnings: []string{}},
 		{TipoCFE: 111, Nombre: "e-Factura", Remaining: 15, UsableUntil: until(date(2026, 6, 1)),
-			Ranges: []localapi.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 200, Remaining: 15, Vence: date(2026, 6, 1)}},
+			Ranges: []localapi.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 200, Remaining: 15, Vence: date(2026, 6, 1),
+				Origen: "dgi", NearlyUsedUp: true, NearExpiry: true}},
 			Warnings: []string{
 				"quedan 15 números CAE para e-Factura: solicite un nuevo rango",
 				"los rangos CAE de e-Factura vencen el 2026-06-01: solicite un nuevo rango",
 			}},
 		{TipoCFE: 112, Nombre: "Nota de Crédito de e-Factura", Remaining: 0,
-			Ranges:   []localapi.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 50, Remaining: 0, Vence: date(2026, 5, 13), Expired: true}},
+			Ranges: []localapi.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 50, Remaining: 0, Vence: date(2026, 5, 13),
+				Expired: true, Origen: "dgi"}},
 			Warnings: []string{"no quedan números CAE vigentes para Nota de Crédito de e-Factura"}},
 		{TipoCFE: 181, Nombre: "e-Remito", Remaining: 105, UsableUntil: until(date(2027, 3, 31)),
 			Ranges: []localapi.CAERangeReport{
-				{Serie: "A", Desde: 1, Hasta: 100, Remaining: 5, Vence: date(2027, 3, 31)},
-				{Serie: "B", Desde: 1, Hasta: 100, Remaining: 100, Vence: date(2027, 3, 31)},
+				{Serie: "A", Desde: 1, Hasta: 100, Remaining: 5, Vence: date(2027, 3, 31), Origen: "dgi", NearlyUsedUp: true},
+				{Serie: "B", Desde: 1, Hasta: 100, Remaining: 100, Vence: date(2027, 3, 31), Origen: "dgi"},
 			},
 			Warnings: []string{}},
 	}
@@ -238,6 +242,9 @@ func TestServer_StateErrors(t *testing.T) {
 	}{
 		{"no certificate", func(s *localapi.State) { s.Certificate = nil },
 			"no hay certificado de firma configurado: no se puede firmar"},
+		{"certificate that cannot be used", func(s *localapi.State) {
+			s.Certificate, s.CertificateError = nil, "la contraseña del certificado es incorrecta"
+		}, "el certificado de firma no se puede usar: la contraseña del certificado es incorrecta: no se puede firmar"},
 		{"expired certificate", func(s *localapi.State) {
 			s.Certificate.NotAfter = time.Date(2026, 5, 14, 15, 0, 0, 0, cfe.Montevideo)
 		}, "el certificado de firma venció el 2026-05-14: no se puede firmar"},

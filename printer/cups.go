@@ -42,7 +42,8 @@ type CUPSServer struct {
 	untilAccepted bool
 }
 
-// NewCUPSServer returns a server reached as cfg says.
+// NewCUPSServer returns a server reached as cfg says; without Host and
+// Port, the one CUPS_SERVER names (EnvCUPSServer), else localhost:631.
 func NewCUPSServer(cfg CUPSConfig) *CUPSServer {
 	c := &ippClient{host: cfg.Host, port: cfg.Port, user: cfg.User,
 		http: &http.Client{Transport: &http.Transport{
@@ -52,6 +53,9 @@ func NewCUPSServer(cfg CUPSConfig) *CUPSServer {
 		}}}
 	if c.host == "" {
 		c.host = "localhost"
+		if h, p, ok := serverFromEnv(); ok && c.port == 0 { // CUPS_SERVER, as lp reads it
+			c.host, c.port = h, p
+		}
 	}
 	if c.port == 0 {
 		c.port = 631
@@ -249,11 +253,12 @@ type Queue struct {
 	Name      string
 	Info      string // description
 	Location  string
-	Model     string // make and model
-	State     string // "idle", "processing" or "stopped"
-	Reason    string // the printer's state message, if any
-	Accepting bool   // accepts new jobs
-	Default   bool   // the server's default destination
+	Model     string   // make and model
+	State     string   // "idle", "processing" or "stopped"
+	Reason    string   // the printer's state message, if any
+	Reasons   []string // IPP's printer-state-reasons but "none" ("paused", "media-empty-error")
+	Accepting bool     // accepts new jobs
+	Default   bool     // the server's default destination
 }
 
 // Queues lists the server's queues. It returns EUNAVAILABLE when CUPS cannot
@@ -264,7 +269,8 @@ func (s *CUPSServer) Queues(ctx context.Context) ([]Queue, error) {
 	req := c.request(ipp.OperationCupsGetPrinters)
 	req.OperationAttributes[ipp.AttributeRequestedAttributes] = []string{ipp.AttributePrinterName,
 		ipp.AttributePrinterInfo, ipp.AttributePrinterLocation, ipp.AttributePrinterMakeAndModel,
-		ipp.AttributePrinterState, ipp.AttributePrinterStateMessage, ipp.AttributePrinterIsAcceptingJobs}
+		ipp.AttributePrinterState, ipp.AttributePrinterStateMessage, ipp.AttributePrinterIsAcceptingJobs,
+		ipp.AttributePrinterStateReasons}
 	resp, err := c.do(ctx, "/", req)
 	var ie *ippError
 	if errors.As(err, &ie) && ie.status == ipp.StatusErrorNotFound {
@@ -282,6 +288,11 @@ func (s *CUPSServer) Queues(ctx context.Context) ([]Queue, error) {
 		state, _ := firstInt(a, ipp.AttributePrinterState)
 		q.State = map[int]string{3: "idle", 4: "processing", 5: "stopped"}[state]
 		q.Accepting, _ = firstBool(a, ipp.AttributePrinterIsAcceptingJobs)
+		for _, r := range allStrings(a, ipp.AttributePrinterStateReasons) {
+			if r != "" && r != "none" {
+				q.Reasons = append(q.Reasons, r)
+			}
+		}
 		q.Default = q.Name != "" && q.Name == def
 		out = append(out, q)
 	}

@@ -13,7 +13,8 @@
 // CFE_AGENT_), fills defaults and validates every profile, naming the profile
 // and field of each broken rule in Spanish. EnsureDefault writes the embedded,
 // commented default file on first run; Save writes atomically; Use switches the
-// active profile; Redacted hides every secret for diagnostics.
+// active profile; Add adds a profile keeping the file's comments; Redacted
+// hides every secret for diagnostics.
 //
 // Names of profiles, printers and templates are case-insensitive: viper folds
 // keys to lower case, so the package validates and looks them up in lower case.

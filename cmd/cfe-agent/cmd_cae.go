@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -37,22 +39,19 @@ func newCAECommand(opts *globalOptions) *cobra.Command {
 	}, &cobra.Command{
 		Use:   "list",
 		Short: "Lista los rangos CAE del perfil activo con su uso y vencimiento",
-		Args:  cobra.NoArgs,
+		Long: "Lista los rangos CAE del perfil activo con su uso y vencimiento. Con el agente en ejecución " +
+			"(que tiene abierto el archivo de datos) los lee de su módulo local; si no, abre el archivo.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := openAgent(cmd.Context(), *opts, cliLogger())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			st, err := a.db.RangeStatus(cmd.Context(), cfe.DateOf(time.Now().In(cfe.Montevideo)))
+			rows, err := caeRows(cmd, *opts)
 			if err != nil {
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "TIPO\tSERIE\tDESDE\tHASTA\tUSADOS\tRESTAN\tVENCE\tORIGEN\tAVISO")
-			for _, s := range st {
-				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Range.Type, s.Range.Serie, s.Range.DNro,
-					s.Range.HNro, s.Used, s.Remaining, s.Range.Vencimiento, s.Range.Source, rangeWarning(s.Expired, s.NearlyUsedUp, s.NearExpiry))
+			for _, r := range rows {
+				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.typ, r.serie, r.desde, r.hasta, r.used,
+					r.remaining, r.vence, r.origen, r.warning)
 			}
 			return w.Flush()
 		},
@@ -116,4 +115,53 @@ func rangeWarning(expired, nearlyUsedUp, nearExpiry bool) string {
 		return "por vencer"
 	}
 	return ""
+}
+
+// caeRow is one line of cae list.
+type caeRow struct {
+	typ                           cfe.Type
+	serie                         string
+	desde, hasta, used, remaining int64
+	vence                         cfe.Date
+	origen, warning               string
+}
+
+// caeRows reads the ranges from the running agent's /state when there is
+// one (it holds the store's lock), else from the store, in the same order:
+// by type, serie and first number.
+func caeRows(cmd *cobra.Command, opts globalOptions) ([]caeRow, error) {
+	var rows []caeRow
+	live, err := openLive(cmd.Context(), opts)
+	if err != nil {
+		return nil, err
+	}
+	if live != nil {
+		live.note(cmd.ErrOrStderr())
+		for _, t := range live.state.CAE {
+			for _, r := range t.Ranges {
+				rows = append(rows, caeRow{typ: t.TipoCFE, serie: r.Serie, desde: r.Desde, hasta: r.Hasta, used: r.Used,
+					remaining: r.Remaining, vence: r.Vence, origen: r.Origen,
+					warning: rangeWarning(r.Expired, r.NearlyUsedUp, r.NearExpiry)})
+			}
+		}
+	} else {
+		a, err := openAgent(cmd.Context(), opts, cliLogger())
+		if err != nil {
+			return nil, err
+		}
+		defer a.Close()
+		st, err := a.db.RangeStatus(cmd.Context(), cfe.DateOf(time.Now().In(cfe.Montevideo)))
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range st {
+			rows = append(rows, caeRow{typ: s.Range.Type, serie: s.Range.Serie, desde: s.Range.DNro, hasta: s.Range.HNro,
+				used: s.Used, remaining: s.Remaining, vence: s.Range.Vencimiento, origen: s.Range.Source,
+				warning: rangeWarning(s.Expired, s.NearlyUsedUp, s.NearExpiry)})
+		}
+	}
+	slices.SortFunc(rows, func(a, b caeRow) int {
+		return cmp.Or(cmp.Compare(a.typ, b.typ), cmp.Compare(a.serie, b.serie), cmp.Compare(a.desde, b.desde))
+	})
+	return rows, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/x509"
 	"fmt"
 	"os"
@@ -30,12 +31,35 @@ func newCertCommand(opts *globalOptions) *cobra.Command {
 			return importCertificate(cmd, *opts, args[0], password)
 		},
 	}
-	imp.Flags().StringVar(&password, "password", "", "password of the PKCS#12 file")
+	imp.Flags().StringVar(&password, "password", "", "`CONTRASEÑA` del archivo PKCS#12 (si no se indica: CFE_AGENT_CERTIFICATE_PASSWORD)")
 	cmd.AddCommand(imp, &cobra.Command{
 		Use:   "show",
 		Short: "Muestra el certificado de firma del perfil activo",
-		Args:  cobra.NoArgs,
+		Long: "Muestra el certificado de firma del perfil activo. Con el agente en ejecución muestra el que el " +
+			"agente usa (leído de su módulo local); si no, el del archivo que indica el perfil.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			live, err := openLive(cmd.Context(), *opts)
+			if err != nil {
+				return err
+			}
+			if live != nil {
+				live.note(cmd.ErrOrStderr())
+				c := live.state.Certificate
+				if c == nil {
+					return cfe.Errorf(cfe.EUNAVAILABLE, "el agente en ejecución no tiene un certificado de firma utilizable: %s",
+						cmp.Or(live.state.CertificateError, "no hay certificado configurado"))
+				}
+				dataDir, cfg, _, err := loadConfig(*opts)
+				if err != nil {
+					return err
+				}
+				p, _ := cfg.ActiveProfile()
+				printCertificate(cmd, certView{path: p.Resolve(dataDir).Certificate.Path, subject: c.SubjectDN, issuer: c.Issuer,
+					ruc: c.RUC, serial: c.SerialNumber, notBefore: c.NotBefore, notAfter: c.ExpiresAt, daysLeft: c.DaysLeft,
+					test: c.Test})
+				return nil
+			}
 			a, err := openAgent(cmd.Context(), *opts, cliLogger())
 			if err != nil {
 				return err
@@ -44,7 +68,7 @@ func newCertCommand(opts *globalOptions) *cobra.Command {
 			if a.signer == nil {
 				return a.certErr
 			}
-			printCertificate(cmd, a.signer.Certificate(), a.profile.Certificate.Path)
+			printCertificate(cmd, certViewOf(a.signer.Certificate(), a.profile.Certificate.Path))
 			return nil
 		},
 	})
@@ -92,16 +116,31 @@ func importCertificate(cmd *cobra.Command, opts globalOptions, file, password st
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "certificado importado en %s para el perfil %q\n", dest, cfg.Active)
-	printCertificate(cmd, creds.Certificate, dest)
+	printCertificate(cmd, certViewOf(creds.Certificate, dest))
 	return nil
 }
 
-func printCertificate(cmd *cobra.Command, c *x509.Certificate, path string) {
+// certView is what cert show prints of a certificate, read from its file or
+// from the running agent's /state.
+type certView struct {
+	path, subject, issuer, ruc, serial string
+	notBefore, notAfter                time.Time
+	daysLeft                           int
+	test                               bool
+}
+
+func certViewOf(c *x509.Certificate, path string) certView {
 	i := signer.CertInfo(c, time.Now())
+	return certView{path: path, subject: i.Subject, issuer: i.Issuer, ruc: i.RUC, serial: i.SerialNumber,
+		notBefore: i.NotBefore, notAfter: i.NotAfter, daysLeft: i.DaysToExpiry, test: i.Test}
+}
+
+func printCertificate(cmd *cobra.Command, v certView) {
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "archivo:   %s\nsujeto:    %s\nemisor:    %s\nRUC:       %s\nserie:     %s\n", path, i.Subject, i.Issuer, i.RUC, i.SerialNumber)
-	fmt.Fprintf(w, "vigencia:  %s a %s (%d días restantes)\n", i.NotBefore.Format(time.DateOnly), i.NotAfter.Format(time.DateOnly), i.DaysToExpiry)
-	if i.Test {
+	fmt.Fprintf(w, "archivo:   %s\nsujeto:    %s\nemisor:    %s\nRUC:       %s\nserie:     %s\n", v.path, v.subject, v.issuer, v.ruc, v.serial)
+	fmt.Fprintf(w, "vigencia:  %s a %s (%d días restantes)\n", v.notBefore.UTC().Format(time.DateOnly),
+		v.notAfter.UTC().Format(time.DateOnly), v.daysLeft)
+	if v.test {
 		fmt.Fprintln(w, "ATENCIÓN:  certificado de prueba, sin valor fiscal")
 	}
 }

@@ -72,7 +72,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 		return
 	}
 	d.zone(report)
-	d.certificate(report)
+	d.certificate(p, report, running)
 	d.ranges(report)
 	d.numbering(report)
 	d.storage(report)
@@ -85,12 +85,8 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 }
 
 func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name string, p profiles.Profile) (*localapi.StateReport, bool, error) {
-	base := "http://" + p.Listen
-	if info, ok := readRunFile(dataDir, name); ok {
-		base = info.BaseURL
-	}
-	if r, err := stateAt(ctx, base); err == nil && r.Profile == name {
-		return r, true, nil
+	if live, ok := findLiveAgent(ctx, dataDir, name, p); ok {
+		return live.state, true, nil
 	}
 	a, err := openAgent(ctx, opts, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -120,20 +116,6 @@ func (d *doctor) zone(r *localapi.StateReport) {
 		return
 	}
 	d.line("FAIL", "zona horaria", "%s", r.ZonaHoraria.Mensaje)
-}
-
-func (d *doctor) certificate(r *localapi.StateReport) {
-	c := r.Certificate
-	switch {
-	case c == nil:
-		d.line("FAIL", "certificado", "no hay certificado de firma utilizable")
-	case c.DaysLeft < 0:
-		d.line("FAIL", "certificado", "%s venció el %s", c.Subject, c.ExpiresAt.Format(time.DateOnly))
-	case c.DaysLeft <= 30:
-		d.line("WARN", "certificado", "%s vence en %d días (%s)", c.Subject, c.DaysLeft, c.ExpiresAt.Format(time.DateOnly))
-	default:
-		d.line("OK", "certificado", "%s, RUC %s, vence el %s", c.Subject, c.RUC, c.ExpiresAt.Format(time.DateOnly))
-	}
 }
 
 func (d *doctor) ranges(r *localapi.StateReport) {

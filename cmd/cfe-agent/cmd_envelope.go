@@ -94,13 +94,13 @@ func newEnvelopeCommand(opts *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&uuids, "uuid", nil, "uuid of a CFE to include (repeat for several)")
-	cmd.Flags().StringVar(&from, "desde", "", "first signing date (YYYY-MM-DD, Montevideo)")
-	cmd.Flags().StringVar(&to, "hasta", "", "last signing date (YYYY-MM-DD, Montevideo), inclusive")
-	cmd.Flags().IntVar(&tipo, "tipo", 0, "only CFEs of this type among those selected by date (101, 111, ...)")
-	cmd.Flags().StringVar(&receptor, "receptor", "", "RUC of the receiving company: writes its envelope (EnvioCFE_entreEmpresas) instead of DGI's")
-	cmd.Flags().Int64Var(&idEmisor, "id-emisor", 0, "the envelope's number (Idemisor, up to 10 digits; default: Unix time in seconds)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: DGI's name Sob_RUC_YYYYMMDD_Idemisor.xml)")
+	cmd.Flags().StringArrayVar(&uuids, "uuid", nil, "`UUID` de un CFE a incluir (repítalo para varios)")
+	cmd.Flags().StringVar(&from, "desde", "", "primera `FECHA` de firma (AAAA-MM-DD, hora de Montevideo)")
+	cmd.Flags().StringVar(&to, "hasta", "", "última `FECHA` de firma (AAAA-MM-DD, hora de Montevideo), incluida")
+	cmd.Flags().IntVar(&tipo, "tipo", 0, "solo los CFE de este `TIPO` entre los elegidos por fecha (101, 111, …)")
+	cmd.Flags().StringVar(&receptor, "receptor", "", "`RUC` de la empresa receptora: escribe su sobre (EnvioCFE_entreEmpresas) en lugar del de DGI")
+	cmd.Flags().Int64Var(&idEmisor, "id-emisor", 0, "`NÚMERO` del sobre (Idemisor, hasta 10 dígitos; si no se indica: la hora Unix en segundos)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "`ARCHIVO` a escribir (si no se indica: el nombre de DGI, Sob_RUC_AAAAMMDD_Idemisor.xml)")
 	return cmd
 }
 

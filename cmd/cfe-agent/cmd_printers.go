@@ -12,15 +12,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
 func newPrintersCommand(opts *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "printers",
-		Short: "Lista las impresoras del perfil activo y las colas de CUPS de este equipo",
-		Long: "Lista las impresoras configuradas en el perfil (alias, tipo, destino, copias) y las colas que " +
-			"ofrece el servidor CUPS local; POST /pdf acepta como impresora un alias o el nombre de una cola.",
+		Short: "Lista las impresoras del perfil activo y las del equipo (CUPS o Windows) con su estado",
+		Long: "Lista las impresoras configuradas en el perfil (alias, tipo, destino, copias) y las del equipo: " +
+			"las colas del servidor CUPS (el que indica CUPS_SERVER, o el local) o, en Windows, las del spooler, " +
+			"con su estado; POST /pdf acepta como impresora un alias o el nombre de una de ellas. " +
+			"GET /printers da lo mismo en JSON.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dataDir, cfg, _, err := loadConfig(*opts)
@@ -65,17 +68,21 @@ func newPrintersCommand(opts *globalOptions) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 			defer cancel()
-			queues, err := m.Discover(ctx)
+			source, system, err := m.SystemPrinters(ctx)
+			title := "Impresoras del equipo (CUPS)"
+			if source == printer.BackendWindows {
+				title = "Impresoras del equipo (Windows)"
+			}
 			switch {
 			case err != nil:
-				fmt.Fprintf(w, "Colas de CUPS: %s\n", describe(err))
-			case len(queues) == 0:
-				fmt.Fprintln(w, "Colas de CUPS: ninguna")
+				fmt.Fprintf(w, "%s: %s\n", title, describe(err))
+			case len(system) == 0:
+				fmt.Fprintf(w, "%s: ninguna\n", title)
 			default:
-				fmt.Fprintln(w, "Colas de CUPS:")
-				fmt.Fprintln(w, "  COLA\tESTADO\tACEPTA\tDESCRIPCIÓN\t")
-				for _, q := range queues {
-					state := q.State
+				fmt.Fprintf(w, "%s:\n", title)
+				fmt.Fprintln(w, "  NOMBRE\tESTADO\tACEPTA\tDESCRIPCIÓN\t")
+				for _, q := range system {
+					state := printerStates[q.State]
 					if q.Reason != "" {
 						state += " (" + q.Reason + ")"
 					}
@@ -87,7 +94,7 @@ func newPrintersCommand(opts *globalOptions) *cobra.Command {
 					if q.Default {
 						mark = "(predeterminada)"
 					}
-					fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", q.Name, state, accepts, q.Info, mark)
+					fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", q.Name, state, accepts, q.Description, mark)
 				}
 			}
 			return w.Flush()
@@ -104,3 +111,7 @@ func copiesText(pr profiles.Printer) string {
 	}
 	return s
 }
+
+// printerStates names a system printer's state in Spanish.
+var printerStates = map[string]string{printer.PrinterIdle: "inactiva", printer.PrinterPrinting: "imprimiendo",
+	printer.PrinterStopped: "detenida"}

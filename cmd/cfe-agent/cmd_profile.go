@@ -77,6 +77,6 @@ func newProfileCommand(opts *globalOptions) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "perfil activo: %s\n", args[0])
 			return nil
 		},
-	})
+	}, newProfileAddCommand(opts))
 	return cmd
 }

@@ -28,6 +28,9 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			"Sin --production el PDF lleva la marca de agua de prueba, sin valor fiscal.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requiredFlag(out, "output", "indique el archivo PDF a escribir (-o SALIDA.pdf)"); err != nil {
+				return err
+			}
 			dataDir, cfg, _, err := loadConfig(*opts)
 			if err != nil {
 				return err
@@ -83,10 +86,9 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&variant, "variant", "", "template: Estandar, Rollo, Rollo58 or one of the profile's (default: the profile's format)")
-	cmd.Flags().BoolVar(&production, "production", false, "no test watermark (only for the company's own CFEs on a production profile)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "PDF file to write")
-	_ = cmd.MarkFlagRequired("output")
+	cmd.Flags().StringVar(&variant, "variant", "", "`PLANTILLA`: Estandar, Rollo, Rollo58 o una del perfil (si no se indica: el formato del perfil)")
+	cmd.Flags().BoolVar(&production, "production", false, "sin la marca de agua de prueba (solo para los CFE de la empresa con un perfil de producción)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "`ARCHIVO` PDF a escribir (obligatorio)")
 	return cmd
 }
 

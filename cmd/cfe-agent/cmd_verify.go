@@ -81,10 +81,10 @@ func newVerifyCommand(opts *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&certFiles, "cert", nil, "certificate (PEM or DER) that must have made the signature; trusted even without a chain to an accredited CA (repeat for several)")
-	cmd.Flags().BoolVar(&profileCert, "profile-cert", false, "like --cert, with the active profile's certificate (the agent's own CFEs, test ones too)")
-	cmd.Flags().BoolVar(&allowUntrusted, "allow-untrusted", false, "report a chain that reaches no accredited CA as a warning, not a failure")
-	cmd.Flags().BoolVar(&skipXSD, "skip-xsd", false, "do not run the XSD check (when xmllint is not installed)")
+	cmd.Flags().StringArrayVar(&certFiles, "cert", nil, "`CERTIFICADO` (PEM o DER) que debe haber hecho la firma; se confía en él aunque su cadena no llegue a una autoridad acreditada (repítalo para varios)")
+	cmd.Flags().BoolVar(&profileCert, "profile-cert", false, "como --cert, con el certificado del perfil activo (los CFE del propio agente, también los de prueba)")
+	cmd.Flags().BoolVar(&allowUntrusted, "allow-untrusted", false, "informa una cadena que no llega a una autoridad acreditada como advertencia, no como falla")
+	cmd.Flags().BoolVar(&skipXSD, "skip-xsd", false, "no hace la comprobación contra el XSD (cuando xmllint no está instalado)")
 	return cmd
 }
 

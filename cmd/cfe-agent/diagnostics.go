@@ -58,7 +58,7 @@ func newDiagnosticsCommand(opts *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "archive to write (default: <data dir>/diagnostics/cfe-agent-diagnostico-<date>.zip)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "`ARCHIVO` zip a escribir (si no se indica: <carpeta de datos>/diagnostics/cfe-agent-diagnostico-<fecha>.zip)")
 	return cmd
 }
 

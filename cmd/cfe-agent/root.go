@@ -19,8 +19,8 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&opts.dataDir, "data-dir", "",
-		"data directory (default: $CFE_AGENT_DATA_DIR, else <user config dir>/cfe-agent)")
-	root.PersistentFlags().StringVar(&opts.profile, "profile", "", "profile to use instead of the active one")
+		"`CARPETA` de datos (si no se indica: $CFE_AGENT_DATA_DIR, y si no, <carpeta de configuración del usuario>/cfe-agent)")
+	root.PersistentFlags().StringVar(&opts.profile, "profile", "", "`PERFIL` a usar en lugar del activo")
 
 	root.AddCommand(
 		newVerifyCommand(&opts),
@@ -37,6 +37,7 @@ func newRootCommand() *cobra.Command {
 		newRestoreCommand(&opts),
 	)
 	addServeCommands(root, &opts)
+	spanishCommandLine(root)
 	return root
 }
 

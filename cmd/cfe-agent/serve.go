@@ -40,8 +40,8 @@ const trayPreflightTimeout = 3 * time.Second
 // else headless) and adds "serve" (always headless).
 func addServeCommands(root *cobra.Command, opts *globalOptions) {
 	var so serveOptions
-	root.Flags().StringVar(&so.listen, "listen", "", "listen address, overriding the profile (e.g. 127.0.0.1:18787, 0.0.0.0:18787)")
-	root.Flags().BoolVar(&so.headless, "headless", false, "run without the tray icon")
+	root.Flags().StringVar(&so.listen, "listen", "", "`DIRECCIÓN` de escucha en lugar de la del perfil (por ejemplo 127.0.0.1:18787, 0.0.0.0:18787)")
+	root.Flags().BoolVar(&so.headless, "headless", false, "ejecuta sin el ícono de la bandeja")
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runAgent(cmd.Context(), *opts, so) }
 
 	serve := &cobra.Command{
@@ -54,7 +54,7 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 			return runAgent(cmd.Context(), *opts, s)
 		},
 	}
-	serve.Flags().StringVar(&so.listen, "listen", "", "listen address, overriding the profile")
+	serve.Flags().StringVar(&so.listen, "listen", "", "`DIRECCIÓN` de escucha en lugar de la del perfil")
 	root.AddCommand(serve)
 }
 
@@ -356,6 +356,7 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 		Issuer:         kickingIssuer{a},
 		State:          agentState{a},
 		Printing:       newPrinting(a),
+		PrinterList:    printerList{name: a.name, profile: a.profile},
 		StatusPage:     page,
 	}
 	if a.backups != nil {
@@ -389,14 +390,17 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 	var st localapi.State
 	if s.a.signer != nil {
 		c := signer.CertInfo(s.a.signer.Certificate(), now)
-		st.Certificate = &localapi.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter}
+		st.Certificate = &localapi.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter,
+			SubjectDN: c.Subject, Issuer: c.Issuer, SerialNumber: c.SerialNumber, Test: c.Test}
+	} else if s.a.certErr != nil {
+		st.CertificateError = cfe.ErrorMessage(s.a.certErr)
 	}
 	ranges, err := s.a.db.RangeStatus(ctx, today)
 	if err != nil {
 		return st, err
 	}
 	for _, r := range ranges {
-		st.CAE = append(st.CAE, localapi.CAERangeUse{Range: r.Range, Remaining: r.Remaining, Expired: r.Expired,
+		st.CAE = append(st.CAE, localapi.CAERangeUse{Range: r.Range, Used: r.Used, Remaining: r.Remaining, Expired: r.Expired,
 			NearlyUsedUp: r.NearlyUsedUp, NearExpiry: r.NearExpiry})
 	}
 	stats, err := s.a.db.Stats(ctx)
