@@ -35,7 +35,7 @@ const restoreHostedTimeout = 20 * time.Second
 func newBackupCommand(opts *globalOptions) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "backup [-o FILE]",
+		Use:   "backup [-o ARCHIVO]",
 		Short: "Hace una copia de seguridad verificada del archivo de datos, también con el agente en ejecución",
 		Long: "Copia el archivo de datos del perfil tal como estaba en un instante (los comprobantes, la cola de envíos,\n" +
 			"los rangos CAE y el diario de numeración de ese momento), la verifica y la guarda sin dejar nunca un archivo\n" +
@@ -55,7 +55,7 @@ func newBackupCommand(opts *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "the backup file (default: <data dir>/backups/<environment>/<profile>/…)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "ARCHIVO de la copia (si no se indica: <carpeta de datos>/backups/<ambiente>/<perfil>/…)")
 	return cmd
 }
 
@@ -131,7 +131,7 @@ func newRestoreCommand(opts *globalOptions) *cobra.Command {
 	var confirmed []string
 	var offline bool
 	cmd := &cobra.Command{
-		Use:   "restore FILE",
+		Use:   "restore ARCHIVO",
 		Short: "Restaura una copia de seguridad (con el agente detenido), sin volver a usar ningún número",
 		Long: "Verifica la copia (que sea una copia íntegra de este perfil, ambiente y RUC) y la pone en lugar del archivo\n" +
 			"de datos, que se conserva con la fecha en el nombre. Si la copia está atrás de la numeración ya usada\n" +
@@ -148,8 +148,8 @@ func newRestoreCommand(opts *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&confirmed, "confirmar-numeros-usados", nil,
-		"TIPO:SERIE:NUMERO, the last number of the serie used since the backup (repeat per serie)")
-	cmd.Flags().BoolVar(&offline, "sin-servicio", false, "do not ask the hosted service for its last numbers")
+		"TIPO:SERIE:NUMERO, el último número de la serie usado desde la copia (una vez por serie)")
+	cmd.Flags().BoolVar(&offline, "sin-servicio", false, "no consultar al servicio en la nube sus últimos números")
 	return cmd
 }
 
