@@ -117,6 +117,7 @@ type Server struct {
 	listen netip.AddrPort // as configured; the port may be 0
 
 	handler http.Handler
+	router  *mux.Router // the routes, for the description's test (openapi_routes_internal_test.go)
 	// shapes maps a route path to the writer of its error bodies; paths not
 	// listed use writePlainError.
 	shapes map[string]errorWriter
@@ -185,6 +186,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerBackupRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later.
+	s.router = r
 	s.handler = s.secure(r)
 	return s
 }
