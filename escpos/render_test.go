@@ -2,6 +2,7 @@ package escpos
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/png"
 	"os"
@@ -272,7 +273,7 @@ func TestOptions_Validate(t *testing.T) {
 			continue
 		}
 		var fields []string
-		if e, ok := err.(*cfe.Error); ok && e.Code == cfe.EINVALID {
+		if e := (*cfe.Error)(nil); errors.As(err, &e) && e.Code == cfe.EINVALID {
 			for _, f := range e.Fields {
 				fields = append(fields, f.Campo)
 			}

@@ -3,6 +3,7 @@ package printer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -168,9 +169,7 @@ func TestManager_PrintRaw(t *testing.T) {
 }
 
 func errorAs(err error, e **cfe.Error) bool {
-	ce, ok := err.(*cfe.Error)
-	*e = ce
-	return ok
+	return errors.As(err, e)
 }
 
 // TestTCP_Check connects and asks the status without printing.
