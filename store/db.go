@@ -109,6 +109,8 @@ type DB struct {
 
 	room *headroom // written space past the data; used by the committer only
 
+	codec xmlCodec // the current dictionary of the signed XML (xmlcodec.go)
+
 	files  []*os.File                // bbolt's open files (damage.go)
 	broken atomic.Pointer[cfe.Error] // set by the first panic recovered from bbolt (damage.go)
 
@@ -240,6 +242,9 @@ func (db *DB) init() error {
 		if err != nil {
 			return err
 		}
+		if err := db.codec.load(tx); err != nil {
+			return err
+		}
 		db.pending.Store(int64(tx.Bucket(bucketOutbox).Stats().KeyN))
 		db.rejected.Store(int64(tx.Bucket(bucketRejected).Stats().KeyN))
 		return tx.Bucket(bucketCounters).ForEach(func(_, v []byte) error {
@@ -312,6 +317,11 @@ func (db *DB) upgrade() error {
 	if from == 1 {
 		if err := db.migrateV1(); err != nil {
 			return fmt.Errorf("migrate schema 1: %w", err)
+		}
+	}
+	if from == 1 || from == 2 {
+		if err := db.migrateV2(); err != nil {
+			return fmt.Errorf("migrate schema 2: %w", err)
 		}
 	}
 	return db.bolt.Update(func(tx *bolt.Tx) error {

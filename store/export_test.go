@@ -33,3 +33,7 @@ var CheckTree = checkTree
 func CheckPages(db *DB) error {
 	return db.bolt.View(checkPages)
 }
+
+// DecodeXML is decodeXML: the signed XML of a value of the xml bucket, in
+// either stored form.
+var DecodeXML = decodeXML

@@ -197,7 +197,9 @@ func getIssued(tx *bolt.Tx, op, uuid string) (*issuedRecord, error) {
 	if xml == nil {
 		return nil, fmt.Errorf("cfe %s: no signed XML under commit sequence %d", uuid, rec.OutboxSeq)
 	}
-	rec.XML = bytes.Clone(xml) // bbolt's memory is valid only inside tx
+	if rec.XML, err = decodeXML(tx, xml); err != nil { // a new slice: bbolt's memory is valid only inside tx
+		return nil, fmt.Errorf("cfe %s: %w", uuid, err)
+	}
 	return &rec, nil
 }
 
