@@ -110,6 +110,7 @@ type DB struct {
 	room *headroom // written space past the data; used by the committer only
 
 	codec xmlCodec // the current dictionary of the signed XML (xmlcodec.go)
+	arch  archives // yearly archives opened for reading (archive.go)
 
 	files  []*os.File                // bbolt's open files (damage.go)
 	broken atomic.Pointer[cfe.Error] // set by the first panic recovered from bbolt (damage.go)
@@ -358,7 +359,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closeJournal()
-	return db.bolt.Close()
+	return errors.Join(db.closeArchives(), db.bolt.Close())
 }
 
 // view runs fn in a read transaction, mapping failures to *cfe.Error.
