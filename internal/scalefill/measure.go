@@ -18,8 +18,11 @@ import (
 
 // Measures are what Measure finds on a filled store.
 type Measures struct {
-	N           int
-	FileBytes   int64
+	N         int
+	FileBytes int64 // the file's size
+	// DiskBytes is the space it takes on disk; BytesPerCFE is DiskBytes per
+	// CFE.
+	DiskBytes   int64
 	BytesPerCFE float64
 	// Open is store.Open (its checks of the whole file included); Start is
 	// Open plus the first state (what the agent reads for its first
@@ -51,8 +54,8 @@ func Measure(ctx context.Context, path string, plan Plan, g *Generator, opts sto
 	if err != nil {
 		return m, err
 	}
-	m.FileBytes = fi.Size()
-	m.BytesPerCFE = float64(fi.Size()) / float64(plan.N)
+	m.FileBytes, m.DiskBytes = fi.Size(), diskBytes(fi)
+	m.BytesPerCFE = float64(m.DiskBytes) / float64(plan.N)
 	today := plan.Last()
 	if opts.Now == nil {
 		_, end := plan.Day(plan.N - 1)
@@ -181,7 +184,7 @@ func rssKB(name string) int64 {
 func (m Measures) Row() string {
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64) }
 	mb := func(kb int64) string { return strconv.FormatFloat(float64(kb)/1024, 'f', 0, 64) }
-	return fmt.Sprintf("| %d | %.0f MB | %.0f | %s | %s | %s | %s | %s | %s (%d CFEs) | %s / %s MB | %s / %s MB |",
-		m.N, float64(m.FileBytes)/1e6, m.BytesPerCFE, ms(m.Open), ms(m.Start), ms(m.State), ms(m.LookupUUID),
+	return fmt.Sprintf("| %d | %.0f / %.0f MB | %.0f | %s | %s | %s | %s | %s | %s (%d CFEs) | %s / %s MB | %s / %s MB |",
+		m.N, float64(m.FileBytes)/1e6, float64(m.DiskBytes)/1e6, m.BytesPerCFE, ms(m.Open), ms(m.Start), ms(m.State), ms(m.LookupUUID),
 		ms(m.LookupFolio), ms(m.DayScan), m.DayCFEs, mb(m.RSSIdle), mb(m.RSSAfterScan), mb(m.AnonIdle), mb(m.AnonAfterScan))
 }

@@ -107,7 +107,7 @@ func TestScale(t *testing.T) {
 	if d := os.Getenv("CFE_SCALE_DIR"); d != "" {
 		base = d
 	}
-	t.Log("| CFEs | file | bytes/CFE | open ms | start ms | /state ms | uuid ms | folio ms | day scan ms | RSS idle / after scan | of which anonymous |")
+	t.Log("| CFEs | file size / on disk | bytes/CFE on disk | open ms | start ms | /state ms | uuid ms | folio ms | day scan ms | RSS idle / after scan | of which anonymous |")
 	for _, n := range sizes {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			dir, err := os.MkdirTemp(base, "scale-")
