@@ -106,7 +106,7 @@ func (db *DB) migrateV2() error {
 				}
 				back, err := decodeXML(tx, e.value)
 				if err != nil || !bytes.Equal(back, kv[1]) {
-					return fmt.Errorf("xml %d: compressed form does not read back exactly: %v", seqOf(kv[0]), err)
+					return fmt.Errorf("xml %d: compressed form does not read back exactly (%w)", seqOf(kv[0]), err)
 				}
 			}
 			after, more = next, next != nil

@@ -3,6 +3,7 @@ package scalefill
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -48,7 +49,7 @@ type Measures struct {
 // Measure opens the store at path (filled by plan with g) and measures it.
 // It checks what it reads: each lookup must return the generated CFE with
 // its exact XML, the day scan every CFE of the day in order.
-func Measure(ctx context.Context, path string, plan Plan, g *Generator, opts store.Options) (Measures, error) {
+func Measure(ctx context.Context, path string, plan Plan, g *Generator, opts store.Options) (_ Measures, err error) {
 	m := Measures{N: plan.N}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -67,7 +68,7 @@ func Measure(ctx context.Context, path string, plan Plan, g *Generator, opts sto
 	if err != nil {
 		return m, err
 	}
-	defer db.Close()
+	defer func() { err = errors.Join(err, db.Close()) }()
 	m.Open = time.Since(t0)
 	if err := state(ctx, db, today); err != nil {
 		return m, err

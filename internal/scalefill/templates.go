@@ -3,6 +3,7 @@ package scalefill
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ var items = []struct {
 // generated test certificate of Company, DGI's test CAE ranges) in a store in
 // dir: sales of 1 to 9 lines, with and without a payment line. They are what
 // Generator varies.
-func Templates(ctx context.Context, dir string, n int, at time.Time) ([]*cfe.Issued, error) {
+func Templates(ctx context.Context, dir string, n int, at time.Time) (_ []*cfe.Issued, err error) {
 	creds, err := signer.GenerateTestCertificate(Company.RUCEmisor, Company.RznSoc, at)
 	if err != nil {
 		return nil, err
@@ -49,7 +50,7 @@ func Templates(ctx context.Context, dir string, n int, at time.Time) ([]*cfe.Iss
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer func() { err = errors.Join(err, db.Close()) }()
 	for _, r := range signer.SandboxRanges(Company.RUCEmisor, cfe.DateOf(at.In(cfe.Montevideo))) {
 		if err := db.PutRange(ctx, r); err != nil {
 			return nil, err
