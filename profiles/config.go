@@ -55,6 +55,7 @@ type Profile struct {
 	DefaultPrinter string             `yaml:"default_printer,omitempty"`
 	Print          Print              `yaml:"print"`
 	Hosted         Hosted             `yaml:"hosted"`
+	Archive        Archive            `yaml:"archive,omitempty"`
 }
 
 // Company is the issuing company as DGI knows it; see Profile.Emisor.

@@ -118,6 +118,7 @@ func (v *validator) profile(at string, p Profile) {
 	v.tax(at+".tax", p.Tax)
 	v.printers(at, p)
 	v.print(at+".print", p.Print)
+	v.archive(at+".archive", p.Archive)
 	v.hosted(at+".hosted", p.Environment, p.Hosted)
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/store"
 )
 
 // newArchiveCommand is "archive": move the delivered CFEs of previous years
@@ -22,14 +21,15 @@ func newArchiveCommand(opts *globalOptions) *cobra.Command {
 		Use:   "archive [--antes AAAA-MM-DD]",
 		Short: "Mueve los CFE de años anteriores ya entregados a archivos históricos anuales",
 		Long: "Mueve los CFE firmados antes de --antes (por defecto, el 1 de enero del año en curso: los años " +
-			"anteriores) del archivo de datos del agente a un archivo histórico por año de firma, junto a él " +
+			"anteriores; con archive.keep_years en el perfil, los años que este no conserva) del archivo de datos del agente a un archivo histórico por año de firma, junto a él " +
 			"(<perfil>-archive-<año>.db). Solo se mueven CFE que el servicio ya aceptó: uno pendiente de envío o " +
 			"rechazado se queda, y con él los números siguientes de su serie. Los CFE movidos se siguen " +
 			"encontrando para reimprimir, sobres y verificaciones. Se puede interrumpir y volver a ejecutar. " +
-			"El agente no debe estar en ejecución (usa su base de datos).",
+			"El agente no debe estar en ejecución (usa su base de datos); en ejecución, lo hace una vez al día " +
+			"(salvo archive.disabled en el perfil).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			day := store.DefaultArchiveBefore(time.Now())
+			var day cfe.Date
 			if before != "" {
 				var err error
 				if day, err = cfe.ParseDate(before); err != nil {
@@ -41,6 +41,9 @@ func newArchiveCommand(opts *globalOptions) *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			if day.IsZero() {
+				day = a.profile.Archive.Before(time.Now())
+			}
 			res, err := a.db.Archive(cmd.Context(), day)
 			if err != nil {
 				return err
@@ -61,6 +64,6 @@ func newArchiveCommand(opts *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&before, "antes", "", "move CFEs signed before this date (YYYY-MM-DD, Montevideo; default: January 1 of this year)")
+	cmd.Flags().StringVar(&before, "antes", "", "move CFEs signed before this date (YYYY-MM-DD, Montevideo; default: January 1 of the oldest year the profile keeps, archive.keep_years, 1 by default)")
 	return cmd
 }
