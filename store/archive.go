@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
@@ -78,8 +79,27 @@ type ArchiveResult struct {
 
 // archives are the yearly archive files a DB has opened for reading.
 type archives struct {
-	mu   sync.Mutex
-	open map[int]*bolt.DB
+	mu     sync.Mutex
+	open   map[int]*bolt.DB
+	failed map[int]error // archives that could not be opened: damaged (not tried again)
+	warmed chan struct{} // closed when warmArchives is done
+}
+
+// warmArchives opens (and checks) the archives in the background after
+// Open: the first open of an archive reads all of it, and every new sale's
+// uuid is looked up in the archives (the issuer's idempotency check), so
+// the first sale after a start should not be the one that pays for it. It
+// stops early when the DB closes.
+func (db *DB) warmArchives() {
+	defer close(db.arch.warmed)
+	for _, year := range db.archiveYears() {
+		select {
+		case <-db.quit:
+			return
+		default:
+		}
+		_ = db.viewArchive("store.Open", year, func(*bolt.Tx) error { return nil }) // a damaged one answers its error at lookup
+	}
 }
 
 // Archive moves the delivered CFEs signed before day before to the yearly
@@ -359,20 +379,34 @@ func (db *DB) viewArchive(op string, year int, fn func(*bolt.Tx) error) error {
 	defer db.arch.mu.Unlock()
 	adb := db.arch.open[year]
 	path := db.ArchivePath(year)
+	if err := db.arch.failed[year]; err != nil {
+		return err
+	}
 	if adb == nil {
-		if err := checkFileSize(path); err != nil {
-			return err
+		err := checkFileSize(path)
+		if err == nil {
+			if err = checkTree(path); err != nil {
+				err = damaged(op, path, err)
+			}
 		}
-		if err := checkTree(path); err != nil {
-			return damaged(op, path, err)
+		if err == nil {
+			err = guard(func() error {
+				var err error
+				adb, err = bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: db.opts.LockTimeout})
+				return err
+			})
+			if err != nil && !errors.Is(err, berrors.ErrTimeout) {
+				err = damaged(op, path, err)
+			}
 		}
-		err := guard(func() error {
-			var err error
-			adb, err = bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: db.opts.LockTimeout})
-			return err
-		})
 		if err != nil {
-			return damaged(op, path, err)
+			if !errors.Is(err, berrors.ErrTimeout) {
+				if db.arch.failed == nil {
+					db.arch.failed = map[int]error{}
+				}
+				db.arch.failed[year] = err
+			}
+			return err
 		}
 		if db.arch.open == nil {
 			db.arch.open = map[int]*bolt.DB{}
@@ -381,7 +415,10 @@ func (db *DB) viewArchive(op string, year int, fn func(*bolt.Tx) error) error {
 	}
 	err := guard(func() error { return adb.View(fn) })
 	if isDamage(err) {
-		return damaged(op, path, err)
+		err = damaged(op, path, err)
+		db.arch.failed[year] = err
+		delete(db.arch.open, year)
+		closeBolt(adb, nil)
 	}
 	return err
 }
@@ -399,8 +436,13 @@ func (db *DB) closeArchives() error {
 }
 
 // findArchived looks uuid up in the archives (when byNumber is nil), or the
-// number key byNumber, newest archive first; nil when none holds it.
+// number key byNumber, newest archive first; nil when none holds it. An
+// archive that cannot be read is skipped: the issuer looks every new sale's
+// uuid up here, and a damaged archive of a past year must not stop the shop
+// from signing. Its error is returned, as the reason, only when no other
+// file holds the CFE.
 func (db *DB) findArchived(op string, uuid string, byNumber []byte) (*cfe.Issued, error) {
+	var unreadable error
 	for _, year := range db.archiveYears() {
 		var out *cfe.Issued
 		err := db.viewArchive(op, year, func(tx *bolt.Tx) error {
@@ -421,9 +463,17 @@ func (db *DB) findArchived(op string, uuid string, byNumber []byte) (*cfe.Issued
 			}
 			return err
 		})
+		if err != nil && cfe.ErrorCode(err) != cfe.ENOTFOUND {
+			unreadable = err
+			continue
+		}
 		if err != nil || out != nil {
 			return out, asError(op, err)
 		}
+	}
+	if unreadable != nil {
+		return nil, &cfe.Error{Code: cfe.ENOTFOUND, Op: op, Err: unreadable,
+			Message: "no se encontró el comprobante; " + cfe.ErrorMessage(unreadable)}
 	}
 	return nil, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -262,5 +263,68 @@ func TestDB_ArchiveCrash(t *testing.T) {
 	}
 	if st, err := db.Stats(ctx); err != nil || st.CFEs != int64(len(all)) {
 		t.Errorf("Stats after the re-run: %+v, %v", st, err)
+	}
+}
+
+// TestDB_ArchiveDamaged: a damaged archive does not stop signing (every
+// new sale's uuid is looked up in the archives); a lookup of one of its CFEs
+// says why it is not found, and a list that needs it fails.
+func TestDB_ArchiveDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	var now time.Time
+	db, all := threeYears(t, path, &now)
+	if _, err := db.Archive(ctx, store.DefaultArchiveBefore(now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(filepath.Dir(path), "agent-archive-2024.db")
+	fi, err := os.Stat(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(arch, fi.Size()/2); err != nil { // cut partway, as a failing copy leaves it
+		t.Fatal(err)
+	}
+	db, err = store.Open(path, store.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var of2024, of2025 *cfe.Issued
+	for _, c := range all {
+		switch {
+		case of2024 == nil && c.TmstFirma.Year() == 2024:
+			of2024 = c
+		case of2025 == nil && c.TmstFirma.Year() == 2025:
+			of2025 = c
+		}
+	}
+	if got, err := db.FindByUUID(ctx, of2025.UUID); err != nil {
+		t.Fatalf("a CFE of the healthy 2025 archive: %v", err)
+	} else {
+		sameIssued(t, got, of2025)
+	}
+	_, err = db.FindByUUID(ctx, of2024.UUID)
+	if ce := wantCode(t, err, cfe.ENOTFOUND); !strings.Contains(ce.Message, "agent-archive-2024.db") {
+		t.Errorf("a CFE of the damaged archive: %q, want the archive named", ce.Message)
+	}
+	if _, err := db.FindByNumber(ctx, of2024.Type, of2024.Serie, of2024.Nro); cfe.ErrorCode(err) != cfe.ENOTFOUND {
+		t.Errorf("FindByNumber in the damaged archive: %v", err)
+	}
+	// Signing goes on: the issuer's lookup of a new uuid answers ENOTFOUND.
+	if _, err := db.FindByUUID(ctx, "new-sale"); cfe.ErrorCode(err) != cfe.ENOTFOUND {
+		t.Fatalf("a new uuid beside a damaged archive: %v, want ENOTFOUND", err)
+	}
+	r, err := db.Reserve(ctx, cfe.ETicket, cfe.DateOf(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(ctx, r, issuedFor(r, "new-sale", now)); err != nil {
+		t.Fatalf("signing beside a damaged archive: %v", err)
+	}
+	if _, err := db.ListByDate(ctx, cfe.Date{Year: 2024, Month: time.January, Day: 1}, cfe.DateOf(now), 1000); err == nil {
+		t.Error("a list over the damaged year answered without error")
 	}
 }

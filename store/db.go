@@ -212,6 +212,8 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db.room = newHeadroom(file, used)
 	go db.runCommitter()
+	db.arch.warmed = make(chan struct{})
+	go db.warmArchives()
 	return db, nil
 }
 
@@ -351,6 +353,7 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	close(db.quit)
 	<-db.committerDone
+	<-db.arch.warmed
 	if db.broken.Load() != nil {
 		// A damaged file: bbolt is not called again, and the journal is
 		// left as the last commit wrote it (not clean), so a new file
