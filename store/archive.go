@@ -42,7 +42,14 @@ import (
 // (a bbolt commit), and only then deleted from the live file in one
 // transaction, which first checks that each record is still the one copied.
 // A crash between the two leaves the CFEs in both files; the next run copies
-// them again (the same bytes) and deletes them.
+// them again (the same bytes) and deletes them, and lists show each once
+// meanwhile.
+//
+// An archive is checked page by page (checkTree) the first time it is
+// opened, in the background after Open (warmArchives). One that is damaged
+// is skipped by lookups, which then say so in their ENOTFOUND: the issuer
+// looks every new sale's uuid up, and a damaged file of a past year must not
+// stop the shop from signing. A list or count that needs it fails.
 
 // archiveBatch is how many CFEs Archive moves per pair of transactions.
 var archiveBatch = 2000
