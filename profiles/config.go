@@ -56,6 +56,7 @@ type Profile struct {
 	Print          Print              `yaml:"print"`
 	Hosted         Hosted             `yaml:"hosted"`
 	Backup         Backup             `yaml:"backup,omitempty"`
+	Archive        Archive            `yaml:"archive,omitempty"`
 }
 
 // Company is the issuing company as DGI knows it; see Profile.Emisor.

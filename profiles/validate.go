@@ -119,6 +119,7 @@ func (v *validator) profile(at string, p Profile) {
 	v.backup(at+".backup", p.Backup)
 	v.printers(at, p)
 	v.print(at+".print", p.Print)
+	v.archive(at+".archive", p.Archive)
 	v.hosted(at+".hosted", p.Environment, p.Hosted)
 }
 

@@ -282,7 +282,7 @@ func putCommit(tx *bolt.Tx, rec *issuedRecord, now time.Time) error {
 	if err := putRecord(tx, rec); err != nil {
 		return err
 	}
-	if err := appendOnly(tx, bucketXML).Put(seqBytes(seq), rec.XML); err != nil {
+	if err := putXML(tx, seqBytes(seq), rec.zxml); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bucketByNumber).Put(numberKey(k, rec.Nro), uuid); err != nil {

@@ -110,6 +110,9 @@ type DB struct {
 
 	room *headroom // written space past the data; used by the committer only
 
+	codec xmlCodec // the current dictionary of the signed XML (xmlcodec.go)
+	arch  archives // yearly archives opened for reading (archive.go)
+
 	files  []*os.File                // bbolt's open files (damage.go)
 	broken atomic.Pointer[cfe.Error] // set by the first panic recovered from bbolt (damage.go)
 
@@ -227,6 +230,8 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db.room = newHeadroom(file, used)
 	go db.runCommitter()
+	db.arch.warmed = make(chan struct{})
+	go db.warmArchives()
 	return db, nil
 }
 
@@ -256,6 +261,9 @@ func (db *DB) init() error {
 			return nil
 		})
 		if err != nil {
+			return err
+		}
+		if err := db.codec.load(tx); err != nil {
 			return err
 		}
 		db.pending.Store(int64(tx.Bucket(bucketOutbox).Stats().KeyN))
@@ -332,6 +340,11 @@ func (db *DB) upgrade() error {
 			return fmt.Errorf("migrate schema 1: %w", err)
 		}
 	}
+	if from == 1 || from == 2 {
+		if err := db.migrateV2(); err != nil {
+			return fmt.Errorf("migrate schema 2: %w", err)
+		}
+	}
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(schemaVersion)))
 	})
@@ -358,6 +371,7 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	close(db.quit)
 	<-db.committerDone
+	<-db.arch.warmed
 	if db.broken.Load() != nil {
 		// A damaged file: bbolt is not called again, and the journal is
 		// left as the last commit wrote it (not clean), so a new file
@@ -366,7 +380,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closeJournal()
-	return db.bolt.Close()
+	return errors.Join(db.closeArchives(), db.bolt.Close())
 }
 
 // view runs fn in a read transaction, mapping failures to *cfe.Error.

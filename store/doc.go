@@ -85,18 +85,30 @@
 // field cannot silently change what is on disk. JSON keeps the file readable
 // with the bbolt command-line tool, tolerates added fields, and carries
 // decimal amounts as exact strings. The signed XML is the exception: it is
-// stored as it is, apart from its record, in an append-only bucket. The file
-// carries a schema version (meta bucket); Open refuses a file written by a
-// newer schema and migrates an older one (migrate.go).
+// stored apart from its record, in an append-only bucket, compressed with
+// zstd and a dictionary made of one of the file's own CFEs, with a CRC-32C
+// of the signed bytes that every read checks (xmlcodec.go): a read returns
+// the exact signed bytes or an error. The file carries a schema version
+// (meta bucket); Open refuses a file written by a newer schema and migrates
+// an older one (migrate.go: schema 1 kept the XML in the record, schema 2
+// uncompressed).
 //
 // Buckets: meta (schema version), ranges (by range ID), counters (last
 // committed number by type and serie), cfes (by uuid; this record is also the
 // idempotency entry: it holds the request hash, the number and the commit
-// sequence), xml (commit sequence → the signed XML as it is), by_number
+// sequence), xml (commit sequence → the compressed signed XML), by_number
 // (type/serie/number → uuid), by_time (signature time in Montevideo, then
 // type/serie/number → uuid), outbox (commit sequence → pending delivery),
 // rejected (deliveries the hosted service refused for good) and audit (sequence
 // → JSON event).
+//
+// # Years of CFEs
+//
+// Archive moves the delivered CFEs of previous years to one read-only file
+// per year beside the store (archive.go); lookups, lists, counts and range
+// status read them too, so the live file holds about a year. BulkLoad
+// commits many signed CFEs in one transaction through Commit's own checks
+// and writes, for the scale tool (internal/scalefill).
 //
 // On ext4 and XFS the committer keeps some written zeros in the file past the
 // data (headroom.go), so that commits overwrite allocated blocks instead of

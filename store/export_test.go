@@ -33,3 +33,22 @@ var CheckTree = checkTree
 func CheckPages(db *DB) error {
 	return db.bolt.View(checkPages)
 }
+
+// DecodeXML is decodeXML: the signed XML of a value of the xml bucket, in
+// either stored form.
+var DecodeXML = decodeXML
+
+// FailAfterArchiveWrite makes Archive stop with err after writing its first
+// batch to the archives, before deleting it from the live file, until the
+// test ends.
+func FailAfterArchiveWrite(t interface{ Cleanup(func()) }, err error) {
+	afterArchiveWrite = func() error { return err }
+	t.Cleanup(func() { afterArchiveWrite = nil })
+}
+
+// SetArchiveBatch makes Archive move n CFEs per batch until the test ends.
+func SetArchiveBatch(t interface{ Cleanup(func()) }, n int) {
+	old := archiveBatch
+	archiveBatch = n
+	t.Cleanup(func() { archiveBatch = old })
+}

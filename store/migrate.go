@@ -78,3 +78,42 @@ func migrateRecordV1(tx *bolt.Tx, uuid, v []byte) error {
 	}
 	return putRecord(tx, &rec)
 }
+
+// migrateV2 compresses the signed XML of schema-2 files, stored as it was
+// signed, in place (xmlcodec.go). Each value is compressed, decompressed
+// again and compared with the original before it replaces it. Like
+// migrateV1 it may be interrupted anywhere and run again: a value already
+// compressed is left alone.
+func (db *DB) migrateV2() error {
+	if err := db.bolt.View(db.codec.load); err != nil {
+		return err
+	}
+	var after []byte
+	for {
+		var more bool
+		err := db.bolt.Update(func(tx *bolt.Tx) error {
+			batch, next := readAfter(tx.Bucket(bucketXML), after, migrateBatch)
+			for _, kv := range batch {
+				if len(kv[1]) > 0 && kv[1][0] == xmlCompressed {
+					continue // already compressed
+				}
+				e, err := db.codec.encode(kv[1])
+				if err != nil {
+					return err
+				}
+				if err := putXML(tx, kv[0], e); err != nil {
+					return err
+				}
+				back, err := decodeXML(tx, e.value)
+				if err != nil || !bytes.Equal(back, kv[1]) {
+					return fmt.Errorf("xml %d: compressed form does not read back exactly (%w)", seqOf(kv[0]), err)
+				}
+			}
+			after, more = next, next != nil
+			return nil
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+}

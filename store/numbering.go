@@ -321,6 +321,14 @@ func (db *DB) Commit(ctx context.Context, r *cfe.Reservation, doc *cfe.Issued) e
 	}
 	rec := toIssuedRecord(doc)
 	rec.Delivery = deliveryRecord{State: cfe.DeliveryPending}
+	// Compressed here, in the caller's goroutine, not in the committer's
+	// transaction.
+	zxml, err := db.codec.encode(doc.XML)
+	if err != nil {
+		db.Release(r)
+		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo comprimir el comprobante firmado", Err: err}
+	}
+	rec.zxml = zxml
 
 	db.mu.Lock()
 	q, s := db.slotOf(r)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -12,7 +13,8 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
-// FindByUUID returns the CFE stored under uuid.
+// FindByUUID returns the CFE stored under uuid, in the live file or a
+// yearly archive.
 //
 // Errors: ENOTFOUND when there is none; EINVALID for an empty uuid;
 // EUNAVAILABLE when ctx is done.
@@ -29,6 +31,11 @@ func (db *DB) FindByUUID(ctx context.Context, uuid string) (*cfe.Issued, error) 
 		}
 		return err
 	})
+	if cfe.ErrorCode(err) == cfe.ENOTFOUND {
+		if a, aerr := db.findArchived(op, uuid, nil); aerr != nil || a != nil {
+			return a, aerr
+		}
+	}
 	return out, err
 }
 
@@ -49,11 +56,17 @@ func (db *DB) FindByNumber(ctx context.Context, t cfe.Type, serie string, nro in
 		}
 		return err
 	})
+	if cfe.ErrorCode(err) == cfe.ENOTFOUND {
+		if a, aerr := db.findArchived(op, "", numberKey(seqKey{t, serie}, nro)); aerr != nil || a != nil {
+			return a, aerr
+		}
+	}
 	return out, err
 }
 
 // ListByDate returns up to limit CFEs signed from day from to day to
-// (inclusive, Montevideo dates), by signature time.
+// (inclusive, Montevideo dates), by signature time, from the live file and
+// the yearly archives.
 //
 // Errors: EINVALID for a missing or reversed date or a limit that is not
 // positive; EUNAVAILABLE when ctx is done.
@@ -75,19 +88,37 @@ func (db *DB) ListByDate(ctx context.Context, from, to cfe.Date, limit int) ([]*
 		return nil, invalid(op, fs...)
 	}
 	end := []byte(to.AddDays(1).String())
-	var out []*cfe.Issued
-	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+	// Archived CFEs are older than the live ones of their days, but a CFE
+	// that was not yet delivered stays live among them: merge by time.
+	list, _, err := db.listArchived(op, from, to, limit, false)
+	if err != nil {
+		return nil, err
+	}
+	err = db.view(ctx, op, func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketByTime).Cursor()
-		for k, uuid := c.Seek([]byte(from.String())); k != nil && bytes.Compare(k, end) < 0 && len(out) < limit; k, uuid = c.Next() {
+		got := 0
+		for k, uuid := c.Seek([]byte(from.String())); k != nil && bytes.Compare(k, end) < 0 && got < limit; k, uuid = c.Next() {
 			rec, err := getIssued(tx, op, string(uuid))
 			if err != nil {
 				return err
 			}
-			out = append(out, rec.domain())
+			list = append(list, keyed{bytes.Clone(k), rec.domain()})
+			got++
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(list, func(a, b keyed) int { return bytes.Compare(a.key, b.key) })
+	// A CFE is in an archive and the live file at once between the two
+	// steps of a move that a crash interrupted: list it once.
+	list = slices.CompactFunc(list, func(a, b keyed) bool { return bytes.Equal(a.key, b.key) })
+	out := make([]*cfe.Issued, 0, min(limit, len(list)))
+	for _, k := range list[:min(limit, len(list))] {
+		out = append(out, k.cfe)
+	}
+	return out, nil
 }
 
 // CountByDate counts the CFEs signed from day from to day to (inclusive,
@@ -100,8 +131,11 @@ func (db *DB) CountByDate(ctx context.Context, from, to cfe.Date) (int, error) {
 		return 0, invalid(op, field("fechas", "desde y hasta son obligatorias y hasta no puede ser anterior a desde"))
 	}
 	end := []byte(to.AddDays(1).String())
-	n := 0
-	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+	_, n, err := db.listArchived(op, from, to, 0, true)
+	if err != nil {
+		return 0, err
+	}
+	err = db.view(ctx, op, func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketByTime).Cursor()
 		for k, _ := c.Seek([]byte(from.String())); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
 			n++
@@ -197,7 +231,9 @@ func getIssued(tx *bolt.Tx, op, uuid string) (*issuedRecord, error) {
 	if xml == nil {
 		return nil, fmt.Errorf("cfe %s: no signed XML under commit sequence %d", uuid, rec.OutboxSeq)
 	}
-	rec.XML = bytes.Clone(xml) // bbolt's memory is valid only inside tx
+	if rec.XML, err = decodeXML(tx, xml); err != nil { // a new slice: bbolt's memory is valid only inside tx
+		return nil, fmt.Errorf("cfe %s: %w", uuid, err)
+	}
 	return &rec, nil
 }
 

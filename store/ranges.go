@@ -173,6 +173,12 @@ func (db *DB) rangeStatus(tx *bolt.Tx, r cfe.CAERange, today cfe.Date) (RangeSta
 // before the first commit in the range), so the first and last committed ones
 // give the count.
 func usedIn(tx *bolt.Tx, k seqKey, r cfe.CAERange) int64 {
+	// The numbers moved to yearly archives are counted apart; the live
+	// ones of a range are one run (archive.go).
+	return liveIn(tx, k, r) + archivedIn(tx, r.ID)
+}
+
+func liveIn(tx *bolt.Tx, k seqKey, r cfe.CAERange) int64 {
 	lo, hi := numberKey(k, r.DNro), numberKey(k, r.HNro)
 	c := tx.Bucket(bucketByNumber).Cursor()
 	first, _ := c.Seek(lo)

@@ -15,8 +15,8 @@ import (
 // way older code could not read.
 //
 // Version 2 moved the signed XML out of the CFE record into the xml bucket
-// (see migrateV1).
-const schemaVersion = 2
+// (see migrateV1); version 3 stores it compressed (xmlcodec.go, migrateV2).
+const schemaVersion = 3
 
 var (
 	bucketMeta     = []byte("meta")
@@ -128,6 +128,8 @@ type issuedRecord struct {
 	Delivery     deliveryRecord  `json:"delivery"`
 	CommittedAt  time.Time       `json:"committed_at"`
 	OutboxSeq    uint64          `json:"outbox_seq"` // commit sequence
+
+	zxml encodedXML // XML compressed by Commit, written by putCommit
 }
 
 type caeRecord struct {

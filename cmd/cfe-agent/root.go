@@ -26,6 +26,7 @@ func newRootCommand() *cobra.Command {
 		newVerifyCommand(&opts),
 		newCAECommand(&opts),
 		newEnvelopeCommand(&opts),
+		newArchiveCommand(&opts),
 		newCertCommand(&opts),
 		newProfileCommand(&opts),
 		newDoctorCommand(&opts),

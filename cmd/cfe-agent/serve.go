@@ -182,6 +182,7 @@ func (r *runner) open(ctx context.Context) error {
 		s.done.Go(func() { settle(bg) })
 	}
 	s.done.Go(func() { a.backups.Run(bg) })
+	s.done.Go(func() { runArchiver(bg, a, r.log) })
 	r.cur = s
 	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
 	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now(), AdminToken: a.adminToken}); err != nil {

@@ -1,0 +1,5 @@
+//go:build race
+
+package scalefill_test
+
+const raceEnabled = true
