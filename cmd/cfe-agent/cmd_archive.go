@@ -64,6 +64,6 @@ func newArchiveCommand(opts *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&before, "antes", "", "move CFEs signed before this date (YYYY-MM-DD, Montevideo; default: January 1 of the oldest year the profile keeps, archive.keep_years, 1 by default)")
+	cmd.Flags().StringVar(&before, "antes", "", "mover los CFE firmados antes de esta fecha (AAAA-MM-DD, hora de Montevideo; si no se indica: el 1 de enero del año más antiguo que el perfil conserva, archive.keep_years, 1 si no se indica)")
 	return cmd
 }
