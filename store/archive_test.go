@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -327,4 +328,59 @@ func TestDB_ArchiveDamaged(t *testing.T) {
 	if _, err := db.ListByDate(ctx, cfe.Date{Year: 2024, Month: time.January, Day: 1}, cfe.DateOf(now), 1000); err == nil {
 		t.Error("a list over the damaged year answered without error")
 	}
+}
+
+// TestDB_BackupArchives: the yearly archives are copied into a backup folder
+// with every key and value of the archive, and a copy already up to date is
+// not written again.
+func TestDB_BackupArchives(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	var now time.Time
+	db, _ := threeYears(t, path, &now)
+	if _, err := db.Archive(ctx, store.DefaultArchiveBefore(now)); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "otro-disco")
+	written, err := db.BackupArchives(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != 2 {
+		t.Fatalf("written %v, want the archives of 2024 and 2025", written)
+	}
+	for _, y := range []int{2024, 2025} {
+		name := fmt.Sprintf("agent-archive-%d.db", y)
+		src, cp := dumpBolt(t, db.ArchivePath(y)), dumpBolt(t, filepath.Join(dir, name))
+		if len(src) == 0 || !maps.Equal(src, cp) {
+			t.Errorf("%s: the copy holds %d keys, the archive %d, or they differ", name, len(cp), len(src))
+		}
+	}
+	again, err := db.BackupArchives(ctx, dir)
+	if err != nil || len(again) != 0 {
+		t.Errorf("a second copy of unchanged archives wrote %v (%v)", again, err)
+	}
+}
+
+// dumpBolt reads every key and value of every top-level bucket of a bbolt
+// file opened read-only.
+func dumpBolt(t *testing.T, path string) map[string]string {
+	t.Helper()
+	bdb, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	out := map[string]string{}
+	err = bdb.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			return b.ForEach(func(k, v []byte) error {
+				out[string(name)+"/"+string(k)] = string(v)
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -152,6 +152,15 @@ func (m *backupManager) take(ctx context.Context, dir string, auto bool) (*store
 	}
 	now := m.now()
 	info, err := m.a.db.Backup(ctx, filepath.Join(dir, backupName(m.a.name, now, auto)), m.a.backupMeta())
+	if err == nil {
+		// The yearly archives go to the same folder: a backup on another disk
+		// must hold the archived receipts too (unchanged ones are not copied
+		// again).
+		var archives []string
+		if archives, err = m.a.db.BackupArchives(ctx, dir); len(archives) > 0 {
+			m.log.Info("archives copied beside the backup", "dir", dir, "files", archives)
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
