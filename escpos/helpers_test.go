@@ -22,14 +22,7 @@ import (
 // ESC/POS parser in PHP) and read QR images with zbarimg.
 
 // sample returns one of DGI's signed sample CFEs.
-func sample(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testtool.SharedDir(t), "dgi", "samples", "extracted-cfe", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func sample(t testing.TB, name string) []byte { return testtool.DGISample(t, name) }
 
 // samples are DGI's signed samples the tests print: an e-Ticket, an
 // e-Factura and its credit note, an e-Remito and an e-Resguardo.
@@ -164,38 +157,9 @@ func mustContain(t testing.TB, what, text string, want ...string) {
 // receiptTexts lists every text a receipt must print: each field of the
 // model, and the titles of the parts it has.
 func receiptTexts(r *pdf.Receipt) []string {
-	out := []string{r.EmitterName, r.RUC, r.TypeName, r.Number, r.Payment, r.Adenda, r.SecurityCode,
-		r.EmitterSince, r.Verify, r.IVAalDia, r.CAE, r.CAERange, r.CAEExpiry, pdf.TitleSecurityCode, pdf.TitleCAEExpiry}
-	if r.Adenda != "" {
-		out = append(out, pdf.TitleAdenda)
-	}
-	if len(r.References) > 0 {
-		out = append(out, pdf.TitleReferences)
-	}
+	out := r.Texts()
 	if r.Test {
 		out = append(out, pdf.WatermarkText)
 	}
-	out = append(out, r.EmitterInfo...)
-	out = append(out, r.Special...)
-	out = append(out, r.Legends...)
-	out = append(out, r.References...)
-	out = append(out, r.Extra...)
-	for _, fs := range [][]pdf.Fact{r.Facts, r.Adjusts, r.Subtotals, r.Totals, r.Payments} {
-		for _, f := range fs {
-			out = append(out, f.Label, f.Value)
-		}
-	}
-	if p := r.Receptor; p != nil {
-		out = append(append(out, p.Title, p.Doc), p.Lines...)
-	}
-	for _, row := range r.Rows {
-		out = append(append(out, row.Cells...), row.Notes...)
-	}
-	kept := out[:0]
-	for _, s := range out {
-		if strings.TrimSpace(s) != "" {
-			kept = append(kept, s)
-		}
-	}
-	return kept
+	return out
 }

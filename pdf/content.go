@@ -1,6 +1,10 @@
 package pdf
 
-import "github.com/cfe-agent/cfe-agent/cfe"
+import (
+	"strings"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
 
 // Receipt is the content of the printed representation as text, in DGI's
 // order: what the Rollo templates print, for renderers that draw it in
@@ -153,3 +157,39 @@ const (
 	TitleSecurityCode = "Código de seguridad"
 	TitleCAEExpiry    = "Fecha de vencimiento"
 )
+
+// Texts lists every text the receipt prints, in no particular order, but
+// the QR data and the test legend: what any rendering of it must show.
+func (r *Receipt) Texts() []string {
+	out := []string{r.EmitterName, r.RUC, r.TypeName, r.Number, r.Payment, r.Adenda, r.SecurityCode,
+		r.EmitterSince, r.Verify, r.IVAalDia, r.CAE, r.CAERange, r.CAEExpiry, TitleSecurityCode, TitleCAEExpiry}
+	if r.Adenda != "" {
+		out = append(out, TitleAdenda)
+	}
+	if len(r.References) > 0 {
+		out = append(out, TitleReferences)
+	}
+	out = append(out, r.EmitterInfo...)
+	out = append(out, r.Special...)
+	out = append(out, r.Legends...)
+	out = append(out, r.References...)
+	out = append(out, r.Extra...)
+	for _, fs := range [][]Fact{r.Facts, r.Adjusts, r.Subtotals, r.Totals, r.Payments} {
+		for _, f := range fs {
+			out = append(out, f.Label, f.Value)
+		}
+	}
+	if p := r.Receptor; p != nil {
+		out = append(append(out, p.Title, p.Doc), p.Lines...)
+	}
+	for _, row := range r.Rows {
+		out = append(append(out, row.Cells...), row.Notes...)
+	}
+	kept := out[:0]
+	for _, s := range out {
+		if strings.TrimSpace(s) != "" {
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}

@@ -26,7 +26,7 @@ func TestNewReceipt(t *testing.T) {
 			if want := expectedQR(t, doc); r.QRData != want {
 				t.Errorf("QRData = %q, want %q", r.QRData, want)
 			}
-			texts := receiptTexts(r)
+			texts := r.Texts()
 			mustContain(t, "the model", strings.Join(texts, "\n"), fixtureText(typ)...)
 			rollText := pdfText(t, render(t, doc, opts), 1, 0)
 			mustContain(t, "the Rollo PDF", rollText, texts...)
@@ -46,39 +46,4 @@ func TestNewReceipt(t *testing.T) {
 			t.Errorf("error %v, want EINVALID", err)
 		}
 	})
-}
-
-// receiptTexts lists every text of r but the QR data.
-func receiptTexts(r *Receipt) []string {
-	out := []string{r.EmitterName, r.RUC, r.TypeName, r.Number, r.Payment, r.Adenda, r.SecurityCode,
-		r.EmitterSince, r.Verify, r.IVAalDia, r.CAE, r.CAERange, r.CAEExpiry, TitleSecurityCode, TitleCAEExpiry}
-	if r.Adenda != "" {
-		out = append(out, TitleAdenda)
-	}
-	if len(r.References) > 0 {
-		out = append(out, TitleReferences)
-	}
-	out = append(out, r.EmitterInfo...)
-	out = append(out, r.Special...)
-	out = append(out, r.Legends...)
-	out = append(out, r.References...)
-	out = append(out, r.Extra...)
-	for _, fs := range [][]Fact{r.Facts, r.Adjusts, r.Subtotals, r.Totals, r.Payments} {
-		for _, f := range fs {
-			out = append(out, f.Label, f.Value)
-		}
-	}
-	if p := r.Receptor; p != nil {
-		out = append(append(out, p.Title, p.Doc), p.Lines...)
-	}
-	for _, row := range r.Rows {
-		out = append(append(out, row.Cells...), row.Notes...)
-	}
-	kept := out[:0]
-	for _, s := range out {
-		if strings.TrimSpace(s) != "" {
-			kept = append(kept, s)
-		}
-	}
-	return kept
 }

@@ -28,14 +28,7 @@ import (
 // of XML-DSig) with DGI's profile and a throw-away key.
 
 // sampleCFE returns one of DGI's signed sample CFEs (shared/dgi/samples).
-func sampleCFE(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testtool.SharedDir(t), "dgi", "samples", "extracted-cfe", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func sampleCFE(t testing.TB, name string) []byte { return testtool.DGISample(t, name) }
 
 // signatureTemplate is an empty enveloped signature in DGI's profile
 // (inclusive C14N 1.0, RSA-SHA1, Reference URI=""), which xmlsec1 fills in.

@@ -182,3 +182,14 @@ func ZeroStoreDataPages(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 }
+
+// DGISample returns one of DGI's signed sample CFEs
+// (shared/dgi/samples/extracted-cfe/name).
+func DGISample(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(SharedDir(t), "dgi", "samples", "extracted-cfe", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
