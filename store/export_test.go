@@ -52,3 +52,14 @@ func SetArchiveBatch(t interface{ Cleanup(func()) }, n int) {
 	archiveBatch = n
 	t.Cleanup(func() { archiveBatch = old })
 }
+
+// StartedFast reports whether Open took the fast start (verified.go): the
+// file was the one a verified clean Close left, and the whole-file check
+// runs in the background.
+func StartedFast(db *DB) bool { return db.known != nil }
+
+// WaitChecked waits for the background check of a fast start to end.
+func WaitChecked(db *DB) { <-db.checked }
+
+// VerifiedPath is verifiedPath: the record a verified clean Close writes.
+var VerifiedPath = verifiedPath
