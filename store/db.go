@@ -218,7 +218,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := removeVerified(path); err != nil {
 		_ = bdb.Close()
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
-			Message: "no se pudo quitar el registro de verificación " + verifiedPath(path) + " del archivo de datos"}
+			Message: "no se pudo quitar el registro de verificación " + VerifiedPath(path) + " del archivo de datos"}
 	}
 	// bbolt syncs the pages of a new file, never its name: until the
 	// folder holding it is synced (and the folders above, which the agent

@@ -60,6 +60,3 @@ func StartedFast(db *DB) bool { return db.known != nil }
 
 // WaitChecked waits for the background check of a fast start to end.
 func WaitChecked(db *DB) { <-db.checked }
-
-// VerifiedPath is verifiedPath: the record a verified clean Close writes.
-var VerifiedPath = verifiedPath

@@ -51,8 +51,17 @@ type verifiedRecord struct {
 	Rejected int64 `json:"rejected"`
 }
 
-// verifiedPath is the record's path for the store file at path.
-func verifiedPath(path string) string { return path + ".verified" }
+// VerifiedPath is the path of the record a verified clean Close writes
+// beside the store file at path. Removing it makes the next Open check the
+// whole file at start.
+func VerifiedPath(path string) string { return path + ".verified" }
+
+// FileCheck reports whether Open started fast (fast: the whole-file check
+// runs in the background) and returns a channel closed once that check has
+// ended (at once when Open ran it at start). Damaged reports what it found.
+func (db *DB) FileCheck() (fast bool, done <-chan struct{}) {
+	return db.known != nil, db.checked
+}
 
 // fileState describes the store file at path as a record would, without
 // the counts; ok is false when it cannot be read whole.
@@ -83,7 +92,7 @@ func fileState(path string) (verifiedRecord, bool) {
 // is now; ok is false when there is none, it is unreadable, or it does not
 // match.
 func readVerified(path string) (verifiedRecord, bool) {
-	data, err := os.ReadFile(verifiedPath(path))
+	data, err := os.ReadFile(VerifiedPath(path))
 	if err != nil {
 		return verifiedRecord{}, false
 	}
@@ -103,7 +112,7 @@ func (rec verifiedRecord) matches(path string) bool {
 // removeVerified removes the record beside path; its folder is synced by
 // the caller (Open's SyncParents) before anything writes the file.
 func removeVerified(path string) error {
-	err := os.Remove(verifiedPath(path))
+	err := os.Remove(VerifiedPath(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -122,7 +131,7 @@ func writeVerified(path string, pending, rejected int64) error {
 	if err != nil {
 		return err
 	}
-	return durable.WriteFile(verifiedPath(path), data, true)
+	return durable.WriteFile(VerifiedPath(path), data, true)
 }
 
 // checkInBackground runs the full check of a DB that started fast, then
