@@ -175,9 +175,17 @@ func Open(path string, opts Options) (*DB, error) {
 	var file *os.File    // bbolt's own, for the headroom
 	var files []*os.File // every file bbolt opened, to close after a panic
 	var bdb *bolt.DB
+	// The background check holds one read transaction while it walks the
+	// file, and bbolt cannot grow its mapping while a read transaction is
+	// open: a commit that needed it would wait for the check. A fast start
+	// maps room for backgroundCheckRoom more bytes from the start.
+	var mmapSize int
+	if fast {
+		mmapSize = int(known.Size) + backgroundCheckRoom
+	}
 	err := guard(func() error {
 		var err error
-		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout,
+		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, InitialMmapSize: mmapSize,
 			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 				f, err := os.OpenFile(name, flag, perm)
 				if err == nil {

@@ -60,3 +60,11 @@ func StartedFast(db *DB) bool { return db.known != nil }
 
 // WaitChecked waits for the background check of a fast start to end.
 func WaitChecked(db *DB) { <-db.checked }
+
+// HoldCheckSnapshot makes the background check of the next fast starts
+// call hold once it has taken its snapshot, before the walk, until the
+// test ends.
+func HoldCheckSnapshot(t interface{ Cleanup(func()) }, hold func()) {
+	checkSnapshotHook = hold
+	t.Cleanup(func() { checkSnapshotHook = nil })
+}

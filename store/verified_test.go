@@ -142,6 +142,49 @@ func TestOpen_Verified(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("commits during the background check", func(t *testing.T) {
+		// The check walks the snapshot of its read transaction while the
+		// committer writes: 200 commits (meta pages rewritten, pages freed
+		// and reused) between the snapshot and the walk find no damage.
+		path, journal := verifiedStore(t)
+		snapshot, release := make(chan struct{}), make(chan struct{})
+		store.HoldCheckSnapshot(t, func() { close(snapshot); <-release })
+		db, err := store.Open(path, store.Options{Journal: journal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		<-snapshot
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range 200 {
+				r, err := db.Reserve(ctx, cfe.ETicket, today)
+				if err == nil {
+					err = db.Commit(ctx, r, issuedFor(r, fmt.Sprintf("verif-during-%03d", i), signAt))
+				}
+				if err != nil {
+					t.Errorf("commit %d during the check: %v", i, err)
+					return
+				}
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute): // a liveness bound, not a timing measure
+			close(release)
+			t.Fatal("commits wait for the background check's read transaction (bbolt's mapping could not grow)")
+		}
+		close(release)
+		store.WaitChecked(db)
+		if err := db.Damaged(); err != nil {
+			t.Fatalf("the background check, with commits after its snapshot: %v", err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wantRecord(t, path, true)
+	})
 	t.Run("damage a fast start does not read is found in the background", func(t *testing.T) {
 		path, journal := verifiedStore(t)
 		zeroXMLRoot(t, path, true)
