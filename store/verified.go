@@ -150,7 +150,7 @@ func (db *DB) checkInBackground() {
 	case err == nil:
 		db.verified.Store(true)
 	case errors.Is(err, ErrDamaged) && db.broken.Load() == nil:
-		db.markBroken("store.check", err)
+		_ = db.markBroken("store.check", err) // Damaged and every later operation answer it
 	}
 	// Otherwise (stopped by Close, a panic boltView already recorded, the
 	// file not readable): nothing proved, so Close writes no record.
