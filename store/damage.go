@@ -189,12 +189,23 @@ func closeBolt(bdb *bolt.DB, files []*os.File) {
 // transaction: each branch and leaf page, and the last byte of every key and
 // value (which faults when a damaged page's offsets point outside the file).
 // bbolt panics on a page of the wrong type; guard turns it into an error.
-func checkPages(tx *bolt.Tx) error {
+func checkPages(tx *bolt.Tx) error { return checkPagesUntil(tx, nil) }
+
+// checkPagesUntil is checkPages, ended with errStopped once stop is closed.
+func checkPagesUntil(tx *bolt.Tx, stop <-chan struct{}) error {
 	var sink byte
+	var n int
 	var walk func(b *bolt.Bucket) error
 	walk = func(b *bolt.Bucket) error {
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if n++; n%4096 == 0 {
+				select {
+				case <-stop:
+					return errStopped
+				default:
+				}
+			}
 			if len(k) > 0 {
 				sink ^= k[len(k)-1]
 			}

@@ -116,6 +116,15 @@ type DB struct {
 	files  []*os.File                // bbolt's open files (damage.go)
 	broken atomic.Pointer[cfe.Error] // set by the first panic recovered from bbolt (damage.go)
 
+	// The whole-file check (verified.go): known is the record a verified
+	// clean Close left, when Open found the file unchanged since (nil:
+	// Open checked the whole file at start); checked is closed when the
+	// background check has ended (at once when there is none); verified is
+	// set once a full check found the file whole, and lets Close record it.
+	known    *verifiedRecord
+	checked  chan struct{}
+	verified atomic.Bool
+
 	journal *journal    // nil without Options.Journal
 	resumed []string    // what Open raised above the journal, for ResumedAtOpen
 	hold    *holdRecord // why Reserve refuses: numbering is not known yet (hold.go); nil when it is
@@ -148,7 +157,15 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := checkFileSize(path); err != nil {
 		return nil, err
 	}
-	if err := checkLocked(path, opts.LockTimeout); err != nil {
+	// A file a verified clean Close left, unchanged since, gets only the
+	// checks of what opening it reads at start; the whole-file check runs
+	// in the background (verified.go). Any other gets it now.
+	known, fast := readVerified(path)
+	check := func() error { return checkLocked(path, opts.LockTimeout) }
+	if fast {
+		check = func() error { return checkTop(path) }
+	}
+	if err := check(); err != nil {
 		var ce *cfe.Error
 		if errors.As(err, &ce) {
 			return nil, err
@@ -158,9 +175,17 @@ func Open(path string, opts Options) (*DB, error) {
 	var file *os.File    // bbolt's own, for the headroom
 	var files []*os.File // every file bbolt opened, to close after a panic
 	var bdb *bolt.DB
+	// The background check holds one read transaction while it walks the
+	// file, and bbolt cannot grow its mapping while a read transaction is
+	// open: a commit that needed it would wait for the check. A fast start
+	// maps room for backgroundCheckRoom more bytes from the start.
+	var mmapSize int
+	if fast {
+		mmapSize = int(known.Size) + backgroundCheckRoom
+	}
 	err := guard(func() error {
 		var err error
-		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout,
+		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, InitialMmapSize: mmapSize,
 			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 				f, err := os.OpenFile(name, flag, perm)
 				if err == nil {
@@ -187,6 +212,22 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
 	}
+	if fast && !known.matches(path) {
+		// Written between the first look and the lock: check it all now,
+		// under the lock (bbolt's open wrote nothing to an existing file).
+		fast = false
+		if err := checkTree(path); err != nil {
+			_ = bdb.Close()
+			return nil, damaged(op, path, err)
+		}
+	}
+	// The record of the last verified Close goes before anything can write
+	// the file; SyncParents below makes its removal durable.
+	if err := removeVerified(path); err != nil {
+		_ = bdb.Close()
+		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
+			Message: "no se pudo quitar el registro de verificación " + VerifiedPath(path) + " del archivo de datos"}
+	}
 	// bbolt syncs the pages of a new file, never its name: until the
 	// folder holding it is synced (and the folders above, which the agent
 	// may have just created), a power cut may lose the whole file with the
@@ -200,7 +241,11 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db := &DB{path: path, opts: opts, files: files,
 		ranges: map[cfe.Type][]cfe.CAERange{}, seqs: map[seqKey]*sequence{},
-		kick: make(chan struct{}, 1), quit: make(chan struct{}), committerDone: make(chan struct{})}
+		kick: make(chan struct{}, 1), quit: make(chan struct{}), committerDone: make(chan struct{}),
+		checked: make(chan struct{})}
+	if fast {
+		db.known = &known
+	}
 	db.bolt = &boltDB{raw: bdb, owner: db}
 	var used int64
 	// Everything Open reads runs under guard: a damaged page found here
@@ -211,7 +256,13 @@ func Open(path string, opts Options) (*DB, error) {
 			err = db.openNumbering()
 		}
 		if err == nil {
-			err = db.bolt.View(func(tx *bolt.Tx) error { used = tx.Size(); return checkPages(tx) })
+			err = db.bolt.View(func(tx *bolt.Tx) error {
+				used = tx.Size()
+				if fast {
+					return nil // checkInBackground
+				}
+				return checkPages(tx)
+			})
 		}
 		return err
 	})
@@ -229,6 +280,12 @@ func Open(path string, opts Options) (*DB, error) {
 			Message: "no se pudo abrir el archivo de datos " + path}
 	}
 	db.room = newHeadroom(file, used)
+	if fast {
+		go db.checkInBackground()
+	} else {
+		db.verified.Store(true)
+		close(db.checked)
+	}
 	go db.runCommitter()
 	db.arch.warmed = make(chan struct{})
 	go db.warmArchives()
@@ -266,8 +323,14 @@ func (db *DB) init() error {
 		if err := db.codec.load(tx); err != nil {
 			return err
 		}
-		db.pending.Store(int64(tx.Bucket(bucketOutbox).Stats().KeyN))
-		db.rejected.Store(int64(tx.Bucket(bucketRejected).Stats().KeyN))
+		if k := db.known; k != nil && current {
+			// The file is the one a verified Close counted (verified.go).
+			db.pending.Store(k.Pending)
+			db.rejected.Store(k.Rejected)
+		} else {
+			db.pending.Store(int64(tx.Bucket(bucketOutbox).Stats().KeyN))
+			db.rejected.Store(int64(tx.Bucket(bucketRejected).Stats().KeyN))
+		}
 		return tx.Bucket(bucketCounters).ForEach(func(_, v []byte) error {
 			var c counterRecord
 			if err := json.Unmarshal(v, &c); err != nil {
@@ -372,6 +435,7 @@ func (db *DB) Close() error {
 	close(db.quit)
 	<-db.committerDone
 	<-db.arch.warmed
+	<-db.checked
 	if db.broken.Load() != nil {
 		// A damaged file: bbolt is not called again, and the journal is
 		// left as the last commit wrote it (not clean), so a new file
@@ -380,7 +444,12 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closeJournal()
-	return errors.Join(db.closeArchives(), db.bolt.Close())
+	err := errors.Join(db.closeArchives(), db.bolt.Close())
+	if err == nil && db.verified.Load() && db.broken.Load() == nil {
+		// A failure here costs only the next Open's fast start.
+		_ = writeVerified(db.path, db.pending.Load(), db.rejected.Load())
+	}
+	return err
 }
 
 // view runs fn in a read transaction, mapping failures to *cfe.Error.

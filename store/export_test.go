@@ -52,3 +52,19 @@ func SetArchiveBatch(t interface{ Cleanup(func()) }, n int) {
 	archiveBatch = n
 	t.Cleanup(func() { archiveBatch = old })
 }
+
+// StartedFast reports whether Open took the fast start (verified.go): the
+// file was the one a verified clean Close left, and the whole-file check
+// runs in the background.
+func StartedFast(db *DB) bool { return db.known != nil }
+
+// WaitChecked waits for the background check of a fast start to end.
+func WaitChecked(db *DB) { <-db.checked }
+
+// HoldCheckSnapshot makes the background check of the next fast starts
+// call hold once it has taken its snapshot, before the walk, until the
+// test ends.
+func HoldCheckSnapshot(t interface{ Cleanup(func()) }, hold func()) {
+	checkSnapshotHook = hold
+	t.Cleanup(func() { checkSnapshotHook = nil })
+}

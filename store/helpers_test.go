@@ -44,6 +44,8 @@ func helperMain(role string) int {
 		return firstStartMain(path)
 	case "backup":
 		return backupMain(path, os.Getenv("CFE_STORE_TEST_DEST"))
+	case "openkill":
+		return openKillMain(path)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper role", role)
 	return 2

@@ -34,6 +34,8 @@ const (
 // boltMeta is what checkFileSize needs of a meta page.
 type boltMeta struct {
 	pageSize uint32
+	root     uint64 // the root bucket's page
+	freelist uint64 // the freelist's page; ^0 when the freelist is not synced
 	pgid     uint64 // the high-water mark: the file holds pages 0..pgid-1
 	txid     uint64
 }
@@ -51,7 +53,8 @@ func readBoltMeta(f *os.File, off int64) (boltMeta, bool) {
 	if le.Uint32(b[0:]) != boltMagic || le.Uint32(b[4:]) != boltVersion || le.Uint64(b[56:]) != h.Sum64() {
 		return boltMeta{}, false
 	}
-	return boltMeta{pageSize: le.Uint32(b[8:]), pgid: le.Uint64(b[40:]), txid: le.Uint64(b[48:])}, true
+	return boltMeta{pageSize: le.Uint32(b[8:]), root: le.Uint64(b[16:]), freelist: le.Uint64(b[32:]),
+		pgid: le.Uint64(b[40:]), txid: le.Uint64(b[48:])}, true
 }
 
 // checkFileSize refuses an existing store file shorter than its own meta
@@ -110,8 +113,6 @@ const (
 	boltElemSize     = 16 // branch: pos, ksize, pgid; leaf: flags, pos, ksize, vsize
 	boltBucketFlag   = 0x01
 	boltBucketHeader = 16 // root page id, sequence
-	boltMetaRoot     = boltPageHeader + 16
-	boltMetaFreelist = boltPageHeader + 32
 )
 
 // treeChecker walks a bbolt file's page tree from its meta page, reading
@@ -128,7 +129,13 @@ type treeChecker struct {
 	seen     []bool   // by page id: reached from the tree, or named by the freelist
 	bufs     [][]byte // one per depth of the tree: a page's bytes stay while its children are read
 	depth    int
+	limit    int             // when > 0, pages deeper than limit are not read (checkTop)
+	stop     <-chan struct{} // closed: the walk ends with errStopped (the background check at Close)
 }
+
+// errStopped ends a check that was asked to stop before it finished: it
+// proved nothing, and it found nothing.
+var errStopped = errors.New("store check stopped")
 
 // checkLocked runs checkTree under a shared lock of the file (bbolt's
 // read-only open): no agent writes it meanwhile, so what checkTree finds is
@@ -159,6 +166,19 @@ func checkLocked(path string, timeout time.Duration) error {
 // checkTree checks the tree and the freelist of the store file at path. A
 // missing, empty or unreadable file passes (bbolt makes or reports it).
 func checkTree(path string) error {
+	return checkFile(path, 0)
+}
+
+// checkTop is checkTree for the root page and the freelist only: what
+// bbolt's own open and the first transaction read. Open runs it instead of
+// checkTree when the file is, to the byte of its meta pages and to its size
+// and modification time, the one a verified clean Close left (verified.go).
+func checkTop(path string) error {
+	return checkFile(path, 1)
+}
+
+// checkFile checks the file at path down to limit levels (0: all of it).
+func checkFile(path string, limit int) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
@@ -168,32 +188,37 @@ func checkTree(path string) error {
 	if err != nil || fi.Size() == 0 {
 		return nil
 	}
-	m, off, ok := currentMeta(f)
+	m, _, ok := currentMeta(f)
 	if !ok {
 		return nil
 	}
-	if m.pageSize < 512 || m.pageSize > 1<<20 {
-		return fmt.Errorf("%w: page size %d", ErrDamaged, m.pageSize)
-	}
-	var b [16]byte
-	if _, err := f.ReadAt(b[:], off+boltMetaRoot); err != nil {
-		return nil
-	}
-	le := binary.NativeEndian
-	root := le.Uint64(b[:])
-	if _, err := f.ReadAt(b[:8], off+boltMetaFreelist); err != nil {
-		return nil
-	}
-	freelist := le.Uint64(b[:])
-	c := &treeChecker{f: f, pageSize: int64(m.pageSize), hwm: m.pgid, seen: make([]bool, m.pgid)}
-	c.seen[0], c.seen[1] = true, true
-	if err := c.page(root, "raíz"); err != nil {
+	c, err := newTreeChecker(f, m)
+	if err != nil {
 		return err
 	}
-	if freelist == ^uint64(0) { // not synced: bbolt rebuilds it from the tree
+	c.limit = limit
+	return c.check(m)
+}
+
+// newTreeChecker returns a checker of f's tree as meta page m describes it.
+func newTreeChecker(f *os.File, m boltMeta) (*treeChecker, error) {
+	if m.pageSize < 512 || m.pageSize > 1<<20 {
+		return nil, fmt.Errorf("%w: page size %d", ErrDamaged, m.pageSize)
+	}
+	c := &treeChecker{f: f, pageSize: int64(m.pageSize), hwm: m.pgid, seen: make([]bool, max(m.pgid, 2))}
+	c.seen[0], c.seen[1] = true, true
+	return c, nil
+}
+
+// check walks the tree from m's root, then m's freelist.
+func (c *treeChecker) check(m boltMeta) error {
+	if err := c.page(m.root, "raíz"); err != nil {
+		return err
+	}
+	if m.freelist == ^uint64(0) { // not synced: bbolt rebuilds it from the tree
 		return nil
 	}
-	return c.freelist(freelist)
+	return c.freelist(m.freelist)
 }
 
 // read returns the n bytes at page id's offset off, reusing the buffer.
@@ -245,6 +270,14 @@ func (c *treeChecker) header(id uint64) (flags uint16, count int, data []byte, e
 // page checks the branch or leaf page id and everything below it; what
 // names the bucket it belongs to, for the error.
 func (c *treeChecker) page(id uint64, what string) error {
+	if c.limit > 0 && c.depth >= c.limit {
+		return nil
+	}
+	select {
+	case <-c.stop:
+		return errStopped
+	default:
+	}
 	if id < 2 || id >= c.hwm {
 		return fmt.Errorf("%w: bucket %s: page %d outside the file (%d pages)", ErrDamaged, what, id, c.hwm)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -25,10 +26,19 @@ type Measures struct {
 	// CFE.
 	DiskBytes   int64
 	BytesPerCFE float64
-	// Open is store.Open (its checks of the whole file included); Start is
-	// Open plus the first state (what the agent reads for its first
-	// /health): the time from start to healthy of the store.
-	Open, Start time.Duration
+	// Open is store.Open; Start is Open plus the first state (what the
+	// agent reads for its first /health): the time from start to healthy of
+	// the store. FastStart says whether Open started fast (the file a
+	// verified clean Close left: store/verified.go); Checked is then the
+	// time from the start until the whole-file check, run in the
+	// background, has ended (Open when it ran at start). RSSStart is the
+	// resident memory right after the start (kB).
+	Open, Start, Checked time.Duration
+	FastStart            bool
+	RSSStart             int64
+	// FullOpen is store.Open of the same file without the record of the
+	// last verified Close (as after a crash): the whole-file check at start.
+	FullOpen time.Duration
 	// State is the median of the reads /state makes (RangeStatus, Stats,
 	// CountByDate of today, Last 10).
 	State time.Duration
@@ -74,6 +84,14 @@ func Measure(ctx context.Context, path string, plan Plan, g *Generator, opts sto
 		return m, err
 	}
 	m.Start = time.Since(t0)
+	m.RSSStart = rssKB("VmRSS:")
+	fast, checked := db.FileCheck()
+	m.FastStart = fast
+	<-checked
+	m.Checked = time.Since(t0)
+	if err := db.Damaged(); err != nil {
+		return m, err
+	}
 	runtime.GC()
 	m.RSSIdle, m.AnonIdle = rssKB("VmRSS:"), rssKB("RssAnon:")
 
@@ -124,6 +142,25 @@ func Measure(ctx context.Context, path string, plan Plan, g *Generator, opts sto
 	}
 	m.RSSAfterScan, m.AnonAfterScan = rssKB("VmRSS:"), rssKB("RssAnon:")
 	return m, nil
+}
+
+// MeasureFullOpen times store.Open of the closed store at path without the
+// record of its last verified Close: the whole-file check at start, as
+// after a crash.
+func MeasureFullOpen(path string, opts store.Options) (time.Duration, error) {
+	if err := os.Remove(store.VerifiedPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	t0 := time.Now()
+	db, err := store.Open(path, opts)
+	if err != nil {
+		return 0, err
+	}
+	d := time.Since(t0)
+	if fast, _ := db.FileCheck(); fast {
+		err = errors.New("store.Open started fast without the record of a verified close")
+	}
+	return d, errors.Join(err, db.Close())
 }
 
 func state(ctx context.Context, db *store.DB, today cfe.Date) error {
@@ -179,6 +216,14 @@ func rssKB(name string) int64 {
 		}
 	}
 	return 0
+}
+
+// StartRow formats m as a row of BENCHMARKS.md's start table.
+func (m Measures) StartRow() string {
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) }
+	mb := func(kb int64) string { return strconv.FormatFloat(float64(kb)/1024, 'f', 0, 64) }
+	return fmt.Sprintf("| %d | %v | %s | %s | %s | %s MB | %s |",
+		m.N, m.FastStart, ms(m.Open), ms(m.Start), ms(m.Checked), mb(m.RSSStart), ms(m.FullOpen))
 }
 
 // Row formats m as a row of BENCHMARKS.md's scale table.

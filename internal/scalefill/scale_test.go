@@ -65,7 +65,11 @@ func measureMain() int {
 	if err == nil {
 		p := plan(n)
 		var m scalefill.Measures
-		m, err = scalefill.Measure(ctx, filepath.Join(dir, "agent.db"), p, scalefill.NewGenerator(p, tpls, fillRange), store.Options{})
+		path := filepath.Join(dir, "agent.db")
+		m, err = scalefill.Measure(ctx, path, p, scalefill.NewGenerator(p, tpls, fillRange), store.Options{})
+		if err == nil {
+			m.FullOpen, err = scalefill.MeasureFullOpen(path, store.Options{})
+		}
 		if err == nil {
 			err = json.NewEncoder(os.Stdout).Encode(m)
 		}
@@ -151,6 +155,11 @@ func TestScale(t *testing.T) {
 				t.Fatalf("measure's answer %q: %v", out, err)
 			}
 			t.Log(m.Row())
+			t.Log("| CFEs | fast start | store.Open | start to healthy | whole-file check ended | RSS at start | store.Open without the record |")
+			t.Log(m.StartRow())
+			if !m.FastStart {
+				t.Error("the first start after the fill's clean close did not start fast")
+			}
 			if m.BytesPerCFE > 4500 {
 				t.Errorf("%.0f bytes per CFE, more than 4.5 KB", m.BytesPerCFE)
 			}
@@ -213,6 +222,9 @@ func TestScale_small(t *testing.T) {
 	m, err := scalefill.Measure(ctx, path, p, g, store.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !m.FastStart {
+		t.Error("Measure's Open after the fill's clean close did not start fast")
 	}
 	if m.DayCFEs != 400 || m.N != 1500 {
 		t.Errorf("measured %d CFEs with %d in a day, want 1500 and 400", m.N, m.DayCFEs)
