@@ -162,6 +162,8 @@ func TestParseFlags(t *testing.T) {
 		{"-url", "http://127.0.0.2:1"},
 		{"-url", "http://192.168.1.10:18787", "-allow-remote", "-token", "t"},
 		{"-agent", "bin/cfe-agent", "-starts", "3", "-settle", "0s"},
+		{"-rate", "10", "-c", "4", "-d", "30s"},
+		{"-rate", "0.5"},
 	}
 	for _, args := range good {
 		if _, err := parseFlags(args, &bytes.Buffer{}); err != nil {
@@ -177,6 +179,9 @@ func TestParseFlags(t *testing.T) {
 		"no connections":      {"-c", "0"},
 		"no duration":         {"-d", "0s"},
 		"negative total":      {"-n", "-1"},
+		"negative rate":       {"-rate", "-1"},
+		"rate not a number":   {"-rate", "NaN"},
+		"infinite rate":       {"-rate", "+Inf"},
 		"url with agent":      {"-agent", "x", "-url", "http://127.0.0.1:1"},
 		"token with agent":    {"-agent", "x", "-token", "t"},
 		"starts without":      {"-starts", "3"},

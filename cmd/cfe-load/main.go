@@ -12,10 +12,14 @@
 //
 // Usage:
 //
-//	cfe-load [-url http://127.0.0.1:18787] [-c 8] [-d 30s] [-n N] [-body FILE] [-token T]
+//	cfe-load [-url http://127.0.0.1:18787] [-c 8] [-d 30s] [-n N] [-rate R] [-body FILE] [-token T]
 //	cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
 //
 // The run is bounded: no request starts after -d, nor after -n requests.
+// With -rate R (open loop) the requests are sent on a timetable instead, R per
+// second over the -c connections, each latency counted from the request's
+// due time; -d and -n bound the requests planned, and a request planned
+// within -d waits for a free connection if it must (openloop.go).
 // Only loopback agents are loaded unless -allow-remote is given.
 //
 // Exit status: 0 when every request signed and the numbers are distinct and
@@ -30,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -42,7 +47,7 @@ import (
 const usage = `Loads the local module of cfe-agent, or benchmarks a built agent binary.
 
 Usage:
-  cfe-load [-url URL] [-c 8] [-d 30s] [-n N] [-body FILE] [-token T] [-allow-remote]
+  cfe-load [-url URL] [-c 8] [-d 30s] [-n N] [-rate R] [-body FILE] [-token T] [-allow-remote]
   cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
 
 Exit status: 0 every request signed, numbers gap-free; 1 a failed request or a
@@ -57,6 +62,7 @@ type options struct {
 	conns       int
 	duration    time.Duration
 	total       int
+	rate        float64
 	timeout     time.Duration
 	bodyFile    string
 	token       string
@@ -97,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Print("-body: ", err)
 		return 2
 	}
-	cfg := loadConfig{baseURL: opts.url, conns: opts.conns, duration: opts.duration, total: opts.total,
+	cfg := loadConfig{baseURL: opts.url, conns: opts.conns, duration: opts.duration, total: opts.total, rate: opts.rate,
 		timeout: opts.timeout, token: opts.token, body: tmpl}
 
 	var s *summary
@@ -139,6 +145,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.conns, "c", 8, "connections, each with one request in flight")
 	fs.DurationVar(&o.duration, "d", 30*time.Second, "duration: no request starts after it")
 	fs.IntVar(&o.total, "n", 0, "stop after this many requests (0: only the duration bounds the run)")
+	fs.Float64Var(&o.rate, "rate", 0, "open loop: send this many requests per second over the -c connections, each counted from its due time (0: closed loop, each connection sends as soon as it is answered)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.StringVar(&o.bodyFile, "body", "", "signing request to send, JSON (default: an embedded e-Ticket); its uuid is replaced")
 	fs.StringVar(&o.token, "token", "", "LAN token of the terminal, sent as Authorization: Bearer")
@@ -166,6 +173,8 @@ func (o options) validate(set map[string]bool) error {
 		return errors.New("-d must be positive")
 	case o.total < 0:
 		return errors.New("-n must not be negative")
+	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
+		return errors.New("-rate must be a positive number of requests per second, or 0")
 	case o.timeout <= 0:
 		return errors.New("-timeout must be positive")
 	}
