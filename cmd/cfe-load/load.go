@@ -132,7 +132,7 @@ func runLoad(ctx context.Context, cfg loadConfig) (*summary, error) {
 func runScheduled(ctx context.Context, client *http.Client, base string, cfg loadConfig) *summary {
 	reqCtx := context.WithoutCancel(ctx) // in-flight requests outlive ctx, as in runLoad
 	sched := newSchedule(time.Now(), cfg.rate, cfg.duration, cfg.total)
-	perConn := runOpenLoop(ctx, sched, cfg.conns, func() sample { return sign(reqCtx, client, base, cfg) })
+	perConn := runOpenLoop(ctx, sched, cfg.conns, waitUntil, func() sample { return sign(reqCtx, client, base, cfg) })
 	s := summarize(perConn)
 	s.elapsed = time.Since(sched.start)
 	s.interrupted = ctx.Err() != nil

@@ -118,7 +118,7 @@ func TestRunOpenLoop(t *testing.T) {
 					time.Sleep(d)
 					return sample{latency: time.Since(start), answered: true}
 				}
-				perConn := runOpenLoop(t.Context(), sched, tt.conns, do)
+				perConn := runOpenLoop(t.Context(), sched, tt.conns, timerWait, do)
 				if len(perConn) != tt.conns {
 					t.Fatalf("%d connections' samples, want %d", len(perConn), tt.conns)
 				}
@@ -158,7 +158,7 @@ func TestRunOpenLoop(t *testing.T) {
 				time.Sleep(250 * time.Millisecond) // due: 0, 100 and 200 ms
 				cancel()
 			}()
-			perConn := runOpenLoop(ctx, sched, 2, func() sample {
+			perConn := runOpenLoop(ctx, sched, 2, timerWait, func() sample {
 				mu.Lock()
 				sent++
 				mu.Unlock()
@@ -238,5 +238,24 @@ func TestReport_OpenLoop(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the report lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestWaitUntil: waitUntil never returns before the due time, and returns
+// false at once for a context that has ended.
+func TestWaitUntil(t *testing.T) {
+	for _, ahead := range []time.Duration{-time.Millisecond, 0, 200 * time.Microsecond, 2 * time.Millisecond, 5 * time.Millisecond} {
+		due := time.Now().Add(ahead)
+		if !waitUntil(t.Context(), due) {
+			t.Errorf("waitUntil(now%+v) = false with a live context", ahead)
+		}
+		if now := time.Now(); now.Before(due) {
+			t.Errorf("waitUntil(now%+v) returned %s before the due time", ahead, due.Sub(now))
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if waitUntil(ctx, time.Now().Add(time.Hour)) {
+		t.Error("waitUntil = true with an ended context")
 	}
 }
