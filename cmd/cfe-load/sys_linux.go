@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -14,3 +15,7 @@ func sleepPrecisely(d time.Duration) {
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR { // ts now holds what is left
 	}
 }
+
+// fdatasync flushes f's data (and only the metadata needed to read it) to
+// the disk, as bbolt does on Linux.
+func fdatasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
