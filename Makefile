@@ -4,7 +4,7 @@ LINT    := $(GO) tool -modfile=tools/go.mod golangci-lint
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run test test-short fuzz bench fmt vet lint build cross clean
+.PHONY: run test test-short fuzz bench bench-latency fmt vet lint build cross clean
 
 run:            ## run the agent on the embedded default profile
 	$(GO) run ./cmd/cfe-agent
@@ -21,6 +21,9 @@ fuzz:           ## each fuzz target briefly (FUZZTIME seconds each), then the is
 
 bench:          ## benchmarks (numbers go to BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+bench-latency:  ## the latency of one sale: floor, POST /sign-cfe at 10 and 50 req/s (open loop), sale to printer
+	./scripts/bench-latency.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
