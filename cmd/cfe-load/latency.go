@@ -51,6 +51,7 @@ type latencyResult struct {
 	dataDir   string          // where the fdatasyncs were measured
 	rsa       []time.Duration // one signature each, sorted
 	fsync     []time.Duration // one 4 KB pwrite + fdatasync each, sorted
+	commitIO  []time.Duration // the I/O of one bbolt commit each (timeCommitIO), sorted
 	runs      []*summary      // one per rate
 	rates     []float64
 	conns     int
@@ -109,6 +110,10 @@ func runLatency(ctx context.Context, cfg latencyConfig, progress *log.Logger) (r
 	}
 	progress.Printf("floor: %d fdatasyncs of a 4 KB write in %s", cfg.floorN, dataDir)
 	if r.fsync, err = timeSyncs(dataDir, cfg.floorN); err != nil {
+		return nil, err
+	}
+	progress.Printf("the I/O of %d bbolt commits (%d pages, fdatasync, meta page, fdatasync) in %s", cfg.floorN, commitPages, dataDir)
+	if r.commitIO, err = timeCommitIO(dataDir, cfg.floorN); err != nil {
 		return nil, err
 	}
 	for _, rate := range cfg.rates {
@@ -191,7 +196,29 @@ func timeSignatures(key crypto.Signer, h crypto.Hash, n int) ([]time.Duration, e
 // timeSyncs times n rounds of a 4 KB write at the start of a file in dir
 // followed by fdatasync, the file's block allocated beforehand (as bbolt's
 // pages are, past its headroom). It returns the times sorted.
-func timeSyncs(dir string, n int) (times []time.Duration, err error) {
+func timeSyncs(dir string, n int) ([]time.Duration, error) {
+	return timeWrites(dir, n, 1, 1)
+}
+
+// commitPages is how many pages one bbolt commit of one CFE writes before its
+// first fdatasync (strace of the agent at 10 req/s: 17 pwrites, each
+// bucket's last leaf and branch pages, the root, the freelist), spread over
+// the file.
+const commitPages = 17
+
+// timeCommitIO times n rounds of the I/O of one bbolt commit without bbolt:
+// commitPages 4 KB writes spread over an allocated 4 MB file, fdatasync,
+// then one 4 KB write at its start (the meta page), fdatasync. It returns the
+// times sorted.
+func timeCommitIO(dir string, n int) ([]time.Duration, error) {
+	return timeWrites(dir, n, commitPages, 1024)
+}
+
+// timeWrites times n rounds of: pages 4 KB writes at distinct offsets of a
+// file of fileBlocks allocated 4 KB blocks in dir, fdatasync; and, when pages
+// > 1, one more write at offset 0 and fdatasync. It returns the times
+// sorted, and removes the file.
+func timeWrites(dir string, n, pages, fileBlocks int) (times []time.Duration, err error) {
 	f, err := os.CreateTemp(dir, "fdatasync-*.tmp")
 	if err != nil {
 		return nil, err
@@ -204,22 +231,36 @@ func timeSyncs(dir string, n int) (times []time.Duration, err error) {
 			err = rerr
 		}
 	}()
-	page := make([]byte, 4096)
-	if _, err := f.WriteAt(page, 0); err != nil {
+	const block = 4096
+	page := make([]byte, block)
+	if _, err := f.WriteAt(make([]byte, fileBlocks*block), 0); err != nil {
 		return nil, err
 	}
-	if err := f.Sync(); err != nil { // the block and the size reach the disk
+	if err := f.Sync(); err != nil { // the blocks and the size reach the disk
 		return nil, err
 	}
+	stride := max(fileBlocks/pages, 1)
 	times = make([]time.Duration, n)
 	for i := range times {
 		page[0] = byte(i)
 		start := time.Now()
-		if _, err := f.WriteAt(page, 0); err != nil {
-			return nil, err
+		for p := range pages {
+			// Spread the pages, and move them a little each round.
+			off := int64((p*stride+i%stride)%fileBlocks) * block
+			if _, err := f.WriteAt(page, off); err != nil {
+				return nil, err
+			}
 		}
 		if err := fdatasync(f); err != nil {
 			return nil, err
+		}
+		if pages > 1 {
+			if _, err := f.WriteAt(page, 0); err != nil {
+				return nil, err
+			}
+			if err := fdatasync(f); err != nil {
+				return nil, err
+			}
 		}
 		times[i] = time.Since(start)
 	}
@@ -240,6 +281,9 @@ func latencyTable(r *latencyResult) string {
 	floor := rsa.p50 + fs.p50
 	fmt.Fprintf(&w, "| **floor: one signature + one fdatasync** | **%s** | | %s | | sum of the medians; of the p99s |\n",
 		ms2(floor), ms2(rsa.p99+fs.p99))
+	c := latencies(r.commitIO)
+	fmt.Fprintf(&w, "| for comparison: the I/O of one bbolt commit (%d spread 4 KB writes, fdatasync, meta page, fdatasync) | %s | %s | %s | %s | %d times |\n",
+		commitPages, ms2(c.p50), ms2(c.p90), ms2(c.p99), ms2(c.max), c.count)
 	for i, s := range r.runs {
 		l := s.latency
 		note := fmt.Sprintf("%d signed of %d planned, %d errors; %d late starts; p50 = %.2f × floor",
