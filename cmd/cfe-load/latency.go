@@ -40,6 +40,10 @@ type latencyConfig struct {
 	load   loadConfig
 }
 
+// idleGap is the pause before each signature and fdatasync of the idle
+// floor: the time between two sales at 10 req/s.
+const idleGap = 100 * time.Millisecond
+
 // cfeSize is the size of the document digested for the floor's signature:
 // an e-Ticket of a few lines, as the agent signs it, is about 4 KB.
 const cfeSize = 4 << 10
@@ -52,11 +56,14 @@ type latencyResult struct {
 	rsa       []time.Duration // one signature each, sorted
 	fsync     []time.Duration // one 4 KB pwrite + fdatasync each, sorted
 	commitIO  []time.Duration // the I/O of one bbolt commit each (timeCommitIO), sorted
-	runs      []*summary      // one per rate
-	rates     []float64
-	conns     int
-	duration  time.Duration
-	loadAvg   [2]string // /proc/loadavg before the floor and after the last run
+	// The same signatures and fdatasyncs, each idleGap after the last: the
+	// floor of a lone request at 10 req/s, whose CPU and disk were idle.
+	rsaIdle, fsyncIdle []time.Duration
+	runs               []*summary // one per rate
+	rates              []float64
+	conns              int
+	duration           time.Duration
+	loadAvg            [2]string // /proc/loadavg before the floor and after the last run
 }
 
 // runLatency starts the agent on a fresh data directory, warms it up,
@@ -105,11 +112,19 @@ func runLatency(ctx context.Context, cfg latencyConfig, progress *log.Logger) (r
 	}
 	r.algorithm, r.keyBits = alg.name, key.Public().(interface{ Size() int }).Size()*8
 	progress.Printf("floor: %d RSA-%d signatures on one core", cfg.floorN, r.keyBits)
-	if r.rsa, err = timeSignatures(key, alg.hash, cfg.floorN); err != nil {
+	if r.rsa, err = timeSignatures(key, alg.hash, cfg.floorN, 0); err != nil {
 		return nil, err
 	}
 	progress.Printf("floor: %d fdatasyncs of a 4 KB write in %s", cfg.floorN, dataDir)
-	if r.fsync, err = timeSyncs(dataDir, cfg.floorN); err != nil {
+	if r.fsync, err = timeSyncs(dataDir, cfg.floorN, 0); err != nil {
+		return nil, err
+	}
+	idleN := max(cfg.floorN/20, 1)
+	progress.Printf("floor after idle: %d signatures and %d fdatasyncs, %s apart", idleN, idleN, idleGap)
+	if r.rsaIdle, err = timeSignatures(key, alg.hash, idleN, idleGap); err != nil {
+		return nil, err
+	}
+	if r.fsyncIdle, err = timeSyncs(dataDir, idleN, idleGap); err != nil {
 		return nil, err
 	}
 	progress.Printf("the I/O of %d bbolt commits (%d pages, fdatasync, meta page, fdatasync) in %s", cfg.floorN, commitPages, dataDir)
@@ -169,9 +184,9 @@ func agentKey(dataDir string) (crypto.Signer, hashAlg, error) {
 
 // timeSignatures times n signatures by key, one after the other on one
 // locked thread: each hashes a CFE-sized document and signs the digest
-// (PKCS#1 v1.5, as XML-DSig's rsa-sha1 and rsa-sha256 do). It returns the
-// times sorted.
-func timeSignatures(key crypto.Signer, h crypto.Hash, n int) ([]time.Duration, error) {
+// (PKCS#1 v1.5, as XML-DSig's rsa-sha1 and rsa-sha256 do), gap after the
+// last. It returns the times sorted.
+func timeSignatures(key crypto.Signer, h crypto.Hash, n int, gap time.Duration) ([]time.Duration, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	doc := make([]byte, cfeSize)
@@ -180,6 +195,7 @@ func timeSignatures(key crypto.Signer, h crypto.Hash, n int) ([]time.Duration, e
 	}
 	times := make([]time.Duration, n)
 	for i := range times {
+		time.Sleep(gap)
 		doc[i%len(doc)]++ // a different document each time
 		start := time.Now()
 		d := h.New()
@@ -195,9 +211,10 @@ func timeSignatures(key crypto.Signer, h crypto.Hash, n int) ([]time.Duration, e
 
 // timeSyncs times n rounds of a 4 KB write at the start of a file in dir
 // followed by fdatasync, the file's block allocated beforehand (as bbolt's
-// pages are, past its headroom). It returns the times sorted.
-func timeSyncs(dir string, n int) ([]time.Duration, error) {
-	return timeWrites(dir, n, 1, 1)
+// pages are, past its headroom), gap after the last. It returns the times
+// sorted.
+func timeSyncs(dir string, n int, gap time.Duration) ([]time.Duration, error) {
+	return timeWrites(dir, n, 1, 1, gap)
 }
 
 // commitPages is how many pages one bbolt commit of one CFE writes before its
@@ -211,14 +228,14 @@ const commitPages = 17
 // then one 4 KB write at its start (the meta page), fdatasync. It returns the
 // times sorted.
 func timeCommitIO(dir string, n int) ([]time.Duration, error) {
-	return timeWrites(dir, n, commitPages, 1024)
+	return timeWrites(dir, n, commitPages, 1024, 0)
 }
 
 // timeWrites times n rounds of: pages 4 KB writes at distinct offsets of a
 // file of fileBlocks allocated 4 KB blocks in dir, fdatasync; and, when pages
-// > 1, one more write at offset 0 and fdatasync. It returns the times
-// sorted, and removes the file.
-func timeWrites(dir string, n, pages, fileBlocks int) (times []time.Duration, err error) {
+// > 1, one more write at offset 0 and fdatasync; gap after the last round.
+// It returns the times sorted, and removes the file.
+func timeWrites(dir string, n, pages, fileBlocks int, gap time.Duration) (times []time.Duration, err error) {
 	f, err := os.CreateTemp(dir, "fdatasync-*.tmp")
 	if err != nil {
 		return nil, err
@@ -242,6 +259,7 @@ func timeWrites(dir string, n, pages, fileBlocks int) (times []time.Duration, er
 	stride := max(fileBlocks/pages, 1)
 	times = make([]time.Duration, n)
 	for i := range times {
+		time.Sleep(gap)
 		page[0] = byte(i)
 		start := time.Now()
 		for p := range pages {
@@ -281,6 +299,13 @@ func latencyTable(r *latencyResult) string {
 	floor := rsa.p50 + fs.p50
 	fmt.Fprintf(&w, "| **floor: one signature + one fdatasync** | **%s** | | %s | | sum of the medians; of the p99s |\n",
 		ms2(floor), ms2(rsa.p99+fs.p99))
+	ri, fi := latencies(r.rsaIdle), latencies(r.fsyncIdle)
+	fmt.Fprintf(&w, "| the same signature, each %s after the last | %s | %s | %s | %s | %d times |\n",
+		idleGap, ms2(ri.p50), ms2(ri.p90), ms2(ri.p99), ms2(ri.max), ri.count)
+	fmt.Fprintf(&w, "| the same fdatasync, each %s after the last | %s | %s | %s | %s | %d times |\n",
+		idleGap, ms2(fi.p50), ms2(fi.p90), ms2(fi.p99), ms2(fi.max), fi.count)
+	fmt.Fprintf(&w, "| **floor after idle: one signature + one fdatasync, %s apart** | **%s** | | %s | | sum of the medians; of the p99s |\n",
+		idleGap, ms2(ri.p50+fi.p50), ms2(ri.p99+fi.p99))
 	c := latencies(r.commitIO)
 	fmt.Fprintf(&w, "| for comparison: the I/O of one bbolt commit (%d spread 4 KB writes, fdatasync, meta page, fdatasync) | %s | %s | %s | %s | %d times |\n",
 		commitPages, ms2(c.p50), ms2(c.p90), ms2(c.p99), ms2(c.max), c.count)

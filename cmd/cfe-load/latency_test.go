@@ -33,7 +33,7 @@ func TestLatencyFlags(t *testing.T) {
 // TestTimeSyncs times fdatasyncs in a folder and leaves nothing behind.
 func TestTimeSyncs(t *testing.T) {
 	dir := t.TempDir()
-	times, err := timeSyncs(dir, 5)
+	times, err := timeSyncs(dir, 5, time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestTimeSyncs(t *testing.T) {
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	if _, err := timeSyncs(filepath.Join(dir, "missing"), 1); err == nil {
+	if _, err := timeSyncs(filepath.Join(dir, "missing"), 1, 0); err == nil {
 		t.Error("timeSyncs in a missing folder: no error")
 	}
 	times, err = timeCommitIO(dir, 3)
@@ -83,6 +83,9 @@ func TestRunLatency(t *testing.T) {
 	if r.keyBits != 2048 || r.algorithm != "rsa-sha1" {
 		t.Errorf("floor signed with RSA-%d %s, want the sandbox profile's RSA-2048 rsa-sha1", r.keyBits, r.algorithm)
 	}
+	if len(r.rsaIdle) != 1 || len(r.fsyncIdle) != 1 {
+		t.Errorf("%d signatures and %d fdatasyncs timed after idle, want floor-n/20 = 1 each", len(r.rsaIdle), len(r.fsyncIdle))
+	}
 	if len(r.rsa) != 10 || len(r.fsync) != 10 || len(r.commitIO) != 10 {
 		t.Errorf("%d signatures, %d fdatasyncs and %d commits' I/O timed, want 10 each", len(r.rsa), len(r.fsync), len(r.commitIO))
 	}
@@ -101,6 +104,7 @@ func TestRunLatency(t *testing.T) {
 	table := latencyTable(r)
 	for _, want := range []string{"| floor: RSA-2048 signature (rsa-sha1 of a 4 KB document), one core |",
 		"| floor: one fdatasync of a 4 KB write in the data directory |", "| **floor: one signature + one fdatasync** |",
+		"| **floor after idle: one signature + one fdatasync, 100ms apart** |",
 		"| for comparison: the I/O of one bbolt commit (17 spread 4 KB writes, fdatasync, meta page, fdatasync) |",
 		"| **POST /sign-cfe at 20 req/s**, open loop, 4 connections, 500ms |", "| **POST /sign-cfe at 40 req/s**,",
 		"20 signed of 20 planned, 0 errors"} {
