@@ -3,10 +3,10 @@
 # builds cfe-agent (as `make build` does) and cfe-load, then
 #  1. cfe-load -latency-report: starts the agent on a fresh data directory
 #     under DIR (default: $HOME, the disk of the agent's own data directory,
-#     where /tmp may be a tmpfs), measures the floor (back to back, and after
-#     100 ms idle as at 10 req/s)
-#     (RSA-2048 signature with the agent's key on one core, fdatasync of a
-#     4 KB write in the data directory) and POST /sign-cfe at 10 and 50 req/s,
+#     where /tmp may be a tmpfs), measures the floor (RSA-2048 signature with
+#     the agent's key on one core, fdatasync of a 4 KB write in the data
+#     directory; back to back, and 100 ms apart as at 10 req/s) and
+#     POST /sign-cfe at 10 and 50 req/s,
 #     open loop over 4 connections, and prints the Markdown table;
 #  2. BenchmarkSaleToPrinter: sign + render + accepted by the printer or
 #     spooler (ESC/POS over TCP; CUPS with an emulated printer, which needs
