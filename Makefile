@@ -4,7 +4,7 @@ LINT    := $(GO) tool -modfile=tools/go.mod golangci-lint
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run test test-short fuzz bench bench-scale fmt vet lint build cross clean
+.PHONY: run test test-short fuzz bench bench-scale bench-latency fmt vet lint build cross clean
 
 run:            ## run the agent on the embedded default profile
 	$(GO) run ./cmd/cfe-agent
@@ -24,6 +24,9 @@ bench:          ## benchmarks (numbers go to BENCHMARKS.md)
 
 bench-scale:    ## fill stores of 1 M and 3 M CFEs and measure them (about 15 GB of disk at 3 M; BENCHMARKS.md)
 	CFE_SCALE_N=$(or $(SCALE_N),1000000,3000000) nice -n 19 ionice -c3 $(GO) test -run '^TestScale$$' -v -count=1 -timeout 0 ./internal/scalefill/
+
+bench-latency:  ## the latency of one sale: floor, POST /sign-cfe at 10 and 50 req/s (open loop), sale to printer
+	./scripts/bench-latency.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
@@ -81,13 +82,31 @@ func zoneFromTZ(tz string, now time.Time) ZoneStatus {
 	if filepath.IsAbs(tz) {
 		name = zoneNameFromPath(tz)
 	}
-	loc, err := time.LoadLocation(name)
+	loc, err := loadLocation(name)
 	if err != nil {
 		// An unknown zone makes the C library and Go fall back to UTC.
 		return ZoneStatus{Name: tz, Source: "TZ", Offset: 0}
 	}
 	_, off := now.In(loc).Zone()
 	return ZoneStatus{Name: name, Source: "TZ", Offset: off}
+}
+
+// locations caches the zones loaded by name: time.LoadLocation reads and
+// parses the zoneinfo file on every call, and MachineZone runs on every
+// signature. A zone's rules change only with an update of the system's time
+// zone data, which a running Go process does not see for its local zone
+// either.
+var locations sync.Map // name → *time.Location
+
+func loadLocation(name string) (*time.Location, error) {
+	if loc, ok := locations.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err == nil {
+		locations.Store(name, loc)
+	}
+	return loc, err
 }
 
 // zoneNameFromPath turns /usr/share/zoneinfo/America/Montevideo (or a link to

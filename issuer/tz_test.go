@@ -68,3 +68,22 @@ func TestFormatOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadLocation: a zone is read from the zoneinfo files once, then served
+// from memory; a zone that does not exist is not remembered.
+func TestLoadLocation(t *testing.T) {
+	first, err := loadLocation("America/Montevideo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadLocation("America/Montevideo")
+	if err != nil || again != first {
+		t.Errorf("second load: %p, %v; want the first location %p again", again, err, first)
+	}
+	if _, err := loadLocation("Not/AZone"); err == nil {
+		t.Fatal("an unknown zone loaded")
+	}
+	if _, ok := locations.Load("Not/AZone"); ok {
+		t.Error("an unknown zone was cached")
+	}
+}

@@ -154,10 +154,15 @@ const (
 	jobCompleted  = 9
 )
 
-// follow polls the job until it ends or the wait is over.
+// follow polls the job until it ends or the wait is over: first after
+// firstPoll, then twice as long each time up to the server's poll interval.
+// CUPS takes a job into processing within milliseconds when its printer is
+// idle; a point of sale that answers once the job is accepted then answers
+// that soon, instead of a poll interval later.
 func (p *CUPS) follow(ctx context.Context, op string, id int, res Result) (Result, error) {
 	c := p.server.client
 	deadline := time.Now().Add(p.server.wait)
+	poll := min(firstPoll, p.server.poll)
 	for {
 		req := c.request(ipp.OperationGetJobAttributes)
 		req.OperationAttributes[ipp.AttributePrinterURI] = c.printerURI(p.Queue)
@@ -192,16 +197,20 @@ func (p *CUPS) follow(ctx context.Context, op string, id int, res Result) (Resul
 		if p.server.untilAccepted && state == jobProcessing {
 			return res, nil
 		}
-		if time.Now().Add(p.server.poll).After(deadline) {
+		if time.Now().Add(poll).After(deadline) {
 			return res, nil
 		}
 		select {
 		case <-ctx.Done():
 			return res, nil // the job is with CUPS, which will print it
-		case <-time.After(p.server.poll):
+		case <-time.After(poll):
 		}
+		poll = min(2*poll, p.server.poll)
 	}
 }
+
+// firstPoll is how soon follow first asks CUPS about a job it took.
+const firstPoll = 5 * time.Millisecond
 
 // state reports whether the queue's printer is stopped, and its state
 // message (or reasons).

@@ -54,7 +54,7 @@ func agentEnv(extra ...string) []string {
 }
 
 // runCLI runs a one-shot command and returns its output and exit code.
-func runCLI(t *testing.T, env []string, args ...string) (string, int) {
+func runCLI(t testing.TB, env []string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(agentBin, args...)
 	cmd.Env = env
@@ -78,7 +78,7 @@ type runningAgent struct {
 var listeningRE = regexp.MustCompile(`msg="cfe-agent listening" base_url=(\S+)`)
 
 // startAgent runs `cfe-agent serve` and waits until it says where it listens.
-func startAgent(t *testing.T, env []string, args ...string) *runningAgent {
+func startAgent(t testing.TB, env []string, args ...string) *runningAgent {
 	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"serve"}, args...)...)
 	cmd.Env = env
@@ -119,7 +119,7 @@ func startAgent(t *testing.T, env []string, args ...string) *runningAgent {
 }
 
 // stop sends SIGTERM and expects a clean exit (status 0).
-func (a *runningAgent) stop(t *testing.T) {
+func (a *runningAgent) stop(t testing.TB) {
 	t.Helper()
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

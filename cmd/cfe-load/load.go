@@ -33,6 +33,7 @@ type loadConfig struct {
 	conns    int           // connections, each with one request in flight
 	duration time.Duration // no request starts after this
 	total    int           // when > 0, no more than this many requests
+	rate     float64       // when > 0, open loop: this many requests per second (openloop.go)
 	timeout  time.Duration // for each request
 	token    string        // LAN token, sent as "Authorization: Bearer"
 	body     bodyTemplate
@@ -48,6 +49,13 @@ type summary struct {
 	interrupted bool          // stopped early by a signal
 	latency     latencyStats  // of the requests that got an HTTP answer
 	numbers     []seriesCheck // of the signed requests
+	// Open loop only: the requests planned, and the start delays (start
+	// minus due time) of those sent, of which late started over lateAfter
+	// after their due time.
+	openLoop  bool
+	scheduled int
+	delays    latencyStats
+	late      int
 }
 
 // ok reports whether the run signed something, with no failed request and
@@ -89,6 +97,9 @@ func runLoad(ctx context.Context, cfg loadConfig) (*summary, error) {
 		return nil, err
 	}
 
+	if cfg.rate > 0 {
+		return runScheduled(ctx, client, base, cfg), nil
+	}
 	start := time.Now()
 	deadline := start.Add(cfg.duration)
 	var sent atomic.Int64
@@ -115,6 +126,18 @@ func runLoad(ctx context.Context, cfg loadConfig) (*summary, error) {
 	s.elapsed = elapsed
 	s.interrupted = ctx.Err() != nil
 	return s, nil
+}
+
+// runScheduled is runLoad's open loop (openloop.go).
+func runScheduled(ctx context.Context, client *http.Client, base string, cfg loadConfig) *summary {
+	reqCtx := context.WithoutCancel(ctx) // in-flight requests outlive ctx, as in runLoad
+	sched := newSchedule(time.Now(), cfg.rate, cfg.duration, cfg.total)
+	perConn := runOpenLoop(ctx, sched, cfg.conns, waitUntil, func() sample { return sign(reqCtx, client, base, cfg) })
+	s := summarize(perConn)
+	s.elapsed = time.Since(sched.start)
+	s.interrupted = ctx.Err() != nil
+	s.openLoop, s.scheduled = true, sched.count
+	return s
 }
 
 // checkHealth asks GET /health once: the run starts only on a healthy agent.
@@ -144,8 +167,12 @@ func authorize(req *http.Request, token string) {
 
 // sample is one request's outcome.
 type sample struct {
-	latency  time.Duration
-	answered bool // an HTTP answer was read
+	latency  time.Duration // to the end of the answer, from the send or, in open loop, from the due time
+	answered bool          // an HTTP answer was read
+	// Open loop only: when the request was due, and how long after that it
+	// started.
+	due   time.Time
+	delay time.Duration
 	outcome
 }
 
@@ -221,13 +248,19 @@ func clip(b []byte) string {
 // summarize counts the samples of every connection and checks the numbers.
 func summarize(perConn [][]sample) *summary {
 	s := &summary{errors: map[string]int{}, errorSample: map[string]string{}}
-	var lat []time.Duration
+	var lat, delays []time.Duration
 	nums := map[series][]int64{}
 	for _, samples := range perConn {
 		for _, x := range samples {
 			s.requests++
 			if x.answered {
 				lat = append(lat, x.latency)
+			}
+			if !x.due.IsZero() {
+				delays = append(delays, x.delay)
+				if x.delay > lateAfter {
+					s.late++
+				}
 			}
 			if x.kind != "" {
 				if s.errors[x.kind]++; s.errors[x.kind] == 1 {
@@ -240,6 +273,7 @@ func summarize(perConn [][]sample) *summary {
 		}
 	}
 	s.latency = latencies(lat)
+	s.delays = latencies(delays)
 	s.numbers = checkNumbers(nums)
 	return s
 }

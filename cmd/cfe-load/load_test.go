@@ -162,6 +162,10 @@ func TestParseFlags(t *testing.T) {
 		{"-url", "http://127.0.0.2:1"},
 		{"-url", "http://192.168.1.10:18787", "-allow-remote", "-token", "t"},
 		{"-agent", "bin/cfe-agent", "-starts", "3", "-settle", "0s"},
+		{"-rate", "10", "-c", "4", "-d", "30s"},
+		{"-rate", "0.5"},
+		{"-agent", "bin/cfe-agent", "-latency-report"},
+		{"-agent", "bin/cfe-agent", "-latency-report", "-rates", "5, 20.5", "-c", "2", "-d", "5s", "-floor-n", "10", "-dir", "/var/tmp"},
 	}
 	for _, args := range good {
 		if _, err := parseFlags(args, &bytes.Buffer{}); err != nil {
@@ -169,19 +173,31 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 	bad := map[string][]string{
-		"non-loopback":        {"-url", "http://192.168.1.10:18787"},
-		"non-loopback name":   {"-url", "https://example.com"},
-		"unspecified address": {"-url", "http://0.0.0.0:18787"},
-		"not http":            {"-url", "ftp://127.0.0.1/"},
-		"a path":              {"-url", "http://127.0.0.1:18787/sign-cfe"},
-		"no connections":      {"-c", "0"},
-		"no duration":         {"-d", "0s"},
-		"negative total":      {"-n", "-1"},
-		"url with agent":      {"-agent", "x", "-url", "http://127.0.0.1:1"},
-		"token with agent":    {"-agent", "x", "-token", "t"},
-		"starts without":      {"-starts", "3"},
-		"no starts":           {"-agent", "x", "-starts", "0"},
-		"extra argument":      {"http://127.0.0.1:1"},
+		"non-loopback":         {"-url", "http://192.168.1.10:18787"},
+		"non-loopback name":    {"-url", "https://example.com"},
+		"unspecified address":  {"-url", "http://0.0.0.0:18787"},
+		"not http":             {"-url", "ftp://127.0.0.1/"},
+		"a path":               {"-url", "http://127.0.0.1:18787/sign-cfe"},
+		"no connections":       {"-c", "0"},
+		"no duration":          {"-d", "0s"},
+		"negative total":       {"-n", "-1"},
+		"negative rate":        {"-rate", "-1"},
+		"rate not a number":    {"-rate", "NaN"},
+		"infinite rate":        {"-rate", "+Inf"},
+		"report without agent": {"-latency-report"},
+		"report with -rate":    {"-agent", "x", "-latency-report", "-rate", "10"},
+		"report with -n":       {"-agent", "x", "-latency-report", "-n", "10"},
+		"report with -starts":  {"-agent", "x", "-latency-report", "-starts", "2"},
+		"bad rates":            {"-agent", "x", "-latency-report", "-rates", "10,x"},
+		"zero rate":            {"-agent", "x", "-latency-report", "-rates", "0"},
+		"no floor":             {"-agent", "x", "-latency-report", "-floor-n", "0"},
+		"rates without report": {"-rates", "10"},
+		"dir without agent":    {"-dir", "/var/tmp"},
+		"url with agent":       {"-agent", "x", "-url", "http://127.0.0.1:1"},
+		"token with agent":     {"-agent", "x", "-token", "t"},
+		"starts without":       {"-starts", "3"},
+		"no starts":            {"-agent", "x", "-starts", "0"},
+		"extra argument":       {"http://127.0.0.1:1"},
 	}
 	for name, args := range bad {
 		if _, err := parseFlags(args, &bytes.Buffer{}); err == nil {

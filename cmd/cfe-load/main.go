@@ -12,10 +12,19 @@
 //
 // Usage:
 //
-//	cfe-load [-url http://127.0.0.1:18787] [-c 8] [-d 30s] [-n N] [-body FILE] [-token T]
+//	cfe-load [-url http://127.0.0.1:18787] [-c 8] [-d 30s] [-n N] [-rate R] [-body FILE] [-token T]
 //	cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
+//	cfe-load -agent BIN -latency-report [-rates 10,50] [-c 4] [-d 30s] [-floor-n 2000] [-dir DIR]
+//
+// With -latency-report it measures the latency of one sale (latency.go): the
+// floor of one RSA signature and one fdatasync, then POST /sign-cfe at each
+// rate, open loop, and prints a Markdown table.
 //
 // The run is bounded: no request starts after -d, nor after -n requests.
+// With -rate R (open loop) the requests are sent on a timetable instead, R per
+// second over the -c connections, each latency counted from the request's
+// due time; -d and -n bound the requests planned, and a request planned
+// within -d waits for a free connection if it must (openloop.go).
 // Only loopback agents are loaded unless -allow-remote is given.
 //
 // Exit status: 0 when every request signed and the numbers are distinct and
@@ -30,10 +39,12 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,8 +53,9 @@ import (
 const usage = `Loads the local module of cfe-agent, or benchmarks a built agent binary.
 
 Usage:
-  cfe-load [-url URL] [-c 8] [-d 30s] [-n N] [-body FILE] [-token T] [-allow-remote]
+  cfe-load [-url URL] [-c 8] [-d 30s] [-n N] [-rate R] [-body FILE] [-token T] [-allow-remote]
   cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
+  cfe-load -agent BIN -latency-report [-rates 10,50] [-c 4] [-d 30s] [-floor-n 2000] [-dir DIR]
 
 Exit status: 0 every request signed, numbers gap-free; 1 a failed request or a
 missing or repeated number; 2 wrong flags, or the run could not start.
@@ -57,6 +69,7 @@ type options struct {
 	conns       int
 	duration    time.Duration
 	total       int
+	rate        float64
 	timeout     time.Duration
 	bodyFile    string
 	token       string
@@ -65,6 +78,11 @@ type options struct {
 	agent  string
 	starts int
 	settle time.Duration
+
+	latencyReport bool
+	rates         []float64
+	floorN        int
+	dir           string
 }
 
 func main() {
@@ -97,11 +115,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Print("-body: ", err)
 		return 2
 	}
-	cfg := loadConfig{baseURL: opts.url, conns: opts.conns, duration: opts.duration, total: opts.total,
+	cfg := loadConfig{baseURL: opts.url, conns: opts.conns, duration: opts.duration, total: opts.total, rate: opts.rate,
 		timeout: opts.timeout, token: opts.token, body: tmpl}
 
 	var s *summary
 	var out string
+	if opts.latencyReport {
+		r, err := runLatency(ctx, latencyConfig{agent: opts.agent, dir: opts.dir, rates: opts.rates, floorN: opts.floorN, load: cfg}, logger)
+		if err != nil {
+			logger.Print(err)
+			return 2
+		}
+		if _, err := io.WriteString(stdout, latencyTable(r)); err != nil {
+			logger.Print(err)
+			return 2
+		}
+		if !r.ok() {
+			return 1
+		}
+		return 0
+	}
 	if opts.agent != "" {
 		r, err := runBench(ctx, benchConfig{agent: opts.agent, starts: opts.starts, settle: opts.settle, load: cfg}, logger)
 		if err != nil {
@@ -139,6 +172,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.conns, "c", 8, "connections, each with one request in flight")
 	fs.DurationVar(&o.duration, "d", 30*time.Second, "duration: no request starts after it")
 	fs.IntVar(&o.total, "n", 0, "stop after this many requests (0: only the duration bounds the run)")
+	fs.Float64Var(&o.rate, "rate", 0, "open loop: send this many requests per second over the -c connections, each counted from its due time (0: closed loop, each connection sends as soon as it is answered)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.StringVar(&o.bodyFile, "body", "", "signing request to send, JSON (default: an embedded e-Ticket); its uuid is replaced")
 	fs.StringVar(&o.token, "token", "", "LAN token of the terminal, sent as Authorization: Bearer")
@@ -146,14 +180,28 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.agent, "agent", "", "benchmark this built cfe-agent binary instead of loading -url")
 	fs.IntVar(&o.starts, "starts", 10, "with -agent: starts to time on fresh data directories, and restarts on that of the load run")
 	fs.DurationVar(&o.settle, "settle", 3*time.Second, "with -agent: idle time before reading the agent's RSS")
+	fs.BoolVar(&o.latencyReport, "latency-report", false, "with -agent: measure the floor (one RSA signature, one fdatasync) and POST /sign-cfe at each of -rates, open loop over -c connections (4 unless given), and print the table")
+	rates := fs.String("rates", "10,50", "with -latency-report: the open-loop rates, in requests per second, separated by commas")
+	fs.IntVar(&o.floorN, "floor-n", 2000, "with -latency-report: how many signatures and fdatasyncs the floor times")
+	fs.StringVar(&o.dir, "dir", "", "with -agent: the folder to make the agent's temporary data directory in (default: the system's temporary folder); its disk is the one measured")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	for _, f := range strings.Split(*rates, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(r > 0) || math.IsInf(r, 0) {
+			return o, fmt.Errorf("-rates %q: each rate must be a positive number of requests per second", *rates)
+		}
+		o.rates = append(o.rates, r)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.latencyReport && !set["c"] {
+		o.conns = 4 // the issue's measure: 4 connections
+	}
 	return o, o.validate(set)
 }
 
@@ -166,8 +214,29 @@ func (o options) validate(set map[string]bool) error {
 		return errors.New("-d must be positive")
 	case o.total < 0:
 		return errors.New("-n must not be negative")
+	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
+		return errors.New("-rate must be a positive number of requests per second, or 0")
 	case o.timeout <= 0:
 		return errors.New("-timeout must be positive")
+	}
+	if o.latencyReport {
+		switch {
+		case o.agent == "":
+			return errors.New("-latency-report needs -agent: it starts the agent itself")
+		case o.rate != 0 || set["n"] || set["starts"] || set["settle"]:
+			return errors.New("-latency-report sets its own rates (-rates) and measures no starts: -rate, -n, -starts and -settle do not go with it")
+		case o.floorN < 1:
+			return errors.New("-floor-n must be at least 1")
+		}
+	} else {
+		for _, name := range []string{"rates", "floor-n"} {
+			if set[name] {
+				return fmt.Errorf("-%s goes only with -latency-report", name)
+			}
+		}
+	}
+	if set["dir"] && o.agent == "" {
+		return errors.New("-dir goes only with -agent")
 	}
 	if o.agent != "" {
 		for _, name := range []string{"url", "token", "allow-remote"} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -13,6 +14,11 @@ func report(cfg loadConfig, s *summary) string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "%d requests in %s over %d connections to %s\n",
 		s.requests, s.elapsed.Round(time.Millisecond), cfg.conns, cfg.baseURL)
+	if s.openLoop {
+		fmt.Fprintf(&w, "  open loop:   %s req/s, %d requests planned; latency counted from each one's due time\n",
+			rateString(cfg.rate), s.scheduled)
+		fmt.Fprintf(&w, "  late starts: %s\n", lateLine(s))
+	}
 	if s.interrupted {
 		fmt.Fprintln(&w, "  interrupted: stopped early by a signal")
 	}
@@ -38,6 +44,16 @@ func latencyLine(l latencyStats) string {
 	}
 	return fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s", ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max))
 }
+
+// lateLine says how many requests of an open-loop run started late, and by
+// how much the starts were delayed.
+func lateLine(s *summary) string {
+	return fmt.Sprintf("%d of %d more than %s after their due time (start delay p50 %s, p99 %s, max %s)",
+		s.late, s.delays.count, lateAfter, ms(s.delays.p50), ms(s.delays.p99), ms(s.delays.max))
+}
+
+// rateString prints a request rate without needless decimals.
+func rateString(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
 // numbersLine describes the numbers of every series on one line.
 func numbersLine(checks []seriesCheck) string {

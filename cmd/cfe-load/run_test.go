@@ -199,6 +199,8 @@ func TestRun_ExitStatus(t *testing.T) {
 	defer clean.Close()
 	gap := httptest.NewServer(&numberingServer{skip: map[int64]bool{3: true}, uuids: map[string]int{}})
 	defer gap.Close()
+	gapOpen := httptest.NewServer(&numberingServer{skip: map[int64]bool{3: true}, uuids: map[string]int{}})
+	defer gapOpen.Close()
 	tests := []struct {
 		name string
 		args []string
@@ -206,6 +208,8 @@ func TestRun_ExitStatus(t *testing.T) {
 	}{
 		{"all signed, gap-free", []string{"-url", clean.URL, "-token", "lan-token", "-n", "20", "-c", "2"}, 0},
 		{"a gap", []string{"-url", gap.URL, "-token", "lan-token", "-n", "20", "-c", "2"}, 1},
+		{"open loop, gap-free", []string{"-url", clean.URL, "-token", "lan-token", "-n", "20", "-c", "2", "-rate", "500"}, 0},
+		{"open loop, a gap", []string{"-url", gapOpen.URL, "-token", "lan-token", "-n", "20", "-c", "2", "-rate", "500"}, 1},
 		{"every request refused", []string{"-url", clean.URL, "-n", "5"}, 1}, // no token: not signed
 		{"bad flags", []string{"-c", "0"}, 2},
 		{"a body that is not an object", []string{"-url", clean.URL, "-body", writeFile(t, "[]")}, 2},

@@ -1,5 +1,5 @@
 // Package cupsd runs a private CUPS server with an emulated IPP Everywhere
-// printer for tests, following ENGINEERING-NOTES.md "Printing": cupsd on a
+// printer for tests and benchmarks, following ENGINEERING-NOTES.md "Printing": cupsd on a
 // free port of 127.0.0.1 with its own configuration, spool and logs; a
 // private D-Bus system bus and an Avahi daemon limited to the loopback
 // interface (ippeveprinter will not start without DNS-SD); and a raw queue
@@ -43,7 +43,7 @@ type Env struct {
 // Start starts the environment. It needs root (cupsd and its filters run as
 // system users); without root the test is skipped, and a missing tool skips
 // it too unless CFE_STRICT_TOOLS=1.
-func Start(t *testing.T) *Env {
+func Start(t testing.TB) *Env {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the CUPS tests run cupsd and need root")
@@ -129,7 +129,7 @@ SystemGroup root
 	return e
 }
 
-func (e *Env) write(t *testing.T, name, content string) {
+func (e *Env) write(t testing.TB, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(e.Dir, name), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func (e *Env) write(t *testing.T, name, content string) {
 
 // start runs a daemon in the foreground as a child of the test and stops it
 // by its pid at the end; it returns a function that reads its output so far.
-func (e *Env) start(t *testing.T, name, bin string, args ...string) func() string {
+func (e *Env) start(t testing.TB, name, bin string, args ...string) func() string {
 	t.Helper()
 	logPath := filepath.Join(e.Dir, "log", name+".out")
 	out, err := os.Create(logPath)
@@ -169,7 +169,7 @@ func (e *Env) start(t *testing.T, name, bin string, args ...string) func() strin
 }
 
 // Run runs a command with the environment's variables and fails on error.
-func (e *Env) Run(t *testing.T, bin string, args ...string) string {
+func (e *Env) Run(t testing.TB, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = e.Vars
@@ -181,7 +181,7 @@ func (e *Env) Run(t *testing.T, bin string, args ...string) string {
 }
 
 // FreePort returns a port of 127.0.0.1 that was free a moment ago.
-func FreePort(t *testing.T) int {
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -201,7 +201,7 @@ func Dialable(addr string) bool {
 }
 
 // WaitFor polls cond for up to 15 seconds.
-func WaitFor(t *testing.T, what string, cond func() bool) {
+func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
