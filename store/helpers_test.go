@@ -76,14 +76,22 @@ func openStore(t testing.TB, opts store.Options) (*store.DB, string) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
+	checkAtEnd(t, db, path)
+	return db, path
+}
+
+// checkAtEnd closes db at the end of the test, then checks its file at path
+// with bbolt's own consistency check (boltCheck), unless db found the file
+// damaged (a test that damaged it on purpose: bbolt's check would fault).
+func checkAtEnd(t testing.TB, db *store.DB, path string) {
+	t.Helper()
 	t.Cleanup(func() {
 		_ = db.Close()
 		if db.Damaged() != nil {
-			return // a test that damaged the file on purpose; bbolt's check would fault on it
+			return
 		}
 		boltCheck(t, path)
 	})
-	return db, path
 }
 
 // boltCheck fails the test unless the bbolt file at path, if it still

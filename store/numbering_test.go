@@ -450,6 +450,7 @@ func TestDB_Close_FailsWaitingCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtEnd(t, db, path)
 	defer db.Close()
 	if r := reserve(t, db, cfe.ETicket); r.Nro != 1 {
 		t.Errorf("first number after reopen = %d, want 1", r.Nro)
