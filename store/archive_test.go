@@ -27,7 +27,7 @@ func threeYears(t *testing.T, path string, now *time.Time) (*store.DB, []*cfe.Is
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = db.Close() })
+	checkAtEnd(t, db, path)
 	expires := cfe.Date{Year: 2027, Month: time.June, Day: 30}
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 10_000, expires), newRange(cfe.EFactura, "B", 1, 10_000, expires))
 	var all []*cfe.Issued
@@ -214,6 +214,7 @@ func TestDB_Archive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtEnd(t, db, path)
 	defer db.Close()
 	for _, c := range append(all, next) {
 		if _, err := db.FindByUUID(ctx, c.UUID); err != nil {
@@ -292,6 +293,7 @@ func TestDB_ArchiveDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtEnd(t, db, path)
 	defer db.Close()
 	var of2024, of2025 *cfe.Issued
 	for _, c := range all {

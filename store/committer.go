@@ -63,7 +63,8 @@ func (db *DB) runCommitter() {
 //     (DB.busy), so the processors have work without the writes;
 //   - some CFE is still being signed, so more will be ready soon;
 //   - fewer than 4/5 of the recent CFEs in progress are ready;
-//   - no ready CFE has waited Options.MaxBatchDelay yet.
+//   - no ready CFE has waited Options.MaxBatchDelay yet;
+//   - Options.DisableHoldBack is not set.
 //
 // A lone caller, or fewer callers than processors, never waits.
 func (db *DB) collect(now time.Time) (batch []*slot, wait time.Duration) {
@@ -101,7 +102,7 @@ func (db *DB) collect(now time.Time) (batch []*slot, wait time.Duration) {
 		return nil, 0
 	}
 	saturated := db.busy > float64(runtime.GOMAXPROCS(0))
-	if left := db.opts.MaxBatchDelay - now.Sub(oldest); saturated && signing > 0 &&
+	if left := db.opts.MaxBatchDelay - now.Sub(oldest); !db.opts.DisableHoldBack && saturated && signing > 0 &&
 		float64(len(found)) < 0.8*db.busy && len(found) < maxBatch && left > 0 {
 		return nil, left
 	}

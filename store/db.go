@@ -63,6 +63,14 @@ type Options struct {
 	// refuses until ResumeNumbering or MarkUsedElsewhere. Set it when a source
 	// that can say where numbering stands (the hosted service) is configured.
 	HoldWithoutJournal bool
+	// DisableHoldBack turns off the committer's hold-back: a ready CFE is
+	// written at once even when more CFEs are in progress than processors
+	// (see collect). The zero value keeps it on.
+	DisableHoldBack bool
+	// DisableHeadroom turns off the written zeros the committer keeps past
+	// the data on ext4 and XFS (headroom.go): bbolt grows the file as usual.
+	// The zero value keeps it on where it helps.
+	DisableHeadroom bool
 }
 
 func (o Options) withDefaults() Options {
@@ -278,6 +286,9 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
+	}
+	if opts.DisableHeadroom {
+		file = nil // newHeadroom turns the headroom off without a file
 	}
 	db.room = newHeadroom(file, used)
 	if fast {

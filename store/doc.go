@@ -25,7 +25,8 @@
 //     for others; while more CFEs are in progress than processors, ready ones
 //     may be held back up to Options.MaxBatchDelay to share a transaction with
 //     those still being signed (the processors have signing to do meanwhile,
-//     and each transaction saved is two fsyncs saved). A CFE that fails its own checks (uuid conflict, range expired...)
+//     and each transaction saved is two fsyncs saved; Options.DisableHoldBack
+//     turns this off). A CFE that fails its own checks (uuid conflict, range expired...)
 //     fails alone; it does not fail the others of its batch, although the
 //     higher numbers of its own serie must then wait, as below.
 //   - Released numbers: when a reserved number is released (its request failed)
@@ -128,7 +129,9 @@
 // On ext4 and XFS the committer keeps some written zeros in the file past the
 // data (headroom.go), so that commits overwrite allocated blocks instead of
 // filling the hole bbolt leaves when it grows the file; the file is therefore
-// up to a few MiB larger than its data.
+// up to a few MiB larger than its data (Options.DisableHeadroom turns this
+// off). It relies on bbolt's grow leaving alone a file already large enough,
+// which TestHeadroom_BboltKeepsALargeEnoughFile pins.
 //
 // # Backups
 //

@@ -47,6 +47,7 @@ func TestDB_MarkUsedElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtEnd(t, db, path)
 	defer db.Close()
 	if got := issue(t, db, cfe.ETicket, "after-reopen"); got.Nro != 42 {
 		t.Errorf("number after reopening = %d, want 42", got.Nro)

@@ -68,7 +68,7 @@ func newRange(t cfe.Type, serie string, dnro, hnro int64, expires cfe.Date) cfe.
 }
 
 // openStore opens a store in a fresh directory and closes it at the end of the
-// test.
+// test, then checks the file with bbolt's own consistency check (boltCheck).
 func openStore(t testing.TB, opts store.Options) (*store.DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "agent.db")
@@ -76,8 +76,47 @@ func openStore(t testing.TB, opts store.Options) (*store.DB, string) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() { _ = db.Close() })
+	checkAtEnd(t, db, path)
 	return db, path
+}
+
+// checkAtEnd closes db at the end of the test, then checks its file at path
+// with bbolt's own consistency check (boltCheck), unless db found the file
+// damaged (a test that damaged it on purpose: bbolt's check would fault).
+func checkAtEnd(t testing.TB, db *store.DB, path string) {
+	t.Helper()
+	t.Cleanup(func() {
+		_ = db.Close()
+		if db.Damaged() != nil {
+			return
+		}
+		boltCheck(t, path)
+	})
+}
+
+// boltCheck fails the test unless the bbolt file at path, if it still
+// exists, passes bbolt's tx.Check: every page reachable once, the freelist
+// and the page tree consistent.
+func boltCheck(t testing.TB, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return // the test removed or moved the file
+	}
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Errorf("bbolt check of %s: open: %v", path, err)
+		return
+	}
+	defer bdb.Close()
+	err = bdb.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("bbolt check of %s: %v", path, err)
+	}
 }
 
 func putRanges(t testing.TB, db *store.DB, rs ...cfe.CAERange) {

@@ -450,6 +450,7 @@ func TestDB_Close_FailsWaitingCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtEnd(t, db, path)
 	defer db.Close()
 	if r := reserve(t, db, cfe.ETicket); r.Nro != 1 {
 		t.Errorf("first number after reopen = %d, want 1", r.Nro)
@@ -614,6 +615,32 @@ func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
 			db.Release(r)
 		}
 	})
+}
+
+// TestDB_Commit_DisableHoldBack checks that with Options.DisableHoldBack a
+// ready CFE is written at once even when more CFEs are in progress than
+// processors, where the committer would otherwise hold it back (see
+// TestDB_Commit_GroupsWhileManyAreBeingSigned).
+func TestDB_Commit_DisableHoldBack(t *testing.T) {
+	many := runtime.GOMAXPROCS(0) + 3
+	db, _ := openStore(t, store.Options{MaxBatchDelay: time.Hour, DisableHoldBack: true})
+	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+	rs := make([]*cfe.Reservation, many)
+	for i := range rs {
+		rs[i] = reserve(t, db, cfe.ETicket)
+	}
+	for i, r := range rs[:2] {
+		// Held back, each would wait an hour: the others are being signed.
+		if err := db.Commit(ctx, r, issuedFor(r, fmt.Sprint("nohold-", i), signAt)); err != nil {
+			t.Fatal(err)
+		}
+		if n := commitTransactions(t, db); n != uint64(i+1) {
+			t.Errorf("%d transactions after %d lone commits, want %d", n, i+1, i+1)
+		}
+	}
+	for _, r := range rs[2:] {
+		db.Release(r)
+	}
 }
 
 // A number given back, taken again and given back again (a caller retrying a

@@ -110,6 +110,7 @@ func TestDB_Outbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtEnd(t, db, path)
 	defer db.Close()
 	check()
 

@@ -138,6 +138,7 @@ func TestDB_RangeStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtEnd(t, db, path)
 	defer db.Close()
 	want["101-A-1"] = store.RangeStatus{Used: 9, Remaining: 1, DaysLeft: daysToFarAway}
 	want["111-B-1"] = store.RangeStatus{Remaining: 10, DaysLeft: 31, NearExpiry: true}

@@ -122,6 +122,7 @@ func TestDB_XMLCompression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtEnd(t, db2, path)
 	defer db2.Close()
 	for _, w := range want {
 		got, err := db2.FindByUUID(ctx, w.UUID)
