@@ -137,21 +137,10 @@ func zbar(t testing.TB, png string) []string {
 	return strings.Fields(string(out))
 }
 
-// mustContain fails for each of want that text lacks; runs of white space
-// count as one space, so that wrapped text still matches.
+// mustContain is testtool.MustContain.
 func mustContain(t testing.TB, what, text string, want ...string) {
 	t.Helper()
-	flat := strings.Join(strings.Fields(text), " ")
-	missing := false
-	for _, w := range want {
-		if !strings.Contains(flat, strings.Join(strings.Fields(w), " ")) {
-			t.Errorf("%s lacks %q", what, w)
-			missing = true
-		}
-	}
-	if missing {
-		t.Logf("%s:\n%s", what, text)
-	}
+	testtool.MustContain(t, what, text, want...)
 }
 
 // receiptTexts lists every text a receipt must print: each field of the

@@ -214,19 +214,8 @@ func expectedQR(t testing.TB, signedXML []byte) string {
 	return cfe.QRData(c, digest)
 }
 
-// mustContain fails for each of want that text lacks. Runs of white space
-// count as one space, so that text wrapped over lines still matches.
+// mustContain is testtool.MustContain.
 func mustContain(t testing.TB, what, text string, want ...string) {
 	t.Helper()
-	flat := strings.Join(strings.Fields(text), " ")
-	missing := false
-	for _, w := range want {
-		if !strings.Contains(flat, strings.Join(strings.Fields(w), " ")) {
-			t.Errorf("%s lacks %q", what, w)
-			missing = true
-		}
-	}
-	if missing {
-		t.Logf("%s:\n%s", what, text)
-	}
+	testtool.MustContain(t, what, text, want...)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,11 +61,7 @@ func TestRunLatency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the agent")
 	}
-	bin := filepath.Join(t.TempDir(), "cfe-agent")
-	build := exec.Command("go", "build", "-o", bin, "../cfe-agent")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildAgent(t)
 	tmpl, err := newBodyTemplate(defaultBody)
 	if err != nil {
 		t.Fatal(err)

@@ -145,11 +145,7 @@ func TestRunBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the agent")
 	}
-	bin := filepath.Join(t.TempDir(), "cfe-agent")
-	build := exec.Command("go", "build", "-o", bin, "../cfe-agent")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildAgent(t)
 	tmpl, err := newBodyTemplate(defaultBody)
 	if err != nil {
 		t.Fatal(err)
@@ -231,4 +227,15 @@ func writeFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// buildAgent builds the cfe-agent binary into a temporary folder.
+func buildAgent(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cfe-agent")
+	build := exec.Command("go", "build", "-o", bin, "../cfe-agent")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -192,4 +193,22 @@ func DGISample(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// MustContain fails for each of want that text lacks; runs of white space
+// count as one space, so that text wrapped over lines still matches (what
+// pdftotext and esc2text print). what names the text in the messages.
+func MustContain(t testing.TB, what, text string, want ...string) {
+	t.Helper()
+	flat := strings.Join(strings.Fields(text), " ")
+	missing := false
+	for _, w := range want {
+		if !strings.Contains(flat, strings.Join(strings.Fields(w), " ")) {
+			t.Errorf("%s lacks %q", what, w)
+			missing = true
+		}
+	}
+	if missing {
+		t.Logf("%s:\n%s", what, text)
+	}
 }
