@@ -92,7 +92,7 @@ func newHarnessOn(t testing.TB, db *store.DB) *harness {
 	h := &harness{db: db, signer: sg, zone: &zoneSwitch{z: montevideo}}
 	h.iss = issuer.New(issuer.Config{
 		Store:  db,
-		Signer: signerAdapter{sg},
+		Signer: signerAdapter{Signer: sg},
 		Emisor: func() cfe.Emisor { return testEmisor },
 		Tax:    cfe.DefaultTaxConfig(),
 		Now:    func() time.Time { return testNow },
@@ -103,17 +103,7 @@ func newHarnessOn(t testing.TB, db *store.DB) *harness {
 
 // signerAdapter signs as cmd/cfe-agent does: the issuer hands over canonical
 // documents, so the signer digests them without parsing.
-type signerAdapter struct{ s *signer.Signer }
-
-func (a signerAdapter) Ready() error { return a.s.Ready() }
-
-func (a signerAdapter) Sign(unsigned []byte) ([]byte, string, error) {
-	r, err := a.s.SignCanonical(unsigned)
-	if err != nil {
-		return nil, "", err
-	}
-	return r.XML, r.DigestValue, nil
-}
+type signerAdapter = signer.Canonical
 
 // decode parses a JSON request as the local module does.
 func decode(t testing.TB, body string) *cfe.Request {

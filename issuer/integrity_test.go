@@ -96,7 +96,7 @@ func TestIssuer_UUIDLimitCheckedBeforeNumbering(t *testing.T) {
 func TestIssuer_RetryingRefusedRequestDoesNotTouchNumbering(t *testing.T) {
 	h := newHarness(t)
 	st := &countingStore{DB: h.db}
-	iss := issuerOver(h, st, signerAdapter{h.signer})
+	iss := issuerOver(h, st, signerAdapter{Signer: h.signer})
 
 	bad := []string{
 		requestJSON(cfe.ETicket, strings.Repeat("x", 300)), // reproduction 1
@@ -130,7 +130,7 @@ func TestIssuer_FailureAfterReservationDoesNotFailOthers(t *testing.T) {
 	h := newHarnessWith(t, store.Options{ReclaimTimeout: 100 * time.Millisecond})
 	db := h.db
 	st := &countingStore{DB: db}
-	iss := issuerOver(h, st, signerAdapter{h.signer})
+	iss := issuerOver(h, st, signerAdapter{Signer: h.signer})
 
 	// Number 1 is held, as by a request still being signed; the good request
 	// takes 2 and waits for 1.
@@ -164,7 +164,7 @@ func TestIssuer_FailureAfterReservationDoesNotFailOthers(t *testing.T) {
 func TestIssuer_RetriedFailingSignatureWithLoad(t *testing.T) {
 	h := newHarnessWith(t, store.Options{ReclaimTimeout: 50 * time.Millisecond})
 	db := h.db
-	iss := issuerOver(h, db, failingSigner{signerAdapter{h.signer}, []byte("FIRMA-FALLA")})
+	iss := issuerOver(h, db, failingSigner{signerAdapter{Signer: h.signer}, []byte("FIRMA-FALLA")})
 	failing := strings.Replace(requestJSON(cfe.ETicket, "falla-1"), "Yerba mate 1 kg", "FIRMA-FALLA", 1)
 
 	loadWithRetrier(t, iss, 3, 30, func(int) bool {
@@ -247,7 +247,7 @@ func TestIssuer_ExpiredCertificateRefusedBeforeNumbering(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := &countingStore{DB: h.db}
-			_, err = issuerOver(h, st, signerAdapter{sg}).Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, "cert-"+name)))
+			_, err = issuerOver(h, st, signerAdapter{Signer: sg}).Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, "cert-"+name)))
 			if cfe.RespuestaOf(err) != cfe.RespCertificado {
 				t.Fatalf("got %v (%s), want 06", err, cfe.RespuestaOf(err))
 			}

@@ -149,7 +149,7 @@ func testSigner() (*signer.Signer, error) {
 func issuerOn(db *store.DB, sg *signer.Signer) *issuer.Issuer {
 	return issuer.New(issuer.Config{
 		Store:  db,
-		Signer: signerAdapter{sg},
+		Signer: signerAdapter{Signer: sg},
 		Emisor: func() cfe.Emisor { return testEmisor },
 		Tax:    cfe.DefaultTaxConfig(),
 		Now:    func() time.Time { return testNow },

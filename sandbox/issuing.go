@@ -94,7 +94,7 @@ func (s *Server) issuerFor(ctx context.Context, id int64) (*companyIssuer, error
 	emisor := company.emisor()
 	ci := &companyIssuer{store: db, cert: creds.Certificate, emisor: emisor, iss: issuer.New(issuer.Config{
 		Store:  db,
-		Signer: signerAdapter{sg},
+		Signer: signer.Canonical{Signer: sg},
 		Emisor: func() cfe.Emisor { return emisor },
 		Tax:    cfe.DefaultTaxConfig(),
 		Now:    s.now,
@@ -112,19 +112,6 @@ func (s *Server) issuerFor(ctx context.Context, id int64) (*companyIssuer, error
 // module's rule, interface §7 rule 5).
 func hostedZone(time.Time) issuer.ZoneStatus {
 	return issuer.ZoneStatus{Name: "America/Montevideo", Source: "cfe-sandbox", Offset: -3 * 60 * 60}
-}
-
-// signerAdapter adapts signer.Signer to the issuer's one-method need.
-type signerAdapter struct{ s *signer.Signer }
-
-func (a signerAdapter) Ready() error { return a.s.Ready() }
-
-func (a signerAdapter) Sign(unsigned []byte) ([]byte, string, error) {
-	r, err := a.s.SignCanonical(unsigned)
-	if err != nil {
-		return nil, "", err
-	}
-	return r.XML, r.DigestValue, nil
 }
 
 // credentials loads company's test certificate, generating and storing it

@@ -356,3 +356,18 @@ func rsaPublicKey(cert *x509.Certificate) (*rsa.PublicKey, error) {
 	}
 	return pub, nil
 }
+
+// Canonical signs documents already in canonical form (what cfe.MarshalXML
+// writes) with SignCanonical, and answers as the issuing use case asks
+// (issuer.Signer): the signed bytes and the reference's DigestValue. Ready is
+// the Signer's.
+type Canonical struct{ *Signer }
+
+// Sign signs canonical; errors as SignCanonical's.
+func (c Canonical) Sign(canonical []byte) ([]byte, string, error) {
+	r, err := c.SignCanonical(canonical)
+	if err != nil {
+		return nil, "", err
+	}
+	return r.XML, r.DigestValue, nil
+}

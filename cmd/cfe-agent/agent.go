@@ -265,11 +265,7 @@ func (s issuerSigner) Sign(unsigned []byte) ([]byte, string, error) {
 	if s.a.signer == nil {
 		return nil, "", s.unavailable()
 	}
-	signed, err := s.a.signer.SignCanonical(unsigned) // checks the validity itself
-	if err != nil {
-		return nil, "", err
-	}
-	return signed.XML, signed.DigestValue, nil
+	return signer.Canonical{Signer: s.a.signer}.Sign(unsigned) // checks the validity itself
 }
 
 // Ready is the issuer's check before it reserves a number: a certificate that

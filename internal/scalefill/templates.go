@@ -56,7 +56,7 @@ func Templates(ctx context.Context, dir string, n int, at time.Time) (_ []*cfe.I
 			return nil, err
 		}
 	}
-	iss := issuer.New(issuer.Config{Store: db, Signer: signerAdapter{sg}, Emisor: func() cfe.Emisor { return Company },
+	iss := issuer.New(issuer.Config{Store: db, Signer: signer.Canonical{Signer: sg}, Emisor: func() cfe.Emisor { return Company },
 		Tax: cfe.DefaultTaxConfig(), Now: func() time.Time { return at },
 		Zone: func(time.Time) issuer.ZoneStatus {
 			return issuer.ZoneStatus{Name: "America/Montevideo", Source: "scalefill", Offset: -3 * 60 * 60}
@@ -100,16 +100,4 @@ func saleRequest(i int) (*cfe.Request, error) {
 	}
 	var req cfe.Request
 	return &req, json.Unmarshal(data, &req)
-}
-
-type signerAdapter struct{ s *signer.Signer }
-
-func (a signerAdapter) Ready() error { return a.s.Ready() }
-
-func (a signerAdapter) Sign(unsigned []byte) ([]byte, string, error) {
-	r, err := a.s.SignCanonical(unsigned)
-	if err != nil {
-		return nil, "", err
-	}
-	return r.XML, r.DigestValue, nil
 }
