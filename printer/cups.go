@@ -1,7 +1,6 @@
 package printer
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -108,17 +107,9 @@ func (p *CUPS) Print(ctx context.Context, job Job) (Result, error) {
 	if job.Media != "" {
 		req.JobAttributes[ipp.AttributeMedia] = job.Media
 	}
-	req.File, req.FileSize = bytes.NewReader(job.PDF), len(job.PDF)
-	resp, err := c.do(ctx, "/printers/"+url.PathEscape(p.Queue), req)
+	id, err := c.submit(ctx, op, p, req, job.PDF)
 	if err != nil {
-		return Result{}, p.refused(op, err)
-	}
-	var id int
-	if len(resp.JobAttributes) > 0 {
-		id, _ = firstInt(resp.JobAttributes[0], ipp.AttributeJobID)
-	}
-	if id == 0 {
-		return Result{}, unavailable(op, nil, "CUPS aceptó el trabajo para «%s» sin darle un número", p.Queue)
+		return Result{}, err
 	}
 	res := Result{Backend: BackendCUPS, Printer: p.Queue, JobID: strconv.Itoa(id), State: StatePending,
 		Copies: job.Copies}

@@ -1,9 +1,7 @@
 package printer
 
 import (
-	"bytes"
 	"context"
-	"net/url"
 	"strconv"
 
 	ipp "github.com/phin1x/go-ipp"
@@ -31,17 +29,9 @@ func (p *CUPS) PrintRaw(ctx context.Context, job RawJob) (Result, error) {
 	req.OperationAttributes[ipp.AttributePrinterURI] = c.printerURI(p.Queue)
 	req.OperationAttributes[ipp.AttributeJobName] = job.Name
 	req.OperationAttributes[ipp.AttributeDocumentFormat] = documentFormatRaw
-	req.File, req.FileSize = bytes.NewReader(data), len(data)
-	resp, err := c.do(ctx, "/printers/"+url.PathEscape(p.Queue), req)
+	id, err := c.submit(ctx, op, p, req, data)
 	if err != nil {
-		return Result{}, p.refused(op, err)
-	}
-	var id int
-	if len(resp.JobAttributes) > 0 {
-		id, _ = firstInt(resp.JobAttributes[0], ipp.AttributeJobID)
-	}
-	if id == 0 {
-		return Result{}, unavailable(op, nil, "CUPS aceptó el trabajo para «%s» sin darle un número", p.Queue)
+		return Result{}, err
 	}
 	if stopped, reason := p.state(ctx); stopped {
 		p.cancel(id)

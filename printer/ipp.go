@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 
@@ -139,4 +140,23 @@ func firstBool(attrs ipp.Attributes, name string) (bool, bool) {
 		}
 	}
 	return false, false
+}
+
+// submit sends a Print-Job request with body as its document to p's queue and
+// returns the job id CUPS gave it: p.refused's errors when CUPS refuses it,
+// EUNAVAILABLE when it accepts it without an id.
+func (c *ippClient) submit(ctx context.Context, op string, p *CUPS, req *ipp.Request, body []byte) (int, error) {
+	req.File, req.FileSize = bytes.NewReader(body), len(body)
+	resp, err := c.do(ctx, "/printers/"+url.PathEscape(p.Queue), req)
+	if err != nil {
+		return 0, p.refused(op, err)
+	}
+	var id int
+	if len(resp.JobAttributes) > 0 {
+		id, _ = firstInt(resp.JobAttributes[0], ipp.AttributeJobID)
+	}
+	if id == 0 {
+		return 0, unavailable(op, nil, "CUPS aceptó el trabajo para «%s» sin darle un número", p.Queue)
+	}
+	return id, nil
 }
