@@ -26,11 +26,16 @@ declare -A need=(
   [node]=nodejs
   [javac]=default-jdk-headless
   [mcs]=mono-mcs
+  [wine]=wine
+  [wixl]=wixl
+  [msiinfo]=msitools
+  [lintian]=lintian
+  [x86_64-w64-mingw32-gcc]=gcc-mingw-w64-x86-64
 )
 # Debian packages that provide no command of their own (PHP extensions and
 # libraries for the vendor SDK and the ESC/POS decoder, the .xlsx reader, the
-# JSON Schema validator of the OpenAPI examples).
-libs=(php-curl php-mbstring php-intl php-imagick php-guzzlehttp-guzzle php-guzzlehttp-psr7 python3-openpyxl python3-jsonschema)
+# JSON Schema validator of the OpenAPI examples, Wine's 64-bit loader).
+libs=(php-curl php-mbstring php-intl php-imagick php-guzzlehttp-guzzle php-guzzlehttp-psr7 python3-openpyxl python3-jsonschema wine64)
 missing=()
 for cmd in "${!need[@]}"; do
   if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
