@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/printing"
 )
 
 // Printing renders and prints the printed representation of signed CFEs.
@@ -27,7 +28,7 @@ type Printing interface {
 	// unknown template (naming the field variant) or an incomplete ref,
 	// ENOTFOUND when no such CFE exists, EINTERNAL when the PDF cannot be
 	// made, and EUNAVAILABLE when the CFEs cannot be read now.
-	Render(ctx context.Context, ref CFERef, variant string) (*Document, error)
+	Render(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error)
 	// Print sends doc to the printer called printer (a profile alias, or a
 	// raw queue where the platform has them), with the profile's copies for
 	// that printer and the document's type, else fallbackCopies, else 1. It
@@ -36,48 +37,8 @@ type Printing interface {
 	// not exist, and EUNAVAILABLE when the printer cannot be reached or
 	// refused or failed the job; the message then carries the printer's
 	// reason, in Spanish.
-	Print(ctx context.Context, doc *Document, printer string, fallbackCopies int) (PrintResult, error)
+	Print(ctx context.Context, doc *printing.Document, printer string, fallbackCopies int) (printing.PrintResult, error)
 }
-
-// CFERef names one signed CFE: by UUID, or by type, serie and number.
-type CFERef struct {
-	UUID   string
-	Type   cfe.Type
-	Serie  string
-	Numero int64
-}
-
-// Document is the printed representation of one CFE.
-type Document struct {
-	PDF      []byte
-	Type     cfe.Type
-	Serie    string
-	Numero   int64
-	Template string // the template it was rendered with
-	// Signed and Adenda are the CFE as stored, for a printer that is sent
-	// another rendering of it (ESC/POS).
-	Signed []byte
-	Adenda string
-}
-
-// Name is how the document is called in print queues and file names, such
-// as "e-Ticket A-12".
-func (d *Document) Name() string { return fmt.Sprintf("%s %s-%d", d.Type.Name(), d.Serie, d.Numero) }
-
-// PrintResult is what the printer reported about the job it accepted.
-type PrintResult struct {
-	Printer string // the printer's queue, folder or Windows name
-	Copies  int    // copies the printer accepted
-	JobID   string // the spooler's job id; "" where there is none
-	State   string // "completed", "processing" or "pending"
-	Format  string // what the printer was sent: FormatPDF or FormatESCPOS
-}
-
-// The formats a printer is sent, as X-CFE-Formato says them.
-const (
-	FormatPDF    = "pdf"
-	FormatESCPOS = "escpos"
-)
 
 // Headers of a successful POST /pdf.
 const (
@@ -123,7 +84,7 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ref := CFERef{UUID: req.UUID, Type: req.TipoCFE, Serie: req.Serie, Numero: req.Numero}
+	ref := printing.CFERef{UUID: req.UUID, Type: req.TipoCFE, Serie: req.Serie, Numero: req.Numero}
 	doc, err := s.cfg.Printing.Render(r.Context(), ref, req.Variant)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -138,7 +99,7 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 		slog.String("request_id", requestID(r.Context())), slog.String("cfe", doc.Name()),
 		slog.String("template", doc.Template), slog.String("printer", req.Impresora),
 		slog.Int("copies", res.Copies), slog.String("job", res.JobID), slog.String("state", res.State),
-		slog.String("format", cmp.Or(res.Format, FormatPDF)))
+		slog.String("format", cmp.Or(res.Format, printing.FormatPDF)))
 	h := w.Header()
 	h.Set("Content-Type", "application/pdf")
 	h.Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", fileName(doc)))
@@ -146,7 +107,7 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	h.Set(headerPrinter, req.Impresora)
 	h.Set(headerCopies, strconv.Itoa(res.Copies))
 	h.Set(headerJobSt, res.State)
-	h.Set(headerFormat, cmp.Or(res.Format, FormatPDF))
+	h.Set(headerFormat, cmp.Or(res.Format, printing.FormatPDF))
 	if res.JobID != "" {
 		h.Set(headerJob, res.JobID)
 	}
@@ -171,7 +132,7 @@ func printFailed(err error) error {
 }
 
 // fileName is the PDF's file name in Content-Disposition, in plain ASCII.
-func fileName(d *Document) string {
+func fileName(d *printing.Document) string {
 	name := strings.Map(func(r rune) rune {
 		if r == '-' || r == '.' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
 			return r

@@ -31,13 +31,12 @@ var allowed = map[string][]string{
 	"printer":  {"cfe"},
 	"hosted":   {"cfe"},
 	"profiles": {"cfe", "internal/durable"},
-	"localapi": {"cfe", "issuer", "assets", "internal/throttle"},
+	"localapi": {"cfe", "issuer", "printing", "assets", "internal/throttle"},
 	// ...with these documented exceptions:
 	// escpos draws the receipt model that pdf owns (pdf.Receipt), by design.
 	"escpos": {"cfe", "pdf"},
-	// printing, the printing use case, still reads localapi's request and
-	// result types (issue 21 item 1 moves them into printing).
-	"printing": {"cfe", "escpos", "pdf", "printer", "localapi"},
+	// printing, the printing use case, drives the renderers and the spooler.
+	"printing": {"cfe", "escpos", "pdf", "printer"},
 	// tray reads the state report's wire types from localapi, and so links
 	// the server (issue 21 item 2 moves them to a types-only package).
 	"tray": {"cfe", "assets", "localapi"},
