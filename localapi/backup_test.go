@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // countingBackups records the backups it was asked for. The copy itself is
@@ -19,9 +21,9 @@ import (
 // here only the route's rules are.
 type countingBackups struct{ calls atomic.Int32 }
 
-func (b *countingBackups) Backup(context.Context) (*localapi.BackupResult, error) {
+func (b *countingBackups) Backup(context.Context) (*apitype.BackupResult, error) {
 	b.calls.Add(1)
-	return &localapi.BackupResult{Archivo: "/datos/backups/x.db", CFEs: 3}, nil
+	return &apitype.BackupResult{Archivo: "/datos/backups/x.db", CFEs: 3}, nil
 }
 
 func TestServer_Backup(t *testing.T) {
@@ -67,7 +69,7 @@ func TestServer_Backup(t *testing.T) {
 			}
 			answers[schema] = append(answers[schema], f)
 			if tc.wantStatus == http.StatusOK {
-				var res localapi.BackupResult
+				var res apitype.BackupResult
 				if err := json.Unmarshal(body, &res); err != nil || !res.OK || res.Archivo != "/datos/backups/x.db" {
 					t.Fatalf("answer %s (%v)", body, err)
 				}
@@ -111,17 +113,17 @@ func TestServer_StateBackup(t *testing.T) {
 	day := 24 * time.Hour
 	for _, tc := range []struct {
 		name       string
-		backup     *localapi.BackupStatus
+		backup     *health.BackupStatus
 		wantStatus string
 		wantWarn   string
 	}{
-		{"not reported", nil, localapi.HealthOK, ""},
-		{"manual only, none yet", &localapi.BackupStatus{}, localapi.HealthOK, ""},
-		{"fresh", &localapi.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-time.Hour), LastFile: "/mnt/usb/a.db"}, localapi.HealthOK, ""},
-		{"older than its period", &localapi.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-25 * time.Hour)}, localapi.HealthDegraded, "más vieja que su período"},
-		{"none yet", &localapi.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day}, localapi.HealthDegraded, "todavía no hay ninguna copia"},
-		{"last one failed", &localapi.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-time.Hour),
-			LastError: "el disco está lleno", LastErrorAt: now.Add(-time.Minute)}, localapi.HealthDegraded, "falló"},
+		{"not reported", nil, apitype.HealthOK, ""},
+		{"manual only, none yet", &health.BackupStatus{}, apitype.HealthOK, ""},
+		{"fresh", &health.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-time.Hour), LastFile: "/mnt/usb/a.db"}, apitype.HealthOK, ""},
+		{"older than its period", &health.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-25 * time.Hour)}, apitype.HealthDegraded, "más vieja que su período"},
+		{"none yet", &health.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day}, apitype.HealthDegraded, "todavía no hay ninguna copia"},
+		{"last one failed", &health.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-time.Hour),
+			LastError: "el disco está lleno", LastErrorAt: now.Add(-time.Minute)}, apitype.HealthDegraded, "falló"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := healthyState()

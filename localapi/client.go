@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // ClientOptions configures a Client.
@@ -68,8 +70,8 @@ func NewClient(baseURL string, opts ClientOptions) (*Client, error) {
 
 // Health calls GET /health. A module that cannot sign answers 503 with a
 // report: Health returns that report (OK false) and no error.
-func (c *Client) Health(ctx context.Context) (*HealthReport, error) {
-	var h HealthReport
+func (c *Client) Health(ctx context.Context) (*apitype.HealthReport, error) {
+	var h apitype.HealthReport
 	if err := c.do(ctx, http.MethodGet, "/health", nil, &h, http.StatusOK, http.StatusServiceUnavailable); err != nil {
 		return nil, err
 	}
@@ -77,8 +79,8 @@ func (c *Client) Health(ctx context.Context) (*HealthReport, error) {
 }
 
 // State calls GET /state.
-func (c *Client) State(ctx context.Context) (*StateReport, error) {
-	var st StateReport
+func (c *Client) State(ctx context.Context) (*apitype.StateReport, error) {
+	var st apitype.StateReport
 	if err := c.do(ctx, http.MethodGet, "/state", nil, &st, http.StatusOK); err != nil {
 		return nil, err
 	}
@@ -90,8 +92,8 @@ func (c *Client) State(ctx context.Context) (*StateReport, error) {
 // error: check CodigoRespuesta. When the module refused the request at the
 // protocol level (4xx), SignCFE returns both the response, which says why,
 // and a *StatusError.
-func (c *Client) SignCFE(ctx context.Context, body []byte) (*SignResponse, error) {
-	var resp SignResponse
+func (c *Client) SignCFE(ctx context.Context, body []byte) (*apitype.SignResponse, error) {
+	var resp apitype.SignResponse
 	err := c.do(ctx, http.MethodPost, "/sign-cfe", body, &resp, http.StatusOK)
 	var se *StatusError
 	if errors.As(err, &se) && resp.CodigoRespuesta != "" {
@@ -143,8 +145,8 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		}
 	}
 	se := &StatusError{StatusCode: resp.StatusCode, RequestID: resp.Header.Get(headerRequestID)}
-	var plain PlainError
-	var sign SignResponse
+	var plain apitype.PlainError
+	var sign apitype.SignResponse
 	switch {
 	case json.Unmarshal(raw, &plain) == nil && plain.Error != "":
 		se.Message = plain.Error

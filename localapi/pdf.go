@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/printing"
 )
 
@@ -48,21 +49,6 @@ const (
 	headerJobSt   = "X-CFE-Estado"    // the job's state: completed, processing, pending
 	headerFormat  = "X-CFE-Formato"   // what the printer was sent: pdf, or escpos for a thermal printer
 )
-
-// PDFRequest is the body of POST /pdf: the CFE (uuid, or tipo_cfe + serie +
-// numero), the template (variant), the printer (impresora) and the copies
-// when the profile gives none for that printer (fallback_copies).
-// cod_comercio and cod_terminal are accepted and ignored, as are fields the
-// module does not know.
-type PDFRequest struct {
-	UUID           string   `json:"uuid,omitempty"`
-	TipoCFE        cfe.Type `json:"tipo_cfe,omitzero"`
-	Serie          string   `json:"serie,omitempty"`
-	Numero         int64    `json:"numero,omitzero"`
-	Variant        string   `json:"variant,omitempty"`
-	Impresora      string   `json:"impresora"`
-	FallbackCopies int      `json:"fallback_copies,omitzero"`
-}
 
 // maxFallbackCopies is the most copies a request may ask for (the printer
 // package's limit).
@@ -145,7 +131,7 @@ func fileName(d *printing.Document) string {
 // decodePDFRequest reads and checks the body of POST /pdf. Every failure is
 // EINVALID naming each offending field; a body over the limit keeps its
 // *http.MaxBytesError cause (413).
-func decodePDFRequest(body io.Reader) (*PDFRequest, error) {
+func decodePDFRequest(body io.Reader) (*apitype.PDFRequest, error) {
 	b, err := readBody(body)
 	if err != nil {
 		return nil, err
@@ -158,7 +144,7 @@ func decodePDFRequest(body io.Reader) (*PDFRequest, error) {
 				Mensaje: "se espera {uuid} o {tipo_cfe, serie, numero}, con impresora y, si se desea, variant y fallback_copies"}}}
 	}
 	var (
-		req PDFRequest
+		req apitype.PDFRequest
 		bad []cfe.FieldError
 	)
 	fail := func(field, msg string) { bad = append(bad, cfe.FieldError{Campo: field, Mensaje: msg}) }

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // Agent is the running agent as the tray sees it; cmd/cfe-agent implements it
@@ -14,7 +14,7 @@ import (
 type Agent interface {
 	// State returns the local module's state report (GET /state). An error
 	// means the module did not answer.
-	State(ctx context.Context) (*localapi.StateReport, error)
+	State(ctx context.Context) (*apitype.StateReport, error)
 	// Settings returns the choices the menu offers and where things are.
 	Settings() Settings
 	// Print prints the signed CFE uuid on the printer called alias (POST

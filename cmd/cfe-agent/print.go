@@ -9,7 +9,7 @@ import (
 	"net/http"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // printRequest is the body of the local module's POST /pdf.
@@ -42,7 +42,7 @@ func printThroughModule(ctx context.Context, baseURL, uuid, alias string) error 
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
-	var plain localapi.PlainError
+	var plain apitype.PlainError
 	msg := fmt.Sprintf("el módulo local respondió %d", resp.StatusCode)
 	if json.Unmarshal(raw, &plain) == nil && plain.Error != "" {
 		msg = plain.Error

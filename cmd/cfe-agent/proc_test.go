@@ -19,6 +19,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // agentProc is a running cfe-agent process.
@@ -136,7 +137,7 @@ func (p *agentProc) client() *localapi.Client {
 }
 
 // signExample signs examples/e-ticket.json under uuid and returns the answer.
-func (p *agentProc) signExample(uuid string) *localapi.SignResponse {
+func (p *agentProc) signExample(uuid string) *apitype.SignResponse {
 	p.t.Helper()
 	body, err := os.ReadFile(filepath.Join(testtool.RepoRoot(p.t), "examples", "e-ticket.json"))
 	if err != nil {

@@ -15,8 +15,10 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/autostart"
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
@@ -244,7 +246,7 @@ func (r *runner) current() (*session, error) {
 }
 
 // State implements tray.Agent: the local module's /state.
-func (r *runner) State(ctx context.Context) (*localapi.StateReport, error) {
+func (r *runner) State(ctx context.Context) (*apitype.StateReport, error) {
 	s, err := r.current()
 	if err != nil {
 		return nil, err
@@ -385,13 +387,13 @@ func configSecrets(cfg *profiles.Config) []string {
 // the signer. It stays cheap: /health calls it.
 type agentState struct{ a *agent }
 
-func (s agentState) State(ctx context.Context) (localapi.State, error) {
+func (s agentState) State(ctx context.Context) (health.State, error) {
 	now := time.Now()
 	today := cfe.DateOf(now.In(cfe.Montevideo))
-	var st localapi.State
+	var st health.State
 	if s.a.signer != nil {
 		c := signer.CertInfo(s.a.signer.Certificate(), now)
-		st.Certificate = &localapi.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter,
+		st.Certificate = &health.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter,
 			SubjectDN: c.Subject, Issuer: c.Issuer, SerialNumber: c.SerialNumber, Test: c.Test}
 	} else if s.a.certErr != nil {
 		st.CertificateError = cfe.ErrorMessage(s.a.certErr)
@@ -401,14 +403,14 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 		return st, err
 	}
 	for _, r := range ranges {
-		st.CAE = append(st.CAE, localapi.CAERangeUse{Range: r.Range, Used: r.Used, Remaining: r.Remaining, Expired: r.Expired,
+		st.CAE = append(st.CAE, health.CAERangeUse{Range: r.Range, Used: r.Used, Remaining: r.Remaining, Expired: r.Expired,
 			NearlyUsedUp: r.NearlyUsedUp, NearExpiry: r.NearExpiry})
 	}
 	stats, err := s.a.db.Stats(ctx)
 	if err != nil {
 		return st, err
 	}
-	st.Outbox = localapi.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected}
+	st.Outbox = health.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected}
 	if st.Receipts.SignedToday, err = s.a.db.CountByDate(ctx, today, today); err != nil {
 		return st, err
 	}
@@ -420,7 +422,7 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 	}
 	st.Hosted = hostedState(s.a)
 	if h := s.a.db.NumberingHold(); h != nil {
-		st.NumberingHold = &localapi.NumberingHold{Since: h.Since, Reason: h.Reason}
+		st.NumberingHold = &health.NumberingHold{Since: h.Since, Reason: h.Reason}
 		for _, r := range h.Released {
 			st.NumberingHold.Settled = append(st.NumberingHold.Settled, fmt.Sprintf("%s serie %s", r.Type.Name(), r.Serie))
 		}
@@ -432,9 +434,9 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 
 // storageState reports the disk of the store: the last commit's failure and
 // the free space of the store's filesystem (one statfs).
-func storageState(db *store.DB) *localapi.Storage {
+func storageState(db *store.DB) *health.Storage {
 	w := db.WriteHealth()
-	st := &localapi.Storage{Dir: w.Dir, LastWriteError: w.LastError, LastWriteErrorAt: w.LastErrorAt}
+	st := &health.Storage{Dir: w.Dir, LastWriteError: w.LastError, LastWriteErrorAt: w.LastErrorAt}
 	free, total, err := store.FreeSpace(w.Dir)
 	if err != nil {
 		st.SpaceError = "no se pudo leer el espacio libre del disco de los datos"

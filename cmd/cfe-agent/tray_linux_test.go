@@ -19,7 +19,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // startBus runs a private dbus-daemon session bus for the test, from a
@@ -658,7 +658,7 @@ func TestAgent_hostedService(t *testing.T) {
 
 // waitHostedCheck waits until /state reports a finished check of the hosted
 // service.
-func waitHostedCheck(t *testing.T, p *agentProc) *localapi.StateReport {
+func waitHostedCheck(t *testing.T, p *agentProc) *apitype.StateReport {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -31,7 +31,12 @@ var allowed = map[string][]string{
 	"printer":  {"cfe"},
 	"hosted":   {"cfe"},
 	"profiles": {"cfe", "internal/durable"},
-	"localapi": {"cfe", "issuer", "printing", "assets", "internal/throttle"},
+	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle"},
+	// The local module's wire types: types only, over cfe.
+	"localapi/apitype": {"cfe"},
+	// The agent's self-assessment: pure functions from plain facts to the
+	// state report's wire types.
+	"health": {"cfe", "localapi/apitype"},
 	// ...with these documented exceptions:
 	// escpos draws the receipt model that pdf owns (pdf.Receipt), by design.
 	"escpos": {"cfe", "pdf"},
@@ -39,7 +44,7 @@ var allowed = map[string][]string{
 	"printing": {"cfe", "escpos", "pdf", "printer"},
 	// tray reads the state report's wire types from localapi, and so links
 	// the server (issue 21 item 2 moves them to a types-only package).
-	"tray": {"cfe", "assets", "localapi"},
+	"tray": {"cfe", "assets", "localapi", "localapi/apitype"},
 	// sandbox is the hosted service's emulator: a second composition root.
 	"sandbox": {"cfe", "issuer", "signer", "store", "pdf", "internal/throttle"},
 	// Internal helpers.
