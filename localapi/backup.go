@@ -86,13 +86,3 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request) {
 	res.OK = true
 	writeJSON(w, http.StatusOK, res)
 }
-
-// Backup asks the running agent for a backup (POST /backup); the client
-// needs ClientOptions.AdminToken.
-func (c *Client) Backup(ctx context.Context) (*apitype.BackupResult, error) {
-	var out apitype.BackupResult
-	if err := c.do(ctx, http.MethodPost, "/backup", []byte("{}"), &out, http.StatusOK); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // countingBackups records the backups it was asked for. The copy itself is
@@ -95,7 +96,7 @@ func TestServer_Backup(t *testing.T) {
 	t.Run("client", func(t *testing.T) {
 		b := &countingBackups{}
 		ts := startServer(t, func(c *localapi.ServerConfig) { c.Backups, c.AdminToken = b, token })
-		c, err := localapi.NewClient(ts.srv.BaseURL(), localapi.ClientOptions{AdminToken: token})
+		c, err := localclient.New(ts.srv.BaseURL(), localclient.Options{AdminToken: token})
 		if err != nil {
 			t.Fatal(err)
 		}

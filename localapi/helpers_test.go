@@ -17,6 +17,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // now is the clock of every test: 14 May 2026, 15:04:05 in Montevideo.
@@ -78,7 +79,7 @@ func (b *syncBuffer) String() string {
 // testServer is a Server open on a free port, with its log and a client.
 type testServer struct {
 	srv    *localapi.Server
-	client *localapi.Client
+	client *localclient.Client
 	logs   *syncBuffer
 }
 
@@ -114,7 +115,7 @@ func startServer(t testing.TB, edit func(*localapi.ServerConfig)) *testServer {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	c, err := localapi.NewClient(srv.BaseURL(), localapi.ClientOptions{})
+	c, err := localclient.New(srv.BaseURL(), localclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,21 +71,11 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ref := printing.CFERef{UUID: req.UUID, Type: req.TipoCFE, Serie: req.Serie, Numero: req.Numero}
-	doc, err := s.cfg.Printing.Render(r.Context(), ref, req.Variant)
+	doc, res, err := s.print(r.Context(), ref, req.Variant, req.Impresora, req.FallbackCopies)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := s.cfg.Printing.Print(r.Context(), doc, req.Impresora, req.FallbackCopies)
-	if err != nil {
-		s.writeError(w, r, printFailed(err))
-		return
-	}
-	s.log.LogAttrs(r.Context(), slog.LevelInfo, "cfe printed",
-		slog.String("request_id", requestID(r.Context())), slog.String("cfe", doc.Name()),
-		slog.String("template", doc.Template), slog.String("printer", req.Impresora),
-		slog.Int("copies", res.Copies), slog.String("job", res.JobID), slog.String("state", res.State),
-		slog.String("format", cmp.Or(res.Format, printing.FormatPDF)))
 	h := w.Header()
 	h.Set("Content-Type", "application/pdf")
 	h.Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", fileName(doc)))
@@ -99,6 +89,40 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(doc.PDF) // the client may have gone; the job is printed anyway
+}
+
+// Print renders the stored CFE ref names with its default template and
+// prints it on the printer called printer, as POST /pdf does (the profile's
+// copies, else fallbackCopies, else 1), for the agent's own menu: the same
+// use case, classification of errors and log line, in-process, as Report is
+// the state report in-process. A printer that refused, failed or cannot be
+// reached is EUNAVAILABLE with its reason; see Printing for the others.
+func (s *Server) Print(ctx context.Context, ref printing.CFERef, printer string, fallbackCopies int) error {
+	if s.cfg.Printing == nil {
+		return cfe.Errorf(cfe.EUNAVAILABLE, "la impresión no está disponible en este agente")
+	}
+	_, _, err := s.print(ctx, ref, "", printer, fallbackCopies)
+	return err
+}
+
+// print renders ref with the template variant and prints it on printer;
+// s.cfg.Printing is not nil. An error of the print step goes through
+// printFailed.
+func (s *Server) print(ctx context.Context, ref printing.CFERef, variant, printer string, fallbackCopies int) (*printing.Document, printing.PrintResult, error) {
+	doc, err := s.cfg.Printing.Render(ctx, ref, variant)
+	if err != nil {
+		return nil, printing.PrintResult{}, err
+	}
+	res, err := s.cfg.Printing.Print(ctx, doc, printer, fallbackCopies)
+	if err != nil {
+		return nil, printing.PrintResult{}, printFailed(err)
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "cfe printed",
+		slog.String("request_id", requestID(ctx)), slog.String("cfe", doc.Name()),
+		slog.String("template", doc.Template), slog.String("printer", printer),
+		slog.Int("copies", res.Copies), slog.String("job", res.JobID), slog.String("state", res.State),
+		slog.String("format", cmp.Or(res.Format, printing.FormatPDF)))
+	return doc, res, nil
 }
 
 // errPrinter marks an error of the print step: the printer refused, failed,

@@ -43,12 +43,3 @@ func (s *Server) handlePrinters(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, rep)
 }
-
-// Printers calls GET /printers.
-func (c *Client) Printers(ctx context.Context) (*apitype.PrintersReport, error) {
-	var rep apitype.PrintersReport
-	if err := c.do(ctx, http.MethodGet, "/printers", nil, &rep, http.StatusOK); err != nil {
-		return nil, err
-	}
-	return &rep, nil
-}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -84,7 +84,7 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 	env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
 	withBackupKeys(t, env, dataDir, "      folder: "+folder+"\n      keep: 2\n      every_n: 5\n")
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
-	client, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+	client, err := localclient.New(a.baseURL, localclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestAgent_AutomaticBackups(t *testing.T) {
 			withBackupKeys(t, env, dataDir, "      folder: "+folder+"\n      period: 24h\n")
 			a := startAgent(t, env, "--listen", "127.0.0.1:0")
 			defer a.stop(t)
-			c, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+			c, err := localclient.New(a.baseURL, localclient.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -321,7 +321,7 @@ func TestAgent_AutomaticBackups(t *testing.T) {
 		withBackupKeys(t, env, dataDir, "      folder: "+notADir+"\n")
 		a := startAgent(t, env, "--listen", "127.0.0.1:0")
 		defer a.stop(t)
-		c, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+		c, err := localclient.New(a.baseURL, localclient.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/hosted"
-	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
@@ -104,7 +104,7 @@ func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name s
 }
 
 func stateAt(ctx context.Context, baseURL string) (*apitype.StateReport, error) {
-	c, err := localapi.NewClient(baseURL, localapi.ClientOptions{HTTPClient: &http.Client{Timeout: 3 * time.Second}})
+	c, err := localclient.New(baseURL, localclient.Options{HTTPClient: &http.Client{Timeout: 3 * time.Second}})
 	if err != nil {
 		return nil, err
 	}

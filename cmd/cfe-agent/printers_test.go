@@ -14,8 +14,8 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/cupsd"
-	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // TestAgent_Printers: GET /printers over real HTTP lists the profile's
@@ -135,7 +135,7 @@ func TestAgent_Printers(t *testing.T) {
 	a.stop(t)
 	down := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "CUPS_SERVER=127.0.0.1:"+itoa(int64(cupsd.FreePort(t))))
 	a = startAgent(t, down, "--listen", "127.0.0.1:0")
-	c, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+	c, err := localclient.New(a.baseURL, localclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // agentProc is a running cfe-agent process.
@@ -128,8 +128,8 @@ func (p *agentProc) waitLine(parts ...string) {
 }
 
 // client returns a local module client of the agent.
-func (p *agentProc) client() *localapi.Client {
-	c, err := localapi.NewClient(p.baseURL, localapi.ClientOptions{})
+func (p *agentProc) client() *localclient.Client {
+	c, err := localclient.New(p.baseURL, localclient.Options{})
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/logs"
+	"github.com/cfe-agent/cfe-agent/printing"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
 	"github.com/cfe-agent/cfe-agent/store"
@@ -144,11 +145,10 @@ type runner struct {
 // session is one profile's agent, the local module serving it, and the
 // background work it runs until stop.
 type session struct {
-	a      *agent
-	srv    *localapi.Server
-	client *localapi.Client
-	stop   context.CancelFunc
-	done   sync.WaitGroup
+	a    *agent
+	srv  *localapi.Server
+	stop context.CancelFunc
+	done sync.WaitGroup
 }
 
 // open opens a session on r.opts; the caller holds r.mu or is the only user.
@@ -169,14 +169,8 @@ func (r *runner) open(ctx context.Context) error {
 		a.Close()
 		return err
 	}
-	client, err := localapi.NewClient(srv.BaseURL(), localapi.ClientOptions{})
-	if err != nil {
-		_ = srv.Close() // the error that matters is err
-		a.Close()
-		return err
-	}
 	bg, stop := context.WithCancel(context.Background())
-	s := &session{a: a, srv: srv, client: client, stop: stop}
+	s := &session{a: a, srv: srv, stop: stop}
 	if d := newDeliverer(a); d != nil {
 		s.done.Go(func() { d.Run(bg) })
 	}
@@ -245,13 +239,14 @@ func (r *runner) current() (*session, error) {
 	return r.cur, nil
 }
 
-// State implements tray.Agent: the local module's /state.
+// State implements tray.Agent in-process: the report the local module's
+// GET /state answers (localapi.Server.Report), as the status page reads it.
 func (r *runner) State(ctx context.Context) (*apitype.StateReport, error) {
 	s, err := r.current()
 	if err != nil {
 		return nil, err
 	}
-	return s.client.State(ctx)
+	return s.srv.Report(ctx), nil
 }
 
 // Settings implements tray.Agent.
@@ -272,14 +267,15 @@ func (r *runner) Settings() tray.Settings {
 	return st
 }
 
-// Print implements tray.Agent through the local module's POST /pdf, as any
-// other client prints.
+// Print implements tray.Agent in-process: the local module prints as its
+// POST /pdf does (localapi.Server.Print), with the profile's template and
+// copies.
 func (r *runner) Print(ctx context.Context, uuid, alias string) error {
 	s, err := r.current()
 	if err != nil {
 		return err
 	}
-	return printThroughModule(ctx, s.srv.BaseURL(), uuid, alias)
+	return s.srv.Print(ctx, printing.CFERef{UUID: uuid}, alias, 0)
 }
 
 // UseProfile implements tray.Agent: the file's active profile changes and
@@ -338,7 +334,8 @@ func (r *runner) ExportDiagnostics(ctx context.Context, path string) (string, er
 	r.mu.Lock()
 	opts := r.opts
 	r.mu.Unlock()
-	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg, client: s.client}, path)
+	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg,
+		state: func(ctx context.Context) (*apitype.StateReport, error) { return s.srv.Report(ctx), nil }}, path)
 }
 
 // newServer builds the local module of an open agent, listening on listen.

@@ -42,9 +42,11 @@ var allowed = map[string][]string{
 	"escpos": {"cfe", "pdf"},
 	// printing, the printing use case, drives the renderers and the spooler.
 	"printing": {"cfe", "escpos", "pdf", "printer"},
-	// tray reads the state report's wire types from localapi, and so links
-	// the server (issue 21 item 2 moves them to a types-only package).
-	"tray": {"cfe", "assets", "localapi", "localapi/apitype"},
+	// The local module's one client: wire types over HTTP, not the server.
+	"localapi/localclient": {"cfe", "localapi/apitype"},
+	// tray reads the state report's wire types; the agent implements its
+	// Agent in-process.
+	"tray": {"cfe", "assets", "localapi/apitype"},
 	// sandbox is the hosted service's emulator: a second composition root.
 	"sandbox": {"cfe", "issuer", "signer", "store", "pdf", "internal/throttle"},
 	// Internal helpers.
@@ -119,5 +121,32 @@ func TestImportRules_cfeIsTheDomain(t *testing.T) {
 		if strings.HasPrefix(dep, module) && dep != module+"cfe" {
 			t.Errorf("cfe depends on %s", dep)
 		}
+	}
+}
+
+// TestImportRules_readersLinkNoServer: the tray and the local module's client
+// read the wire types without linking the server or its router (go list
+// -deps, so an indirect path fails too).
+func TestImportRules_readersLinkNoServer(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	forbidden := []string{module + "localapi", "github.com/gorilla/mux"}
+	for _, pkg := range []string{"tray", "localapi/localclient", "localapi/apitype", "health"} {
+		t.Run(pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", module+pkg).Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			deps := strings.Fields(string(out))
+			if !slices.Contains(deps, module+pkg) {
+				t.Fatalf("go list -deps %s does not list the package itself: has its output changed?", pkg)
+			}
+			for _, f := range forbidden {
+				if slices.Contains(deps, f) {
+					t.Errorf("%s depends on %s", pkg, f)
+				}
+			}
+		})
 	}
 }
