@@ -7,7 +7,8 @@ import (
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
-// State is what a StateSource reports.
+// State is the plain facts the assessment reads: what localapi.StateSource
+// reports.
 type State struct {
 	// Certificate is the signing certificate, nil when none is configured.
 	Certificate *Certificate
@@ -28,7 +29,7 @@ type State struct {
 	NumberingHold *NumberingHold
 	// Storage is the disk that holds the store; nil when unknown.
 	Storage *Storage
-	// Backup is the last backup of the store (backup.go); nil when unknown.
+	// Backup is the last backup of the store; nil when unknown.
 	Backup *BackupStatus
 }
 
