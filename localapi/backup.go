@@ -3,7 +3,6 @@ package localapi
 import (
 	"context"
 	"crypto/subtle"
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -12,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // POST /backup: a consistent copy of the store, taken by the running agent
@@ -32,25 +32,12 @@ import (
 const backupWriteTimeout = time.Hour
 
 // headerAdmin carries the admin token of POST /backup.
-const headerAdmin = "X-CFE-Admin"
+const headerAdmin = apitype.HeaderAdmin
 
 // Backups takes backups of the store for POST /backup.
 type Backups interface {
 	// Backup writes and verifies a copy of the store and says what it holds.
-	Backup(ctx context.Context) (*BackupResult, error)
-}
-
-// BackupResult is the answer of POST /backup.
-type BackupResult struct {
-	OK          bool      `json:"ok"`
-	Archivo     string    `json:"archivo"`     // the verified copy
-	Bytes       int64     `json:"bytes"`       // its size
-	TomadaEn    time.Time `json:"tomada_en"`   // the instant it copies
-	Transaccion int       `json:"transaccion"` // the store's transaction it copies
-	CFEs        int       `json:"cfes"`
-	Pendientes  int       `json:"pendientes"` // outbox entries
-	Rechazados  int       `json:"rechazados"`
-	Rangos      int       `json:"rangos"`
+	Backup(ctx context.Context) (*apitype.BackupResult, error)
 }
 
 // sameMachine reports whether r comes from this machine: over loopback, or
@@ -98,88 +85,4 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request) {
 	}
 	res.OK = true
 	writeJSON(w, http.StatusOK, res)
-}
-
-// BackupStatus is what the agent knows of its automatic backups, for /state.
-type BackupStatus struct {
-	Automatic bool          // a backup folder is configured
-	Folder    string        // where automatic backups go
-	Period    time.Duration // how often
-	EveryN    int           // and after every N CFEs (0: only by period)
-	Keep      int           // how many are kept
-	// LastAt and LastFile are the newest good backup (manual ones too);
-	// zero when there is none.
-	LastAt   time.Time
-	LastFile string
-	// LastError is why the last attempt failed (Spanish); "" when it
-	// succeeded or none was tried.
-	LastError   string
-	LastErrorAt time.Time
-}
-
-// BackupReport is the "backup" object of /state.
-type BackupReport struct {
-	Automaticas bool   `json:"automaticas"`
-	Carpeta     string `json:"carpeta,omitempty"`
-	PeriodoS    int64  `json:"periodo_s,omitempty"`
-	CadaN       int    `json:"cada_n,omitempty"`
-	Conservar   int    `json:"conservar,omitempty"`
-	// Ultima is the newest good backup: its time, age and file.
-	Ultima *LastBackupReport `json:"ultima"`
-	// Error is why the last attempt failed; absent after a success.
-	Error   string     `json:"error,omitempty"`
-	ErrorAt *time.Time `json:"error_at,omitempty"`
-	// Status is ok or degraded (late, or the last one failed).
-	Status string `json:"status"`
-}
-
-// LastBackupReport is a backup of /state.
-type LastBackupReport struct {
-	At      time.Time `json:"at"`
-	EdadS   int64     `json:"edad_s"`
-	Archivo string    `json:"archivo"`
-}
-
-// addBackup reports the backups. With automatic backups, one older than its
-// period (or none yet) or a failed last attempt is "degraded": the disk may
-// die before the receipts are safe elsewhere.
-func (rep *StateReport) addBackup(b *BackupStatus, now time.Time) {
-	if b == nil {
-		return
-	}
-	br := &BackupReport{Automaticas: b.Automatic, Carpeta: b.Folder, CadaN: b.EveryN, Conservar: b.Keep, Status: HealthOK}
-	rep.Backup = br
-	if b.Automatic {
-		br.PeriodoS = int64(b.Period / time.Second)
-	}
-	if !b.LastAt.IsZero() {
-		br.Ultima = &LastBackupReport{At: b.LastAt.In(cfe.Montevideo), EdadS: int64(now.Sub(b.LastAt) / time.Second), Archivo: b.LastFile}
-	}
-	if b.LastError != "" {
-		at := b.LastErrorAt.In(cfe.Montevideo)
-		br.Error, br.ErrorAt, br.Status = b.LastError, &at, HealthDegraded
-		rep.flag(HealthDegraded, fmt.Sprintf("la última copia de seguridad falló (%s): %s", at.Format("02/01 15:04"), b.LastError))
-	}
-	if !b.Automatic {
-		return
-	}
-	switch {
-	case b.LastAt.IsZero():
-		br.Status = HealthDegraded
-		rep.flag(HealthDegraded, "todavía no hay ninguna copia de seguridad en "+b.Folder)
-	case now.Sub(b.LastAt) > b.Period:
-		br.Status = HealthDegraded
-		rep.flag(HealthDegraded, fmt.Sprintf("la última copia de seguridad es del %s, más vieja que su período (%s)",
-			b.LastAt.In(cfe.Montevideo).Format("02/01 15:04"), b.Period))
-	}
-}
-
-// Backup asks the running agent for a backup (POST /backup); the client
-// needs ClientOptions.AdminToken.
-func (c *Client) Backup(ctx context.Context) (*BackupResult, error) {
-	var out BackupResult
-	if err := c.do(ctx, http.MethodPost, "/backup", []byte("{}"), &out, http.StatusOK); err != nil {
-		return nil, err
-	}
-	return &out, nil
 }

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // countingBackups records the backups it was asked for. The copy itself is
@@ -19,9 +22,9 @@ import (
 // here only the route's rules are.
 type countingBackups struct{ calls atomic.Int32 }
 
-func (b *countingBackups) Backup(context.Context) (*localapi.BackupResult, error) {
+func (b *countingBackups) Backup(context.Context) (*apitype.BackupResult, error) {
 	b.calls.Add(1)
-	return &localapi.BackupResult{Archivo: "/datos/backups/x.db", CFEs: 3}, nil
+	return &apitype.BackupResult{Archivo: "/datos/backups/x.db", CFEs: 3}, nil
 }
 
 func TestServer_Backup(t *testing.T) {
@@ -67,7 +70,7 @@ func TestServer_Backup(t *testing.T) {
 			}
 			answers[schema] = append(answers[schema], f)
 			if tc.wantStatus == http.StatusOK {
-				var res localapi.BackupResult
+				var res apitype.BackupResult
 				if err := json.Unmarshal(body, &res); err != nil || !res.OK || res.Archivo != "/datos/backups/x.db" {
 					t.Fatalf("answer %s (%v)", body, err)
 				}
@@ -93,7 +96,7 @@ func TestServer_Backup(t *testing.T) {
 	t.Run("client", func(t *testing.T) {
 		b := &countingBackups{}
 		ts := startServer(t, func(c *localapi.ServerConfig) { c.Backups, c.AdminToken = b, token })
-		c, err := localapi.NewClient(ts.srv.BaseURL(), localapi.ClientOptions{AdminToken: token})
+		c, err := localclient.New(ts.srv.BaseURL(), localclient.Options{AdminToken: token})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,17 +114,17 @@ func TestServer_StateBackup(t *testing.T) {
 	day := 24 * time.Hour
 	for _, tc := range []struct {
 		name       string
-		backup     *localapi.BackupStatus
+		backup     *health.BackupStatus
 		wantStatus string
 		wantWarn   string
 	}{
-		{"not reported", nil, localapi.HealthOK, ""},
-		{"manual only, none yet", &localapi.BackupStatus{}, localapi.HealthOK, ""},
-		{"fresh", &localapi.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-time.Hour), LastFile: "/mnt/usb/a.db"}, localapi.HealthOK, ""},
-		{"older than its period", &localapi.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-25 * time.Hour)}, localapi.HealthDegraded, "más vieja que su período"},
-		{"none yet", &localapi.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day}, localapi.HealthDegraded, "todavía no hay ninguna copia"},
-		{"last one failed", &localapi.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-time.Hour),
-			LastError: "el disco está lleno", LastErrorAt: now.Add(-time.Minute)}, localapi.HealthDegraded, "falló"},
+		{"not reported", nil, apitype.HealthOK, ""},
+		{"manual only, none yet", &health.BackupStatus{}, apitype.HealthOK, ""},
+		{"fresh", &health.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-time.Hour), LastFile: "/mnt/usb/a.db"}, apitype.HealthOK, ""},
+		{"older than its period", &health.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-25 * time.Hour)}, apitype.HealthDegraded, "más vieja que su período"},
+		{"none yet", &health.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day}, apitype.HealthDegraded, "todavía no hay ninguna copia"},
+		{"last one failed", &health.BackupStatus{Automatic: true, Folder: "/mnt/usb", Period: day, LastAt: now.Add(-time.Hour),
+			LastError: "el disco está lleno", LastErrorAt: now.Add(-time.Minute)}, apitype.HealthDegraded, "falló"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := healthyState()

@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/issuer"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 type emptyState struct{}
 
-func (emptyState) State(context.Context) (State, error) { return State{}, nil }
+func (emptyState) State(context.Context) (health.State, error) { return health.State{}, nil }
 
 type noIssuer struct{}
 
@@ -89,7 +91,7 @@ func TestSecurity_Caller(t *testing.T) {
 					t.Fatal("401 without WWW-Authenticate")
 				}
 				if tc.want != http.StatusOK && path == "/sign-cfe" {
-					var resp SignResponse
+					var resp apitype.SignResponse
 					if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp.CodigoRespuesta != cfe.RespRechazoValidacion {
 						t.Fatalf("refusal body %s, want the sign-cfe shape with 01", rec.Body)
 					}

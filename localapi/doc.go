@@ -52,12 +52,14 @@
 // Every request is logged with that id; tokens, Authorization headers and
 // bodies never reach the log. GET routes have no side effects.
 //
-// The package depends on cfe and issuer only. What it needs from the rest of
-// the agent comes through the interfaces it declares (Issuer, StateSource,
-// Printing), which cmd/cfe-agent wires.
+// The package depends on cfe, the use cases it serves (issuer, printing),
+// the health assessment and its own wire types (localapi/apitype, which the
+// client and the tray read without linking this server). What it needs from
+// the rest of the agent comes through the interfaces it declares (Issuer,
+// StateSource, Printing), which cmd/cfe-agent wires.
 //
-// /health's status is the worst of its checks (status.go, hosted_state.go,
-// storage.go): "error" when the agent cannot sign (time zone, certificate,
+// /health's status is the worst of its checks (the health package):
+// "error" when the agent cannot sign (time zone, certificate,
 // no CAE numbers, numbering held, the store's last commit failed, under
 // 20 MB free on the store's disk), "degraded" when something needs attention
 // soon (expiries, outbox backlog, hosted service, the disk's free space

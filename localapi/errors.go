@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // Causes that HTTP names with a status of its own; they refine EINVALID.
@@ -79,15 +80,8 @@ func (s *Server) logInternal(r *http.Request, err error) {
 		slog.String("err", err.Error()))
 }
 
-// PlainError is the error body of every route except /sign-cfe:
-// {"ok": false, "error": "..."} (the local module's documented error shape).
-type PlainError struct {
-	OK    bool   `json:"ok"`
-	Error string `json:"error"`
-}
-
 func writePlainError(w http.ResponseWriter, r *http.Request, status int, err error) {
-	writeJSON(w, status, PlainError{Error: userMessage(r, err)})
+	writeJSON(w, status, apitype.PlainError{Error: userMessage(r, err)})
 }
 
 // userMessage is the Spanish text a client may see for err: the *cfe.Error's

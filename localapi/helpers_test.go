@@ -14,8 +14,10 @@ import (
 	_ "time/tzdata" // zone rules do not depend on the machine's zoneinfo files
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // now is the clock of every test: 14 May 2026, 15:04:05 in Montevideo.
@@ -23,23 +25,23 @@ var now = time.Date(2026, 5, 14, 15, 4, 5, 0, cfe.Montevideo)
 
 // fixedState is a StateSource that reports one snapshot.
 type fixedState struct {
-	st  localapi.State
+	st  health.State
 	err error
 }
 
-func (f fixedState) State(context.Context) (localapi.State, error) { return f.st, f.err }
+func (f fixedState) State(context.Context) (health.State, error) { return f.st, f.err }
 
 // healthyState can sign and needs no attention at `now`: a certificate valid
 // 47 more days, a fresh e-Ticket range, an empty outbox.
-func healthyState() localapi.State {
-	return localapi.State{
-		Certificate: &localapi.Certificate{
+func healthyState() health.State {
+	return health.State{
+		Certificate: &health.Certificate{
 			Subject:   "CN=Comercio de Prueba SA",
 			RUC:       "215555550018",
 			NotBefore: time.Date(2025, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
 			NotAfter:  time.Date(2026, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
 		},
-		CAE: []localapi.CAERangeUse{{
+		CAE: []health.CAERangeUse{{
 			Range: cfe.CAERange{Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 1000, CAEID: "90260000123",
 				Vencimiento: cfe.Date{Year: 2027, Month: time.March, Day: 31}},
 			Remaining: 950,
@@ -77,7 +79,7 @@ func (b *syncBuffer) String() string {
 // testServer is a Server open on a free port, with its log and a client.
 type testServer struct {
 	srv    *localapi.Server
-	client *localapi.Client
+	client *localclient.Client
 	logs   *syncBuffer
 }
 
@@ -113,7 +115,7 @@ func startServer(t testing.TB, edit func(*localapi.ServerConfig)) *testServer {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	c, err := localapi.NewClient(srv.BaseURL(), localapi.ClientOptions{})
+	c, err := localclient.New(srv.BaseURL(), localclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

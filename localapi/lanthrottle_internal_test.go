@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // TestSecurity_LANThrottlePipeline drives the whole pipeline with the remote
@@ -68,7 +70,7 @@ func TestSecurity_LANThrottlePipeline(t *testing.T) {
 			t.Errorf("%s: Retry-After %q, want 30 (2 failures a minute)", st.name, got)
 		}
 		if st.path == "/sign-cfe" {
-			var resp SignResponse
+			var resp apitype.SignResponse
 			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp.CodigoRespuesta != "01" ||
 				!strings.Contains(resp.MensajeRespuesta, "demasiados intentos") {
 				t.Errorf("%s: body %s, want the sign-cfe shape with 01 and the Spanish reason", st.name, rec.Body)

@@ -17,11 +17,12 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // Header names of the module's protocol.
 const (
-	headerRequestID = "X-Request-Id"
+	headerRequestID = apitype.HeaderRequestID
 	headerToken     = "X-CFE-Token"
 )
 

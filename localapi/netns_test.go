@@ -13,6 +13,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // envNetnsCalls tells the helper process that plays the remote terminal which
@@ -74,12 +75,12 @@ func TestHelperNetnsClient(t *testing.T) {
 	}
 	for i, call := range strings.Split(calls, "\n") {
 		url, token, _ := strings.Cut(call, " ")
-		c, err := localapi.NewClient(url, localapi.ClientOptions{Token: token})
+		c, err := localclient.New(url, localclient.Options{Token: token})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = c.State(context.Background())
-		var se *localapi.StatusError
+		var se *localclient.StatusError
 		switch {
 		case err == nil:
 			fmt.Printf("STATUS %d 200\n", i)

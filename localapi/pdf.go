@@ -16,6 +16,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/printing"
 )
 
 // Printing renders and prints the printed representation of signed CFEs.
@@ -27,7 +29,7 @@ type Printing interface {
 	// unknown template (naming the field variant) or an incomplete ref,
 	// ENOTFOUND when no such CFE exists, EINTERNAL when the PDF cannot be
 	// made, and EUNAVAILABLE when the CFEs cannot be read now.
-	Render(ctx context.Context, ref CFERef, variant string) (*Document, error)
+	Render(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error)
 	// Print sends doc to the printer called printer (a profile alias, or a
 	// raw queue where the platform has them), with the profile's copies for
 	// that printer and the document's type, else fallbackCopies, else 1. It
@@ -36,48 +38,8 @@ type Printing interface {
 	// not exist, and EUNAVAILABLE when the printer cannot be reached or
 	// refused or failed the job; the message then carries the printer's
 	// reason, in Spanish.
-	Print(ctx context.Context, doc *Document, printer string, fallbackCopies int) (PrintResult, error)
+	Print(ctx context.Context, doc *printing.Document, printer string, fallbackCopies int) (printing.PrintResult, error)
 }
-
-// CFERef names one signed CFE: by UUID, or by type, serie and number.
-type CFERef struct {
-	UUID   string
-	Type   cfe.Type
-	Serie  string
-	Numero int64
-}
-
-// Document is the printed representation of one CFE.
-type Document struct {
-	PDF      []byte
-	Type     cfe.Type
-	Serie    string
-	Numero   int64
-	Template string // the template it was rendered with
-	// Signed and Adenda are the CFE as stored, for a printer that is sent
-	// another rendering of it (ESC/POS).
-	Signed []byte
-	Adenda string
-}
-
-// Name is how the document is called in print queues and file names, such
-// as "e-Ticket A-12".
-func (d *Document) Name() string { return fmt.Sprintf("%s %s-%d", d.Type.Name(), d.Serie, d.Numero) }
-
-// PrintResult is what the printer reported about the job it accepted.
-type PrintResult struct {
-	Printer string // the printer's queue, folder or Windows name
-	Copies  int    // copies the printer accepted
-	JobID   string // the spooler's job id; "" where there is none
-	State   string // "completed", "processing" or "pending"
-	Format  string // what the printer was sent: FormatPDF or FormatESCPOS
-}
-
-// The formats a printer is sent, as X-CFE-Formato says them.
-const (
-	FormatPDF    = "pdf"
-	FormatESCPOS = "escpos"
-)
 
 // Headers of a successful POST /pdf.
 const (
@@ -87,21 +49,6 @@ const (
 	headerJobSt   = "X-CFE-Estado"    // the job's state: completed, processing, pending
 	headerFormat  = "X-CFE-Formato"   // what the printer was sent: pdf, or escpos for a thermal printer
 )
-
-// PDFRequest is the body of POST /pdf: the CFE (uuid, or tipo_cfe + serie +
-// numero), the template (variant), the printer (impresora) and the copies
-// when the profile gives none for that printer (fallback_copies).
-// cod_comercio and cod_terminal are accepted and ignored, as are fields the
-// module does not know.
-type PDFRequest struct {
-	UUID           string   `json:"uuid,omitempty"`
-	TipoCFE        cfe.Type `json:"tipo_cfe,omitzero"`
-	Serie          string   `json:"serie,omitempty"`
-	Numero         int64    `json:"numero,omitzero"`
-	Variant        string   `json:"variant,omitempty"`
-	Impresora      string   `json:"impresora"`
-	FallbackCopies int      `json:"fallback_copies,omitzero"`
-}
 
 // maxFallbackCopies is the most copies a request may ask for (the printer
 // package's limit).
@@ -123,22 +70,12 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ref := CFERef{UUID: req.UUID, Type: req.TipoCFE, Serie: req.Serie, Numero: req.Numero}
-	doc, err := s.cfg.Printing.Render(r.Context(), ref, req.Variant)
+	ref := printing.CFERef{UUID: req.UUID, Type: req.TipoCFE, Serie: req.Serie, Numero: req.Numero}
+	doc, res, err := s.print(r.Context(), ref, req.Variant, req.Impresora, req.FallbackCopies)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := s.cfg.Printing.Print(r.Context(), doc, req.Impresora, req.FallbackCopies)
-	if err != nil {
-		s.writeError(w, r, printFailed(err))
-		return
-	}
-	s.log.LogAttrs(r.Context(), slog.LevelInfo, "cfe printed",
-		slog.String("request_id", requestID(r.Context())), slog.String("cfe", doc.Name()),
-		slog.String("template", doc.Template), slog.String("printer", req.Impresora),
-		slog.Int("copies", res.Copies), slog.String("job", res.JobID), slog.String("state", res.State),
-		slog.String("format", cmp.Or(res.Format, FormatPDF)))
 	h := w.Header()
 	h.Set("Content-Type", "application/pdf")
 	h.Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", fileName(doc)))
@@ -146,12 +83,46 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	h.Set(headerPrinter, req.Impresora)
 	h.Set(headerCopies, strconv.Itoa(res.Copies))
 	h.Set(headerJobSt, res.State)
-	h.Set(headerFormat, cmp.Or(res.Format, FormatPDF))
+	h.Set(headerFormat, cmp.Or(res.Format, printing.FormatPDF))
 	if res.JobID != "" {
 		h.Set(headerJob, res.JobID)
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(doc.PDF) // the client may have gone; the job is printed anyway
+}
+
+// Print renders the stored CFE ref names with its default template and
+// prints it on the printer called printer, as POST /pdf does (the profile's
+// copies, else fallbackCopies, else 1), for the agent's own menu: the same
+// use case, classification of errors and log line, in-process, as Report is
+// the state report in-process. A printer that refused, failed or cannot be
+// reached is EUNAVAILABLE with its reason; see Printing for the others.
+func (s *Server) Print(ctx context.Context, ref printing.CFERef, printer string, fallbackCopies int) error {
+	if s.cfg.Printing == nil {
+		return cfe.Errorf(cfe.EUNAVAILABLE, "la impresión no está disponible en este agente")
+	}
+	_, _, err := s.print(ctx, ref, "", printer, fallbackCopies)
+	return err
+}
+
+// print renders ref with the template variant and prints it on printer;
+// s.cfg.Printing is not nil. An error of the print step goes through
+// printFailed.
+func (s *Server) print(ctx context.Context, ref printing.CFERef, variant, printer string, fallbackCopies int) (*printing.Document, printing.PrintResult, error) {
+	doc, err := s.cfg.Printing.Render(ctx, ref, variant)
+	if err != nil {
+		return nil, printing.PrintResult{}, err
+	}
+	res, err := s.cfg.Printing.Print(ctx, doc, printer, fallbackCopies)
+	if err != nil {
+		return nil, printing.PrintResult{}, printFailed(err)
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "cfe printed",
+		slog.String("request_id", requestID(ctx)), slog.String("cfe", doc.Name()),
+		slog.String("template", doc.Template), slog.String("printer", printer),
+		slog.Int("copies", res.Copies), slog.String("job", res.JobID), slog.String("state", res.State),
+		slog.String("format", cmp.Or(res.Format, printing.FormatPDF)))
+	return doc, res, nil
 }
 
 // errPrinter marks an error of the print step: the printer refused, failed,
@@ -171,7 +142,7 @@ func printFailed(err error) error {
 }
 
 // fileName is the PDF's file name in Content-Disposition, in plain ASCII.
-func fileName(d *Document) string {
+func fileName(d *printing.Document) string {
 	name := strings.Map(func(r rune) rune {
 		if r == '-' || r == '.' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
 			return r
@@ -184,7 +155,7 @@ func fileName(d *Document) string {
 // decodePDFRequest reads and checks the body of POST /pdf. Every failure is
 // EINVALID naming each offending field; a body over the limit keeps its
 // *http.MaxBytesError cause (413).
-func decodePDFRequest(body io.Reader) (*PDFRequest, error) {
+func decodePDFRequest(body io.Reader) (*apitype.PDFRequest, error) {
 	b, err := readBody(body)
 	if err != nil {
 		return nil, err
@@ -197,7 +168,7 @@ func decodePDFRequest(body io.Reader) (*PDFRequest, error) {
 				Mensaje: "se espera {uuid} o {tipo_cfe, serie, numero}, con impresora y, si se desea, variant y fallback_copies"}}}
 	}
 	var (
-		req PDFRequest
+		req apitype.PDFRequest
 		bad []cfe.FieldError
 	)
 	fail := func(field, msg string) { bad = append(bad, cfe.FieldError{Campo: field, Mensaje: msg}) }

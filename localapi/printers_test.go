@@ -9,25 +9,26 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // printerList answers a fixed listing, or an error.
 type printerList struct {
-	rep *localapi.PrintersReport
+	rep *apitype.PrintersReport
 	err error
 }
 
-func (p printerList) Printers(context.Context) (*localapi.PrintersReport, error) { return p.rep, p.err }
+func (p printerList) Printers(context.Context) (*apitype.PrintersReport, error) { return p.rep, p.err }
 
 func TestServer_Printers(t *testing.T) {
-	listing := &localapi.PrintersReport{Profile: "caja1",
-		Aliases: []localapi.PrinterAlias{
+	listing := &apitype.PrintersReport{Profile: "caja1",
+		Aliases: []apitype.PrinterAlias{
 			{Name: "archivo", Backend: "dir", Target: "/var/pdf", Protocol: "pdf"},
 			{Name: "mostrador", Backend: "cups", Target: "Star_TSP100", Protocol: "pdf", Default: true,
-				State: localapi.PrinterStopped, Reason: "Sin papel"},
+				State: apitype.PrinterStopped, Reason: "Sin papel"},
 		},
-		System: localapi.SystemPrinters{Source: "cups", Printers: []localapi.SystemPrinter{{Name: "Star_TSP100",
-			Description: "Caja", State: localapi.PrinterStopped, Reason: "Sin papel", AcceptingJobs: true, Default: true}}},
+		System: apitype.SystemPrinters{Source: "cups", Printers: []apitype.SystemPrinter{{Name: "Star_TSP100",
+			Description: "Caja", State: apitype.PrinterStopped, Reason: "Sin papel", AcceptingJobs: true, Default: true}}},
 	}
 	tests := []struct {
 		name    string
@@ -89,8 +90,8 @@ func TestServer_Printers(t *testing.T) {
 
 	t.Run("empty lists are arrays", func(t *testing.T) {
 		ts := startServer(t, func(c *localapi.ServerConfig) {
-			c.PrinterList = printerList{rep: &localapi.PrintersReport{Profile: "caja1",
-				System: localapi.SystemPrinters{Source: "cups", Error: "no se pudo consultar CUPS en localhost:631"}}}
+			c.PrinterList = printerList{rep: &apitype.PrintersReport{Profile: "caja1",
+				System: apitype.SystemPrinters{Source: "cups", Error: "no se pudo consultar CUPS en localhost:631"}}}
 		})
 		_, body := ts.send(t, request{path: "/printers"})
 		got := decodeObject(t, body)

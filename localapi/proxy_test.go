@@ -19,8 +19,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
@@ -402,21 +404,21 @@ func TestProxy_Refusals(t *testing.T) {
 // TestState_Hosted: /state reports the hosted service's headroom and errors
 // and the rejected CFEs, and degrades the status when CFEs cannot leave.
 func TestState_Hosted(t *testing.T) {
-	limit := &localapi.RateLimit{LimitMinute: 30, RemainingMinute: 0, LimitHour: 1000, RemainingHour: 900, ObservedAt: now.Add(-time.Minute)}
+	limit := &apitype.RateLimit{LimitMinute: 30, RemainingMinute: 0, LimitHour: 1000, RemainingHour: 900, ObservedAt: now.Add(-time.Minute)}
 	tests := []struct {
 		name     string
-		outbox   localapi.Outbox
-		hosted   localapi.Hosted
+		outbox   health.Outbox
+		hosted   health.Hosted
 		warnings []string
 	}{
-		{"working, key used up for 20 s", localapi.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute)},
-			localapi.Hosted{Reachable: true, RateLimit: limit, WaitUntil: now.Add(20 * time.Second)}, nil},
-		{"unreachable, two refused", localapi.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute), Rejected: 2},
-			localapi.Hosted{LastError: "no se pudo contactar el servicio en la nube"}, []string{
+		{"working, key used up for 20 s", health.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute)},
+			health.Hosted{Reachable: true, RateLimit: limit, WaitUntil: now.Add(20 * time.Second)}, nil},
+		{"unreachable, two refused", health.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute), Rejected: 2},
+			health.Hosted{LastError: "no se pudo contactar el servicio en la nube"}, []string{
 				"el servicio en la nube rechazó 2 comprobantes firmados: revíselos (no se reenvían solos)",
 				"el servicio en la nube (https://servicio.ejemplo.com) no responde: los comprobantes firmados esperan en la cola"}},
-		{"credential refused", localapi.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute)},
-			localapi.Hosted{Reachable: true, LastError: "API key revocada"}, []string{
+		{"credential refused", health.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute)},
+			health.Hosted{Reachable: true, LastError: "API key revocada"}, []string{
 				"el servicio en la nube (https://servicio.ejemplo.com): API key revocada; los comprobantes firmados esperan en la cola"}},
 	}
 	for _, tt := range tests {
@@ -443,9 +445,9 @@ func TestState_Hosted(t *testing.T) {
 			if rep.Outbox.Pending != tt.outbox.Pending || rep.Outbox.Rejected != tt.outbox.Rejected {
 				t.Errorf("outbox %+v", rep.Outbox)
 			}
-			wantStatus := localapi.HealthOK
+			wantStatus := apitype.HealthOK
 			if len(tt.warnings) > 0 {
-				wantStatus = localapi.HealthDegraded
+				wantStatus = apitype.HealthDegraded
 			}
 			if rep.Status != wantStatus || !slices.Equal(rep.Warnings, append([]string{}, tt.warnings...)) {
 				t.Errorf("status %s, warnings %q; want %s, %q", rep.Status, rep.Warnings, wantStatus, tt.warnings)

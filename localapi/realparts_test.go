@@ -16,6 +16,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/signer"
 	"github.com/cfe-agent/cfe-agent/store"
 )
@@ -104,9 +105,9 @@ func (a *agent) sign(t testing.TB, body string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-func signResponse(t testing.TB, b []byte) localapi.SignResponse {
+func signResponse(t testing.TB, b []byte) apitype.SignResponse {
 	t.Helper()
-	var r localapi.SignResponse
+	var r apitype.SignResponse
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("answer is not a SignResponse: %v\n%s", err, b)
 	}
@@ -144,7 +145,7 @@ func TestSignCFE_RealParts(t *testing.T) {
 		x := r.XMLFirmado
 		digest := element(t, x, "DigestValue")
 		// The first e-Ticket of range 101-A-1..1000, signed at the test clock.
-		want := localapi.SignResponse{
+		want := apitype.SignResponse{
 			CodigoRespuesta: "00", MensajeRespuesta: "e-Ticket A-1 firmado", UUID: "venta-0001",
 			TipoCFE: 101, Serie: "A", Numero: 1,
 			IDCAE: "90260000123", NroInicialCAE: 1, NroFinalCAE: 1000, VencimientoCAE: "2027-03-31",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 func portOf(t *testing.T, s *localapi.Server) int {
@@ -94,7 +95,7 @@ func TestServer_Open(t *testing.T) {
 			}
 			ln.Close()
 			// And the module answers there, with that address as Host.
-			c, err := localapi.NewClient(u, localapi.ClientOptions{Token: token})
+			c, err := localclient.New(u, localclient.Options{Token: token})
 			if err != nil {
 				t.Fatal(err)
 			}

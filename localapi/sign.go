@@ -12,32 +12,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
-
-// SignResponse is the body of every answer of POST /sign-cfe, success or not.
-// CodigoRespuesta "00" means signed; any other code is a rejection, explained
-// by MensajeRespuesta and Errores, and nothing was signed or consumed.
-type SignResponse struct {
-	CodigoRespuesta  string `json:"codigo_respuesta"`
-	MensajeRespuesta string `json:"mensaje_respuesta"`
-	UUID             string `json:"uuid,omitempty"`
-
-	TipoCFE        cfe.Type `json:"tipo_cfe,omitzero"`
-	Serie          string   `json:"serie,omitempty"`
-	Numero         int64    `json:"numero,omitzero"`
-	IDCAE          string   `json:"id_cae,omitempty"` // 11 digits, as DGI writes it
-	NroInicialCAE  int64    `json:"nro_inicial_cae,omitzero"`
-	NroFinalCAE    int64    `json:"nro_final_cae,omitzero"`
-	VencimientoCAE string   `json:"vencimiento_cae,omitempty"` // YYYY-MM-DD
-	TmstFirma      string   `json:"tmst_firma,omitempty"`      // RFC 3339 at -03:00
-	CodSeguridad   string   `json:"cod_seguridad,omitempty"`
-	DatosQR        string   `json:"datos_qr,omitempty"`
-	XMLFirmado     string   `json:"xml_firmado,omitempty"`
-
-	// Errores lists the fields a rejection is about; present (maybe empty)
-	// on every rejection, absent on success.
-	Errores []cfe.FieldError `json:"errores,omitzero"`
-}
 
 func (s *Server) registerSignRoutes(r *mux.Router) {
 	s.handle(r, http.MethodPost, "/sign-cfe", s.handleSignCFE)
@@ -107,8 +83,8 @@ func readBody(body io.Reader) ([]byte, error) {
 
 // signed is the answer for a signed CFE. It depends only on what was stored,
 // so a replayed uuid gets the identical answer.
-func signed(is *cfe.Issued) SignResponse {
-	return SignResponse{
+func signed(is *cfe.Issued) apitype.SignResponse {
+	return apitype.SignResponse{
 		CodigoRespuesta:  cfe.RespOK,
 		MensajeRespuesta: fmt.Sprintf("%s %s-%d firmado", is.Type.Name(), is.Serie, is.Nro),
 		UUID:             is.UUID,
@@ -128,14 +104,14 @@ func signed(is *cfe.Issued) SignResponse {
 
 // rejection is the answer, with codigo_respuesta code, for a request that was
 // not signed because of err.
-func rejection(r *http.Request, uuid, code string, err error) SignResponse {
+func rejection(r *http.Request, uuid, code string, err error) apitype.SignResponse {
 	fields := cfe.ListedFields(err)
 	msg := userMessage(r, err) // a userFacingFault's own message
 	if code == cfe.RespErrorInterno && !userFacingFault(err) {
 		msg = "error interno del agente: no se firmó el comprobante. Reintente con el mismo uuid; " +
 			"si persiste, informe a soporte el identificador de solicitud " + requestID(r.Context())
 	}
-	return SignResponse{CodigoRespuesta: code, MensajeRespuesta: msg, UUID: uuid, Errores: fields}
+	return apitype.SignResponse{CodigoRespuesta: code, MensajeRespuesta: msg, UUID: uuid, Errores: fields}
 }
 
 // userFacingFault reports whether err is a failure of the agent whose message

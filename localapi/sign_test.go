@@ -11,6 +11,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 func postSign(t *testing.T, ts *testServer, body string) (response, map[string]any) {
@@ -87,7 +88,7 @@ func TestClient_SignCFE(t *testing.T) {
 	}
 
 	resp, err = a.client.SignCFE(ctx, []byte(`{"uuid":`))
-	var se *localapi.StatusError
+	var se *localclient.StatusError
 	if !errors.As(err, &se) || se.StatusCode != http.StatusBadRequest || se.RequestID == "" ||
 		resp == nil || resp.CodigoRespuesta != cfe.RespRechazoValidacion || se.Message != resp.MensajeRespuesta {
 		t.Fatalf("malformed request: resp %+v, err %v; want the answer and a *StatusError 400", resp, err)

@@ -13,7 +13,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 func date(y int, m time.Month, d int) cfe.Date { return cfe.Date{Year: y, Month: m, Day: d} }
@@ -48,7 +50,7 @@ func TestServer_Health(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.OK || h.Status != localapi.HealthError || h.ZonaHoraria.OK ||
+		if h.OK || h.Status != apitype.HealthError || h.ZonaHoraria.OK ||
 			h.ZonaHoraria.Nombre != "America/Argentina/Buenos_Aires" || h.ZonaHoraria.Desfase != "-03:00" {
 			t.Fatalf("health = %+v, want status error naming the zone found", h)
 		}
@@ -81,7 +83,7 @@ func TestServer_Health(t *testing.T) {
 	t.Run("numbering held is an error with 503, and /state says why", func(t *testing.T) {
 		st := healthyState()
 		since := time.Date(2026, 5, 14, 9, 30, 0, 0, cfe.Montevideo)
-		st.NumberingHold = &localapi.NumberingHold{Since: since,
+		st.NumberingHold = &health.NumberingHold{Since: since,
 			Reason:  "no se sabe por qué número sigue la numeración: el archivo de datos es nuevo o no tiene diario de numeración",
 			Settled: []string{"e-Ticket serie A"}}
 		ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
@@ -127,8 +129,8 @@ func TestServer_Health(t *testing.T) {
 }
 
 func TestServer_State(t *testing.T) {
-	st := localapi.State{
-		Certificate: &localapi.Certificate{
+	st := health.State{
+		Certificate: &health.Certificate{
 			Subject:   "CN=Comercio de Prueba SA",
 			RUC:       "215555550018",
 			NotBefore: time.Date(2025, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
@@ -136,7 +138,7 @@ func TestServer_State(t *testing.T) {
 		},
 		// As store.RangeStatus reports them on 14 May 2026 with its defaults
 		// (nearly used up from 90 % used, near expiry within 30 days).
-		CAE: []localapi.CAERangeUse{
+		CAE: []health.CAERangeUse{
 			// e-Ticket: A is fresh, B used up, Z expired on 30 Apr.
 			{Range: caeRange(cfe.ETicket, "Z", 1, 100, date(2026, 4, 30)), Expired: true},
 			{Range: caeRange(cfe.ETicket, "B", 1, 500, date(2027, 3, 31))},
@@ -150,8 +152,8 @@ func TestServer_State(t *testing.T) {
 			{Range: caeRange(cfe.ERemito, "A", 1, 100, date(2027, 3, 31)), Remaining: 5, NearlyUsedUp: true},
 			{Range: caeRange(cfe.ERemito, "B", 1, 100, date(2027, 3, 31)), Remaining: 100},
 		},
-		Outbox: localapi.Outbox{Pending: 3, OldestPending: time.Date(2026, 5, 14, 13, 0, 0, 0, cfe.Montevideo)},
-		Receipts: localapi.Receipts{SignedToday: 42,
+		Outbox: health.Outbox{Pending: 3, OldestPending: time.Date(2026, 5, 14, 13, 0, 0, 0, cfe.Montevideo)},
+		Receipts: health.Receipts{SignedToday: 42,
 			LastSignedAt: time.Date(2026, 5, 14, 18, 0, 0, 0, time.UTC)},
 	}
 	ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
@@ -160,12 +162,12 @@ func TestServer_State(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if !rep.OK || rep.Status != localapi.HealthDegraded || rep.Version != "1.2.3" || rep.Profile != "caja1" ||
+	if !rep.OK || rep.Status != apitype.HealthDegraded || rep.Version != "1.2.3" || rep.Profile != "caja1" ||
 		rep.Environment != "sandbox" || !rep.ZonaHoraria.OK {
 		t.Fatalf("report head = %+v, want ok, degraded, the configured identity", rep.HealthReport)
 	}
 	// 14 May 15:04:05 to 1 Jul 00:00 is 47 days and ~9 hours.
-	wantCert := &localapi.CertificateReport{Subject: "CN=Comercio de Prueba SA", RUC: "215555550018",
+	wantCert := &apitype.CertificateReport{Subject: "CN=Comercio de Prueba SA", RUC: "215555550018",
 		DaysLeft: 47, ExpiresAt: st.Certificate.NotAfter, NotBefore: st.Certificate.NotBefore,
 		SubjectDN: st.Certificate.SubjectDN, Issuer: st.Certificate.Issuer, SerialNumber: st.Certificate.SerialNumber}
 	if rep.Certificate == nil || !rep.Certificate.ExpiresAt.Equal(wantCert.ExpiresAt) ||
@@ -178,27 +180,27 @@ func TestServer_State(t *testing.T) {
 	}
 
 	until := func(d cfe.Date) *cfe.Date { return &d }
-	wantCAE := []localapi.CAETypeReport{
+	wantCAE := []apitype.CAETypeReport{
 		{TipoCFE: 101, Nombre: "e-Ticket", Remaining: 950, UsableUntil: until(date(2027, 3, 31)),
-			Ranges: []localapi.CAERangeReport{
+			Ranges: []apitype.CAERangeReport{
 				{Serie: "A", Desde: 1, Hasta: 1000, Remaining: 950, Vence: date(2027, 3, 31), Used: 50, Origen: "dgi"},
 				{Serie: "B", Desde: 1, Hasta: 500, Remaining: 0, Vence: date(2027, 3, 31), Origen: "dgi"},
 				{Serie: "Z", Desde: 1, Hasta: 100, Remaining: 0, Vence: date(2026, 4, 30), Expired: true, Origen: "dgi"},
 			},
 			Warnings: []string{}},
 		{TipoCFE: 111, Nombre: "e-Factura", Remaining: 15, UsableUntil: until(date(2026, 6, 1)),
-			Ranges: []localapi.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 200, Remaining: 15, Vence: date(2026, 6, 1),
+			Ranges: []apitype.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 200, Remaining: 15, Vence: date(2026, 6, 1),
 				Origen: "dgi", NearlyUsedUp: true, NearExpiry: true}},
 			Warnings: []string{
 				"quedan 15 números CAE para e-Factura: solicite un nuevo rango",
 				"los rangos CAE de e-Factura vencen el 2026-06-01: solicite un nuevo rango",
 			}},
 		{TipoCFE: 112, Nombre: "Nota de Crédito de e-Factura", Remaining: 0,
-			Ranges: []localapi.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 50, Remaining: 0, Vence: date(2026, 5, 13),
+			Ranges: []apitype.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 50, Remaining: 0, Vence: date(2026, 5, 13),
 				Expired: true, Origen: "dgi"}},
 			Warnings: []string{"no quedan números CAE vigentes para Nota de Crédito de e-Factura"}},
 		{TipoCFE: 181, Nombre: "e-Remito", Remaining: 105, UsableUntil: until(date(2027, 3, 31)),
-			Ranges: []localapi.CAERangeReport{
+			Ranges: []apitype.CAERangeReport{
 				{Serie: "A", Desde: 1, Hasta: 100, Remaining: 5, Vence: date(2027, 3, 31), Origen: "dgi", NearlyUsedUp: true},
 				{Serie: "B", Desde: 1, Hasta: 100, Remaining: 100, Vence: date(2027, 3, 31), Origen: "dgi"},
 			},
@@ -209,7 +211,7 @@ func TestServer_State(t *testing.T) {
 	}
 
 	// 13:00:00 to 15:04:05 is 2 h 4 min 5 s = 7445 s.
-	if rep.Outbox != (localapi.OutboxReport{Pending: 3, OldestPendingAgeS: 7445}) {
+	if rep.Outbox != (apitype.OutboxReport{Pending: 3, OldestPendingAgeS: 7445}) {
 		t.Fatalf("outbox = %+v, want 3 pending, oldest 7445 s", rep.Outbox)
 	}
 	if rep.Receipts.SignedToday != 42 || rep.Receipts.LastSignedAt == nil ||
@@ -237,23 +239,23 @@ func TestServer_State(t *testing.T) {
 func TestServer_StateErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(*localapi.State)
+		edit func(*health.State)
 		want string
 	}{
-		{"no certificate", func(s *localapi.State) { s.Certificate = nil },
+		{"no certificate", func(s *health.State) { s.Certificate = nil },
 			"no hay certificado de firma configurado: no se puede firmar"},
-		{"certificate that cannot be used", func(s *localapi.State) {
+		{"certificate that cannot be used", func(s *health.State) {
 			s.Certificate, s.CertificateError = nil, "la contraseña del certificado es incorrecta"
 		}, "el certificado de firma no se puede usar: la contraseña del certificado es incorrecta: no se puede firmar"},
-		{"expired certificate", func(s *localapi.State) {
+		{"expired certificate", func(s *health.State) {
 			s.Certificate.NotAfter = time.Date(2026, 5, 14, 15, 0, 0, 0, cfe.Montevideo)
 		}, "el certificado de firma venció el 2026-05-14: no se puede firmar"},
-		{"certificate not yet valid", func(s *localapi.State) {
+		{"certificate not yet valid", func(s *health.State) {
 			s.Certificate.NotBefore = time.Date(2026, 5, 15, 0, 0, 0, 0, cfe.Montevideo)
 		}, "el certificado de firma recién es válido desde el 2026-05-15: no se puede firmar"},
-		{"no numbers at all", func(s *localapi.State) { s.CAE[0].Remaining = 0 },
+		{"no numbers at all", func(s *health.State) { s.CAE[0].Remaining = 0 },
 			"no hay números CAE vigentes para ningún tipo de comprobante: no se puede firmar"},
-		{"no ranges at all", func(s *localapi.State) { s.CAE = nil },
+		{"no ranges at all", func(s *health.State) { s.CAE = nil },
 			"no hay números CAE vigentes para ningún tipo de comprobante: no se puede firmar"},
 	}
 	for _, tc := range tests {
@@ -265,11 +267,11 @@ func TestServer_StateErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.OK || rep.Status != localapi.HealthError || !contains(rep.Warnings, tc.want) {
+			if rep.OK || rep.Status != apitype.HealthError || !contains(rep.Warnings, tc.want) {
 				t.Fatalf("report ok=%v status=%s warnings=%q, want error with %q", rep.OK, rep.Status, rep.Warnings, tc.want)
 			}
 			h, err := ts.client.Health(context.Background())
-			if err != nil || h.OK || h.Status != localapi.HealthError {
+			if err != nil || h.OK || h.Status != apitype.HealthError {
 				t.Fatalf("health = %+v, %v: want the same error", h, err)
 			}
 		})
@@ -339,17 +341,17 @@ func TestServer_StateHosted(t *testing.T) {
 	checked := time.Date(2026, 5, 14, 18, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name       string
-		hosted     *localapi.Hosted
+		hosted     *health.Hosted
 		wantJSON   string
 		wantStatus string
 	}{
-		{"not configured", nil, `"hosted":null`, localapi.HealthOK},
-		{"not checked yet", &localapi.Hosted{BaseURL: "https://h.example"},
-			`"hosted":{"base_url":"https://h.example","reachable":null,"checked_at":null}`, localapi.HealthOK},
-		{"reachable", &localapi.Hosted{BaseURL: "https://h.example", CheckedAt: checked, Reachable: true},
-			`"hosted":{"base_url":"https://h.example","reachable":true,"checked_at":"2026-05-14T15:00:00-03:00"}`, localapi.HealthOK},
-		{"unreachable", &localapi.Hosted{BaseURL: "https://h.example", CheckedAt: checked},
-			`"hosted":{"base_url":"https://h.example","reachable":false,"checked_at":"2026-05-14T15:00:00-03:00"}`, localapi.HealthDegraded},
+		{"not configured", nil, `"hosted":null`, apitype.HealthOK},
+		{"not checked yet", &health.Hosted{BaseURL: "https://h.example"},
+			`"hosted":{"base_url":"https://h.example","reachable":null,"checked_at":null}`, apitype.HealthOK},
+		{"reachable", &health.Hosted{BaseURL: "https://h.example", CheckedAt: checked, Reachable: true},
+			`"hosted":{"base_url":"https://h.example","reachable":true,"checked_at":"2026-05-14T15:00:00-03:00"}`, apitype.HealthOK},
+		{"unreachable", &health.Hosted{BaseURL: "https://h.example", CheckedAt: checked},
+			`"hosted":{"base_url":"https://h.example","reachable":false,"checked_at":"2026-05-14T15:00:00-03:00"}`, apitype.HealthDegraded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -368,7 +370,7 @@ func TestServer_StateHosted(t *testing.T) {
 				t.Fatalf("status %s (ok %v), want %s and ok: the agent signs without the hosted service", rep.Status, rep.OK, tc.wantStatus)
 			}
 			want := "el servicio en la nube (https://h.example) no responde: los comprobantes firmados esperan en la cola"
-			if got := slices.Contains(rep.Warnings, want); got != (tc.wantStatus == localapi.HealthDegraded) {
+			if got := slices.Contains(rep.Warnings, want); got != (tc.wantStatus == apitype.HealthDegraded) {
 				t.Fatalf("warnings %q", rep.Warnings)
 			}
 		})

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // TestServer_StateStorage checks the disk policy over HTTP: the free-space
@@ -22,39 +24,39 @@ func TestServer_StateStorage(t *testing.T) {
 	const mb, gb = 1 << 20, 1 << 30
 	const dir = "/datos/store/caja1"
 	failed := time.Date(2026, 5, 14, 18, 1, 2, 0, time.UTC)
-	space := func(free, total uint64) *localapi.Storage {
-		return &localapi.Storage{Dir: dir, FreeBytes: free, TotalBytes: total}
+	space := func(free, total uint64) *health.Storage {
+		return &health.Storage{Dir: dir, FreeBytes: free, TotalBytes: total}
 	}
 	tests := []struct {
 		name       string
-		storage    *localapi.Storage
+		storage    *health.Storage
 		wantStatus string
 		wantWarn   string // the one warning; "" for none
 		wantJSON   string
 	}{
-		{"not reported", nil, localapi.HealthOK, "", `"storage":null`},
-		{"plenty", space(10*gb, 100*gb), localapi.HealthOK, "",
+		{"not reported", nil, apitype.HealthOK, "", `"storage":null`},
+		{"plenty", space(10*gb, 100*gb), apitype.HealthOK, "",
 			`"storage":{"status":"ok","dir":"/datos/store/caja1","free_bytes":10737418240,"total_bytes":107374182400,"warnings":[]}`},
-		{"large disk at the 1 GB cap", space(1*gb, 100*gb), localapi.HealthOK, "", ""},
-		{"large disk under the 1 GB cap", space(1*gb-1, 100*gb), localapi.HealthDegraded,
+		{"large disk at the 1 GB cap", space(1*gb, 100*gb), apitype.HealthOK, "", ""},
+		{"large disk under the 1 GB cap", space(1*gb-1, 100*gb), apitype.HealthDegraded,
 			"quedan 1024,0 MB libres de 100,0 GB en el disco de los datos (/datos/store/caja1): libere espacio pronto", ""},
-		{"small disk under 5 %", space(800*mb, 16*gb), localapi.HealthDegraded,
+		{"small disk under 5 %", space(800*mb, 16*gb), apitype.HealthDegraded,
 			"quedan 800,0 MB libres de 16,0 GB en el disco de los datos (/datos/store/caja1): libere espacio pronto", ""},
-		{"small disk over 5 %", space(820*mb, 16*gb), localapi.HealthOK, "", ""},
-		{"at 200 MB", space(200*mb, 1*gb), localapi.HealthOK, "", ""},
-		{"under 200 MB", space(200*mb-1, 1*gb), localapi.HealthDegraded,
+		{"small disk over 5 %", space(820*mb, 16*gb), apitype.HealthOK, "", ""},
+		{"at 200 MB", space(200*mb, 1*gb), apitype.HealthOK, "", ""},
+		{"under 200 MB", space(200*mb-1, 1*gb), apitype.HealthDegraded,
 			"quedan 200,0 MB libres de 1,0 GB en el disco de los datos (/datos/store/caja1): libere espacio pronto", ""},
-		{"at 20 MB", space(20*mb, 1*gb), localapi.HealthDegraded,
+		{"at 20 MB", space(20*mb, 1*gb), apitype.HealthDegraded,
 			"quedan 20,0 MB libres de 1,0 GB en el disco de los datos (/datos/store/caja1): libere espacio pronto", ""},
-		{"under 20 MB", space(20*mb-1, 1*gb), localapi.HealthError,
+		{"under 20 MB", space(20*mb-1, 1*gb), apitype.HealthError,
 			"quedan 20,0 MB libres de 1,0 GB en el disco de los datos (/datos/store/caja1): no alcanza para guardar comprobantes; libere espacio", ""},
-		{"full", space(0, 256*mb), localapi.HealthError,
+		{"full", space(0, 256*mb), apitype.HealthError,
 			"quedan 0 KB libres de 256,0 MB en el disco de los datos (/datos/store/caja1): no alcanza para guardar comprobantes; libere espacio", ""},
-		{"space unknown", &localapi.Storage{Dir: dir, SpaceError: "no se pudo leer el espacio libre del disco de los datos"},
-			localapi.HealthOK, "",
+		{"space unknown", &health.Storage{Dir: dir, SpaceError: "no se pudo leer el espacio libre del disco de los datos"},
+			apitype.HealthOK, "",
 			`"storage":{"status":"ok","dir":"/datos/store/caja1","free_bytes":0,"total_bytes":0,"space_error":"no se pudo leer el espacio libre del disco de los datos","warnings":[]}`},
-		{"last commit failed", &localapi.Storage{Dir: dir, FreeBytes: 10 * gb, TotalBytes: 100 * gb,
-			LastWriteError: "error de entrada/salida del disco", LastWriteErrorAt: failed}, localapi.HealthError,
+		{"last commit failed", &health.Storage{Dir: dir, FreeBytes: 10 * gb, TotalBytes: 100 * gb,
+			LastWriteError: "error de entrada/salida del disco", LastWriteErrorAt: failed}, apitype.HealthError,
 			"no se pudo guardar el último comprobante (14/05 15:01:02): error de entrada/salida del disco; " +
 				"los comprobantes no se firman hasta que se pueda escribir en /datos/store/caja1",
 			`"last_write_error":"error de entrada/salida del disco","last_write_error_at":"2026-05-14T15:01:02-03:00","warnings":["no se pudo guardar`},
@@ -65,7 +67,7 @@ func TestServer_StateStorage(t *testing.T) {
 			st.Storage = tc.storage
 			ts := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: st} })
 			resp, body := ts.send(t, request{path: "/health"})
-			if want := map[bool]int{true: http.StatusOK, false: http.StatusServiceUnavailable}[tc.wantStatus != localapi.HealthError]; resp.StatusCode != want {
+			if want := map[bool]int{true: http.StatusOK, false: http.StatusServiceUnavailable}[tc.wantStatus != apitype.HealthError]; resp.StatusCode != want {
 				t.Fatalf("/health: HTTP %d, want %d: %s", resp.StatusCode, want, body)
 			}
 			rep, err := ts.client.State(context.Background())
@@ -76,7 +78,7 @@ func TestServer_StateStorage(t *testing.T) {
 			if tc.wantWarn != "" {
 				want = []string{tc.wantWarn}
 			}
-			if rep.Status != tc.wantStatus || rep.OK != (tc.wantStatus != localapi.HealthError) || !slices.Equal(rep.Warnings, want) {
+			if rep.Status != tc.wantStatus || rep.OK != (tc.wantStatus != apitype.HealthError) || !slices.Equal(rep.Warnings, want) {
 				t.Fatalf("status %s (ok %v), warnings %q; want %s, %q", rep.Status, rep.OK, rep.Warnings, tc.wantStatus, want)
 			}
 			if tc.storage != nil && (rep.Storage == nil || rep.Storage.Status != tc.wantStatus || !slices.Equal(rep.Storage.Warnings, want)) {

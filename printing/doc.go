@@ -5,7 +5,9 @@
 //
 // It owns the choices between those parts — which template when the request
 // names none, which copies, the watermark outside production, the facts the
-// footer prints — and implements localapi.Printing over the pdf and printer
-// packages and any store with FindByUUID and FindByNumber. cmd/cfe-agent
+// footer prints — over the pdf and printer packages and any store with
+// FindByUUID and FindByNumber. It owns the use case's types (CFERef,
+// Document, PrintResult): localapi imports them, as it imports issuer's, and
+// its POST /pdf calls a Service through localapi.Printing. cmd/cfe-agent
 // builds its Config from the profile.
 package printing

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/escpos"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
-	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/pdf"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/printing"
@@ -35,7 +34,7 @@ func TestService_PrintESCPOS(t *testing.T) {
 	svc := printing.New(printing.Config{Store: storedSample(t), Templates: templates, Printers: printers,
 		Footer: pdf.Footer{Resolucion: "798/2012"},
 		ESCPOS: map[string]escpos.Options{"termica": {CodePage: "cp850", PaperMM: 58}}})
-	doc, err := svc.Render(ctx, localapi.CFERef{UUID: "muestra-dgi"}, "ticket")
+	doc, err := svc.Render(ctx, printing.CFERef{UUID: "muestra-dgi"}, "ticket")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +42,7 @@ func TestService_PrintESCPOS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Print: %v", err)
 	}
-	if res.Format != localapi.FormatESCPOS || res.Copies != 1 || res.State != printer.StateProcessing {
+	if res.Format != printing.FormatESCPOS || res.Copies != 1 || res.State != printer.StateProcessing {
 		t.Errorf("result %+v", res)
 	}
 	text := thermal.Text(t, fake.Received(), charmap.CodePage850)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/escpos"
-	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/pdf"
 	"github.com/cfe-agent/cfe-agent/printer"
 )
@@ -46,15 +45,13 @@ type Service struct{ cfg Config }
 // New returns a Service over cfg's parts.
 func New(cfg Config) *Service { return &Service{cfg: cfg} }
 
-var _ localapi.Printing = (*Service)(nil)
-
 // Render finds the CFE ref names and renders it with the named template (""
 // means DefaultTemplate). The adenda stored with the CFE is printed with
 // it. It returns EINVALID for an unknown template (field variant) or a ref
 // without uuid, type, serie and number; ENOTFOUND when the store has no
 // such CFE; EUNAVAILABLE when the store cannot be read now; and EINTERNAL
 // when the stored CFE cannot be rendered.
-func (s *Service) Render(ctx context.Context, ref localapi.CFERef, variant string) (*localapi.Document, error) {
+func (s *Service) Render(ctx context.Context, ref CFERef, variant string) (*Document, error) {
 	const op = "printing.Render"
 	if strings.TrimSpace(variant) == "" {
 		variant = s.cfg.DefaultTemplate
@@ -76,12 +73,12 @@ func (s *Service) Render(ctx context.Context, ref localapi.CFERef, variant strin
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo generar el PDF del comprobante"}
 	}
-	return &localapi.Document{PDF: b, Type: is.Type, Serie: is.Serie, Numero: is.Nro, Template: t.Name,
+	return &Document{PDF: b, Type: is.Type, Serie: is.Serie, Numero: is.Nro, Template: t.Name,
 		Signed: is.XML, Adenda: is.Adenda}, nil
 }
 
 // find reads the CFE by uuid when ref has one, else by type, serie and number.
-func (s *Service) find(ctx context.Context, ref localapi.CFERef) (*cfe.Issued, error) {
+func (s *Service) find(ctx context.Context, ref CFERef) (*cfe.Issued, error) {
 	if ref.UUID != "" {
 		return s.cfg.Store.FindByUUID(ctx, ref.UUID)
 	}
@@ -102,40 +99,40 @@ func (s *Service) find(ctx context.Context, ref localapi.CFERef) (*cfe.Issued, e
 // (the content of the Rollo template, with doc's template's legends and web
 // site) instead of the PDF; the result's Format says which. An ESC/POS
 // receipt that cannot be made is EINTERNAL.
-func (s *Service) Print(ctx context.Context, doc *localapi.Document, name string, fallbackCopies int) (localapi.PrintResult, error) {
+func (s *Service) Print(ctx context.Context, doc *Document, name string, fallbackCopies int) (PrintResult, error) {
 	copies := s.cfg.Printers.Copies(name, doc.Type, fallbackCopies)
 	if s.cfg.Printers.Protocol(name) == printer.ProtocolESCPOS {
 		return s.printESCPOS(ctx, doc, name, copies)
 	}
 	res, err := s.cfg.Printers.Print(ctx, name, printer.Job{Name: doc.Name(), PDF: doc.PDF, Copies: copies})
 	if err != nil {
-		return localapi.PrintResult{}, err
+		return PrintResult{}, err
 	}
-	return localapi.PrintResult{Printer: res.Printer, Copies: res.Copies, JobID: res.JobID, State: res.State,
-		Format: localapi.FormatPDF}, nil
+	return PrintResult{Printer: res.Printer, Copies: res.Copies, JobID: res.JobID, State: res.State,
+		Format: FormatPDF}, nil
 }
 
 // printESCPOS renders doc's CFE in ESC/POS for the printer called name and
 // sends it.
-func (s *Service) printESCPOS(ctx context.Context, doc *localapi.Document, name string, copies int) (localapi.PrintResult, error) {
+func (s *Service) printESCPOS(ctx context.Context, doc *Document, name string, copies int) (PrintResult, error) {
 	const op = "printing.Print"
 	data, err := s.escposOf(doc, name)
 	if err != nil {
-		return localapi.PrintResult{}, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
+		return PrintResult{}, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo generar el ticket ESC/POS del comprobante"}
 	}
 	res, err := s.cfg.Printers.PrintRaw(ctx, name, printer.RawJob{Name: doc.Name(), Data: data, Copies: copies})
 	if err != nil {
-		return localapi.PrintResult{}, err
+		return PrintResult{}, err
 	}
-	return localapi.PrintResult{Printer: res.Printer, Copies: res.Copies, JobID: res.JobID, State: res.State,
-		Format: localapi.FormatESCPOS}, nil
+	return PrintResult{Printer: res.Printer, Copies: res.Copies, JobID: res.JobID, State: res.State,
+		Format: FormatESCPOS}, nil
 }
 
 // escposOf returns one copy of doc's receipt in ESC/POS for the printer
 // called name: the model of doc's template (legends, web site), this
 // service's environment and footer, and the printer's options.
-func (s *Service) escposOf(doc *localapi.Document, name string) ([]byte, error) {
+func (s *Service) escposOf(doc *Document, name string) ([]byte, error) {
 	t, err := s.cfg.Templates.Template(doc.Template)
 	if err != nil {
 		return nil, err

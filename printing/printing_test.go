@@ -11,7 +11,6 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/pdf"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/printing"
@@ -88,7 +87,7 @@ func TestService_Render(t *testing.T) {
 	svc := newService(t, storedSample(t), "ticket")
 
 	t.Run("by folio, with the profile's template and footer, the stored adenda and the watermark", func(t *testing.T) {
-		doc, err := svc.Render(ctx, localapi.CFERef{Type: cfe.EFactura, Serie: "a", Numero: 1}, "")
+		doc, err := svc.Render(ctx, printing.CFERef{Type: cfe.EFactura, Serie: "a", Numero: 1}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,14 +111,14 @@ func TestService_Render(t *testing.T) {
 	})
 
 	t.Run("errors name what is wrong", func(t *testing.T) {
-		_, err := svc.Render(ctx, localapi.CFERef{UUID: "muestra-dgi"}, "Inexistente")
+		_, err := svc.Render(ctx, printing.CFERef{UUID: "muestra-dgi"}, "Inexistente")
 		if f := cfe.ErrorFields(err); cfe.ErrorCode(err) != cfe.EINVALID || len(f) != 1 || f[0].Campo != "variant" {
 			t.Errorf("unknown template: %v, want EINVALID on variant", err)
 		}
-		if _, err := svc.Render(ctx, localapi.CFERef{Type: cfe.EFactura, Serie: "A"}, ""); cfe.ErrorCode(err) != cfe.EINVALID {
+		if _, err := svc.Render(ctx, printing.CFERef{Type: cfe.EFactura, Serie: "A"}, ""); cfe.ErrorCode(err) != cfe.EINVALID {
 			t.Errorf("a folio without number: %v, want EINVALID", err)
 		}
-		if _, err := svc.Render(ctx, localapi.CFERef{UUID: "otra"}, ""); cfe.ErrorCode(err) != cfe.ENOTFOUND {
+		if _, err := svc.Render(ctx, printing.CFERef{UUID: "otra"}, ""); cfe.ErrorCode(err) != cfe.ENOTFOUND {
 			t.Errorf("unknown uuid: %v, want ENOTFOUND", err)
 		}
 	})
@@ -128,7 +127,7 @@ func TestService_Render(t *testing.T) {
 func TestService_Print(t *testing.T) {
 	ctx := context.Background()
 	svc := newService(t, storedSample(t), "")
-	doc, err := svc.Render(ctx, localapi.CFERef{UUID: "muestra-dgi"}, "")
+	doc, err := svc.Render(ctx, printing.CFERef{UUID: "muestra-dgi"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,20 +6,22 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // Agent is the running agent as the tray sees it; cmd/cfe-agent implements it
-// over the local module's HTTP API and the configuration.
+// in-process (see the package doc), over the local module's in-process
+// methods and the configuration.
 type Agent interface {
-	// State returns the local module's state report (GET /state). An error
-	// means the module did not answer.
-	State(ctx context.Context) (*localapi.StateReport, error)
+	// State returns the local module's state report (what GET /state
+	// answers). An error means the agent is not running.
+	State(ctx context.Context) (*apitype.StateReport, error)
 	// Settings returns the choices the menu offers and where things are.
 	Settings() Settings
-	// Print prints the signed CFE uuid on the printer called alias (POST
-	// /pdf). Errors: cfe.ENOTFOUND (no such CFE or printer), cfe.EUNAVAILABLE
-	// (printing is not possible now), cfe.EINTERNAL.
+	// Print prints the signed CFE uuid on the printer called alias, as POST
+	// /pdf does. Errors: cfe.ENOTFOUND (no such CFE or printer),
+	// cfe.EUNAVAILABLE (printing is not possible now, or the printer
+	// refused or failed), cfe.EINTERNAL.
 	Print(ctx context.Context, uuid, alias string) error
 	// UseProfile makes name the active profile and restarts the agent's parts
 	// on it. Errors: cfe.ENOTFOUND (no such profile), cfe.EINVALID (the

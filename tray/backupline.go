@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // backupLine is the menu's status line on the store's backups: the last
 // one's time and age, or why it needs attention (the icon is amber then:
 // /health reports it degraded).
-func backupLine(rep *localapi.StateReport, now time.Time) string {
+func backupLine(rep *apitype.StateReport, now time.Time) string {
 	if rep == nil || rep.Backup == nil {
 		return "Copia de seguridad: —"
 	}
@@ -23,7 +23,7 @@ func backupLine(rep *localapi.StateReport, now time.Time) string {
 	switch {
 	case b.Error != "":
 		return "Copia de seguridad: falló la última; última buena " + last
-	case b.Automaticas && b.Status != localapi.HealthOK:
+	case b.Automaticas && b.Status != apitype.HealthOK:
 		return "Copia de seguridad: atrasada; última " + last
 	case !b.Automaticas && b.Ultima == nil:
 		return "Copia de seguridad: sin copias automáticas"

@@ -1,11 +1,24 @@
 // Package tray owns the agent's notification-area icon and menu for cashiers
 // (Spanish labels), and the decision whether the agent can show one at all.
 //
-// The tray is a client of the running agent: it reads the local module's
-// state report (GET /state) through the Agent interface, shows it as an icon
-// (ok, warning, error), a tooltip with the reason and status lines, and turns
-// menu clicks into calls on Agent (reprint, switch profile or default printer,
-// autostart, diagnostics) or into opening the status page and the log folder.
+// The tray talks to the running agent through the Agent interface only: it
+// reads the local module's state report (the body of GET /state, a
+// localapi/apitype type), shows it as an icon (ok, warning, error), a tooltip
+// with the reason and status lines, and turns menu clicks into calls on Agent
+// (reprint, switch profile or default printer, autostart, diagnostics) or
+// into opening the status page and the log folder.
+//
+// The agent implements Agent in-process, every method of it: the tray lives
+// in the agent's own process, and switching the profile, the default
+// printer, autostart and the diagnostic archive are the machine owner's
+// actions that the local module does not offer over HTTP (it may listen on
+// the LAN), so going "only through the client" would have meant new
+// privileged routes. In-process, the state is the report the module would
+// answer (localapi.Server.Report, as the status page reads it) and a reprint
+// is the module's own print step (localapi.Server.Print): the tray sees what
+// a client of GET /state and POST /pdf would see, without a port, a token
+// or a JSON round trip, and never links the server: this package imports
+// only the wire types (localapi/apitype).
 //
 // The menu's first line says why the agent is red or amber. Reprint results,
 // an exported diagnostic archive and the agent turning red (once per

@@ -16,7 +16,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // Menu labels.
@@ -86,7 +86,7 @@ type menu struct {
 	printers  choiceMenu
 	autostart *systray.MenuItem
 
-	rep      *localapi.StateReport
+	rep      *apitype.StateReport
 	settings Settings
 	red      redWatch
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // Assessment is what the icon and tooltip say about the agent.
@@ -25,15 +25,15 @@ type Assessment struct {
 // backlog, hosted service unreachable, the disk's free space running low) is
 // amber; a module that does not answer is red. The reason is the module's
 // warnings, so the tray says what /health says.
-func Assess(rep *localapi.StateReport, err error) Assessment {
+func Assess(rep *apitype.StateReport, err error) Assessment {
 	if err != nil || rep == nil {
 		return Assessment{State: assets.IconError, Reason: "el agente no responde"}
 	}
 	reason := strings.Join(rep.Warnings, "\n")
 	switch rep.Status {
-	case localapi.HealthOK:
+	case apitype.HealthOK:
 		return Assessment{State: assets.IconOK}
-	case localapi.HealthDegraded:
+	case apitype.HealthDegraded:
 		return Assessment{State: assets.IconWarning, Reason: reason}
 	default:
 		if reason == "" {
@@ -101,7 +101,7 @@ func reasonLine(a Assessment) string {
 
 // receiptName names the newest signed CFE ("e-Ticket A-12"), "El último
 // comprobante" when there is none.
-func receiptName(rep *localapi.StateReport) string {
+func receiptName(rep *apitype.StateReport) string {
 	if rep == nil || len(rep.Receipts.Recent) == 0 {
 		return "El último comprobante"
 	}
@@ -111,7 +111,7 @@ func receiptName(rep *localapi.StateReport) string {
 
 // statusLines are the menu's disabled status lines, in order: profile and
 // environment, listen address, last receipt, pending deliveries.
-func statusLines(rep *localapi.StateReport, profile string) [4]string {
+func statusLines(rep *apitype.StateReport, profile string) [4]string {
 	if rep == nil {
 		return [4]string{"Perfil: " + profile, "Dirección: —", "Último comprobante: —", "Envíos pendientes: —"}
 	}
@@ -151,7 +151,7 @@ func pendingAge(seconds int64) string {
 }
 
 // lastReceipt is the UUID of the newest signed CFE, "" when none.
-func lastReceipt(rep *localapi.StateReport) string {
+func lastReceipt(rep *apitype.StateReport) string {
 	if rep == nil || len(rep.Receipts.Recent) == 0 {
 		return ""
 	}

@@ -8,16 +8,16 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/assets"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 func TestAssess(t *testing.T) {
-	report := func(status string, warnings ...string) *localapi.StateReport {
-		return &localapi.StateReport{HealthReport: localapi.HealthReport{Status: status, Warnings: warnings}}
+	report := func(status string, warnings ...string) *apitype.StateReport {
+		return &apitype.StateReport{HealthReport: apitype.HealthReport{Status: status, Warnings: warnings}}
 	}
 	cases := []struct {
 		name   string
-		rep    *localapi.StateReport
+		rep    *apitype.StateReport
 		err    error
 		state  assets.IconState
 		reason string
@@ -56,10 +56,10 @@ func TestAssess(t *testing.T) {
 }
 
 func TestStatusLines(t *testing.T) {
-	rep := &localapi.StateReport{
-		HealthReport: localapi.HealthReport{Profile: "local", Environment: "produccion", BaseURL: "http://127.0.0.1:18787"},
-		Outbox:       localapi.OutboxReport{Pending: 3, OldestPendingAgeS: 2*3600 + 5*60 + 7},
-		Receipts: localapi.ReceiptsReport{Recent: []localapi.RecentReceipt{{UUID: "u1", Nombre: "e-Factura", Serie: "A",
+	rep := &apitype.StateReport{
+		HealthReport: apitype.HealthReport{Profile: "local", Environment: "produccion", BaseURL: "http://127.0.0.1:18787"},
+		Outbox:       apitype.OutboxReport{Pending: 3, OldestPendingAgeS: 2*3600 + 5*60 + 7},
+		Receipts: apitype.ReceiptsReport{Recent: []apitype.RecentReceipt{{UUID: "u1", Nombre: "e-Factura", Serie: "A",
 			Numero: 42, Total: decimal.RequireFromString("1220"), FirmadoA: time.Date(2026, 11, 21, 13, 5, 0, 0, time.UTC)}}},
 	}
 	want := [4]string{

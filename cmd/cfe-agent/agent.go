@@ -124,7 +124,7 @@ func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agen
 	}
 	a.issuer = issuer.New(issuer.Config{
 		Store:  a.db,
-		Signer: issuerSigner{a},
+		Signer: issuingSigner(a.signer, a.certErr),
 		Emisor: a.profile.Emisor,
 		Tax:    taxConfig(a.profile.Tax),
 	})
@@ -257,30 +257,28 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// issuerSigner adapts the signer (or the reason there is none) to what the
-// issuer needs.
-type issuerSigner struct{ a *agent }
-
-func (s issuerSigner) Sign(unsigned []byte) ([]byte, string, error) {
-	if s.a.signer == nil {
-		return nil, "", s.unavailable()
+// issuingSigner is the issuer's signer: the certificate's, which satisfies
+// issuer.ReadySigner as signer.Canonical (its Ready refuses a certificate
+// outside its validity before a number is reserved), or, when none could be
+// loaded, one that refuses every request with the reason.
+func issuingSigner(s *signer.Signer, certErr error) issuer.Signer {
+	if s != nil {
+		return signer.Canonical{Signer: s}
 	}
-	return signer.Canonical{Signer: s.a.signer}.Sign(unsigned) // checks the validity itself
+	return noCertificate{certErr}
 }
 
-// Ready is the issuer's check before it reserves a number: a certificate that
-// could not be loaded, or one outside its validity, refuses the request then.
-func (s issuerSigner) Ready() error {
-	if s.a.signer == nil {
-		return s.unavailable()
-	}
-	return s.a.signer.Ready()
-}
+// noCertificate is the signer of an agent whose certificate could not be
+// loaded: it still serves (status page, printing, the outbox) and answers
+// every signing request with RespCertificado and the reason, before a
+// number is reserved (Ready).
+type noCertificate struct{ err error }
 
-// unavailable is the refusal when no certificate could be loaded.
-func (s issuerSigner) unavailable() error {
+func (n noCertificate) Sign([]byte) ([]byte, string, error) { return nil, "", n.Ready() }
+
+func (n noCertificate) Ready() error {
 	return &cfe.Error{Code: cfe.EUNAVAILABLE, Respuesta: cfe.RespCertificado,
-		Message: cfe.ErrorMessage(s.a.certErr), Err: s.a.certErr}
+		Message: cfe.ErrorMessage(n.err), Err: n.err}
 }
 
 func taxConfig(t profiles.Tax) cfe.TaxConfig {

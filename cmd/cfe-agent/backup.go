@@ -16,8 +16,9 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/internal/durable"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/store"
 )
@@ -124,7 +125,7 @@ func (m *backupManager) scan() {
 
 // Backup implements localapi.Backups: a backup into the data directory's
 // backups folder.
-func (m *backupManager) Backup(ctx context.Context) (*localapi.BackupResult, error) {
+func (m *backupManager) Backup(ctx context.Context) (*apitype.BackupResult, error) {
 	info, err := m.take(ctx, manualBackupDir(m.a.dataDir, m.a.profile.Environment, m.a.name), false)
 	if err != nil {
 		return nil, err
@@ -132,8 +133,8 @@ func (m *backupManager) Backup(ctx context.Context) (*localapi.BackupResult, err
 	return backupResult(info), nil
 }
 
-func backupResult(info *store.BackupInfo) *localapi.BackupResult {
-	return &localapi.BackupResult{Archivo: info.Path, Bytes: info.Size, TomadaEn: info.TakenAt.In(cfe.Montevideo),
+func backupResult(info *store.BackupInfo) *apitype.BackupResult {
+	return &apitype.BackupResult{Archivo: info.Path, Bytes: info.Size, TomadaEn: info.TakenAt.In(cfe.Montevideo),
 		Transaccion: info.TxID, CFEs: info.Counts.CFEs, Pendientes: info.Counts.Outbox,
 		Rechazados: info.Counts.Rejected, Rangos: info.Counts.Ranges}
 }
@@ -249,10 +250,10 @@ func (m *backupManager) rotate() {
 }
 
 // Status reports the backups for /state.
-func (m *backupManager) Status() *localapi.BackupStatus {
+func (m *backupManager) Status() *health.BackupStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := &localapi.BackupStatus{Automatic: m.cfg.Enabled(), LastAt: m.lastAt, LastFile: m.lastFile,
+	st := &health.BackupStatus{Automatic: m.cfg.Enabled(), LastAt: m.lastAt, LastFile: m.lastFile,
 		LastError: m.lastErr, LastErrorAt: m.lastErrAt}
 	if st.Automatic {
 		st.Folder, st.Period, st.EveryN, st.Keep = m.cfg.Folder, m.cfg.PeriodOrDefault(), m.cfg.EveryN, m.cfg.KeepOrDefault()
@@ -262,7 +263,7 @@ func (m *backupManager) Status() *localapi.BackupStatus {
 
 // backupState is the agent's backups for /state: the running manager's, or
 // (doctor with the agent stopped) what the folders hold.
-func backupState(a *agent) *localapi.BackupStatus {
+func backupState(a *agent) *health.BackupStatus {
 	if a.backups != nil {
 		return a.backups.Status()
 	}
@@ -278,7 +279,7 @@ func newAdminToken() string {
 
 // copyBackup copies a verified backup to dest atomically and verifies the
 // copy against what the source held.
-func copyBackup(src, dest string, want *localapi.BackupResult) (*store.BackupInfo, error) {
+func copyBackup(src, dest string, want *apitype.BackupResult) (*store.BackupInfo, error) {
 	var info *store.BackupInfo
 	err := durable.WriteFileFunc(dest, func(f *os.File) error { return copyInto(f, src) }, func(tmp string) error {
 		var err error
@@ -310,7 +311,7 @@ func copyInto(f io.Writer, src string) error {
 
 // backup is doctor's line on the backups: WARN when automatic backups are
 // late or the last one failed, or when there are none configured.
-func (d *doctor) backup(r *localapi.StateReport) {
+func (d *doctor) backup(r *apitype.StateReport) {
 	b := r.Backup
 	if b == nil {
 		return
@@ -325,7 +326,7 @@ func (d *doctor) backup(r *localapi.StateReport) {
 		d.line("WARN", "copias de seguridad", "la última falló: %s; última buena: %s", b.Error, last)
 	case !b.Automaticas:
 		d.line("WARN", "copias de seguridad", "no hay copias automáticas (configure backup.folder en el perfil, en otro disco); última: %s", last)
-	case b.Status != localapi.HealthOK:
+	case b.Status != apitype.HealthOK:
 		d.line("WARN", "copias de seguridad", "atrasadas: última %s; período %s en %s", last, time.Duration(b.PeriodoS)*time.Second, b.Carpeta)
 	default:
 		d.line("OK", "copias de seguridad", "última %s; cada %s en %s, se conservan %d", last, time.Duration(b.PeriodoS)*time.Second, b.Carpeta, b.Conservar)

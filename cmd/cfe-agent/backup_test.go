@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -83,7 +84,7 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 	env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
 	withBackupKeys(t, env, dataDir, "      folder: "+folder+"\n      keep: 2\n      every_n: 5\n")
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
-	client, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+	client, err := localclient.New(a.baseURL, localclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := rep.Backup; b == nil || !b.Automaticas || b.Ultima == nil || b.Status != localapi.HealthOK || b.Conservar != 2 || b.CadaN != 5 {
+	if b := rep.Backup; b == nil || !b.Automaticas || b.Ultima == nil || b.Status != apitype.HealthOK || b.Conservar != 2 || b.CadaN != 5 {
 		t.Fatalf("/state backup = %+v", rep.Backup)
 	}
 	if out, _ := runCLI(t, env, "doctor"); !regexp.MustCompile(`(?m)^OK   copias de seguridad: última .*-auto\.db`).MatchString(out) {
@@ -284,7 +285,7 @@ func TestAgent_AutomaticBackups(t *testing.T) {
 			withBackupKeys(t, env, dataDir, "      folder: "+folder+"\n      period: 24h\n")
 			a := startAgent(t, env, "--listen", "127.0.0.1:0")
 			defer a.stop(t)
-			c, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+			c, err := localclient.New(a.baseURL, localclient.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,11 +301,11 @@ func TestAgent_AutomaticBackups(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b := rep.Backup; b == nil || b.Status != localapi.HealthOK || b.Ultima == nil || b.PeriodoS != 24*3600 ||
+			if b := rep.Backup; b == nil || b.Status != apitype.HealthOK || b.Ultima == nil || b.PeriodoS != 24*3600 ||
 				(tc.wantNew == (filepath.Base(b.Ultima.Archivo) == tc.existing)) {
 				t.Fatalf("/state backup = %+v (%+v)", rep.Backup, rep.Backup.Ultima)
 			}
-			if rep.Status != localapi.HealthOK {
+			if rep.Status != apitype.HealthOK {
 				t.Fatalf("/health %s: %q", rep.Status, rep.Warnings)
 			}
 		})
@@ -320,16 +321,16 @@ func TestAgent_AutomaticBackups(t *testing.T) {
 		withBackupKeys(t, env, dataDir, "      folder: "+notADir+"\n")
 		a := startAgent(t, env, "--listen", "127.0.0.1:0")
 		defer a.stop(t)
-		c, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+		c, err := localclient.New(a.baseURL, localclient.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rep *localapi.StateReport
+		var rep *apitype.StateReport
 		waitFor(t, "the failed backup in /state", func() bool {
 			rep, err = c.State(context.Background())
 			return err == nil && rep.Backup != nil && rep.Backup.Error != ""
 		})
-		if rep.Status != localapi.HealthDegraded || !strings.Contains(strings.Join(rep.Warnings, "\n"), "la última copia de seguridad falló") {
+		if rep.Status != apitype.HealthDegraded || !strings.Contains(strings.Join(rep.Warnings, "\n"), "la última copia de seguridad falló") {
 			t.Fatalf("/health %s, warnings %q", rep.Status, rep.Warnings)
 		}
 		if out, _ := runCLI(t, env, "doctor"); !strings.Contains(out, "WARN copias de seguridad: la última falló") {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -72,13 +72,13 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 		}
 	}
 	if info, ok := readRunFile(dataDir, cfg.Active); ok && info.AdminToken != "" {
-		co := localapi.ClientOptions{AdminToken: info.AdminToken, HTTPClient: &http.Client{Timeout: backupRequestTimeout}}
+		co := localclient.Options{AdminToken: info.AdminToken, HTTPClient: &http.Client{Timeout: backupRequestTimeout}}
 		if p, ok := cfg.ActiveProfile(); ok && p.LAN.Enabled && len(p.LAN.Tokens) > 0 {
 			// An agent on a LAN address sees this machine's own address,
 			// not loopback: it wants a terminal token before the admin one.
 			co.Token = p.LAN.Tokens[0].Value()
 		}
-		c, err := localapi.NewClient(localBaseURL(info.BaseURL), co)
+		c, err := localclient.New(localBaseURL(info.BaseURL), co)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +95,8 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 			_ = os.Remove(res.Archivo) // the copy asked for is out; the data directory keeps no second one
 			return bi, nil
 		case !errors.Is(err, syscall.ECONNREFUSED):
-			return nil, fmt.Errorf("el agente en ejecución (%s) no hizo la copia: %w", info.BaseURL, err)
+			return nil, &cfe.Error{Code: cfe.ErrorCode(err), Err: err,
+				Message: fmt.Sprintf("el agente en ejecución (%s) no hizo la copia: %s", info.BaseURL, cfe.ErrorMessage(err))}
 		}
 		// A run file left by an agent that is gone: the store is free.
 	}
@@ -184,7 +185,7 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 	}
 	p = p.Resolve(dataDir)
 	if info, ok := readRunFile(dataDir, cfg.Active); ok {
-		var se *localapi.StatusError
+		var se *localclient.StatusError
 		if _, err := stateAt(ctx, localBaseURL(info.BaseURL)); err == nil || errors.As(err, &se) {
 			return cfe.Errorf(cfe.EUNAVAILABLE, "el agente está en ejecución (%s): deténgalo antes de restaurar", info.BaseURL)
 		}

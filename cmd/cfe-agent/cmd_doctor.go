@@ -17,7 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/hosted"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
@@ -84,7 +85,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.printers(ctx, p)
 }
 
-func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name string, p profiles.Profile) (*localapi.StateReport, bool, error) {
+func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name string, p profiles.Profile) (*apitype.StateReport, bool, error) {
 	if live, ok := findLiveAgent(ctx, dataDir, name, p); ok {
 		return live.state, true, nil
 	}
@@ -102,15 +103,15 @@ func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name s
 	return r, false, err
 }
 
-func stateAt(ctx context.Context, baseURL string) (*localapi.StateReport, error) {
-	c, err := localapi.NewClient(baseURL, localapi.ClientOptions{HTTPClient: &http.Client{Timeout: 3 * time.Second}})
+func stateAt(ctx context.Context, baseURL string) (*apitype.StateReport, error) {
+	c, err := localclient.New(baseURL, localclient.Options{HTTPClient: &http.Client{Timeout: 3 * time.Second}})
 	if err != nil {
 		return nil, err
 	}
 	return c.State(ctx)
 }
 
-func (d *doctor) zone(r *localapi.StateReport) {
+func (d *doctor) zone(r *apitype.StateReport) {
 	if r.ZonaHoraria.OK {
 		d.line("OK", "zona horaria", "%s (%s)", r.ZonaHoraria.Nombre, r.ZonaHoraria.Desfase)
 		return
@@ -118,7 +119,7 @@ func (d *doctor) zone(r *localapi.StateReport) {
 	d.line("FAIL", "zona horaria", "%s", r.ZonaHoraria.Mensaje)
 }
 
-func (d *doctor) ranges(r *localapi.StateReport) {
+func (d *doctor) ranges(r *apitype.StateReport) {
 	usable := 0
 	for _, t := range r.CAE {
 		switch {
@@ -139,7 +140,7 @@ func (d *doctor) ranges(r *localapi.StateReport) {
 
 // numbering reports a store that refuses to number until it knows where
 // numbering stands (docs/numbering.md).
-func (d *doctor) numbering(r *localapi.StateReport) {
+func (d *doctor) numbering(r *apitype.StateReport) {
 	n := r.Numeracion
 	if n == nil {
 		return
@@ -153,15 +154,15 @@ func (d *doctor) numbering(r *localapi.StateReport) {
 
 // storage reports the store's disk: a failed last commit or little free
 // space (localapi's thresholds).
-func (d *doctor) storage(r *localapi.StateReport) {
+func (d *doctor) storage(r *apitype.StateReport) {
 	s := r.Storage
 	if s == nil {
 		return
 	}
 	switch {
-	case s.Status == localapi.HealthError:
+	case s.Status == apitype.HealthError:
 		d.line("FAIL", "disco", "%s", strings.Join(s.Warnings, "; "))
-	case s.Status == localapi.HealthDegraded:
+	case s.Status == apitype.HealthDegraded:
 		d.line("WARN", "disco", "%s", strings.Join(s.Warnings, "; "))
 	case s.SpaceError != "":
 		d.line("WARN", "disco", "%s (%s)", s.SpaceError, s.Dir)
@@ -173,7 +174,7 @@ func (d *doctor) storage(r *localapi.StateReport) {
 // footer checks the profile's data for the printed footer that DGI asks
 // for: the Fecha emisor or resolution, and the company's web site, which the
 // e-Ticket family prints (only types the agent can number are considered).
-func (d *doctor) footer(p profiles.Profile, r *localapi.StateReport) {
+func (d *doctor) footer(p profiles.Profile, r *apitype.StateReport) {
 	const check = "pie impreso"
 	c := p.Company
 	var tickets []string
@@ -207,7 +208,7 @@ func (d *doctor) footer(p profiles.Profile, r *localapi.StateReport) {
 	d.line("OK", check, "%s%s", since, where)
 }
 
-func (d *doctor) listen(p profiles.Profile, r *localapi.StateReport, running bool) {
+func (d *doctor) listen(p profiles.Profile, r *apitype.StateReport, running bool) {
 	if running {
 		d.line("OK", "módulo local", "el agente está en ejecución en %s", r.BaseURL)
 		return
@@ -221,7 +222,7 @@ func (d *doctor) listen(p profiles.Profile, r *localapi.StateReport, running boo
 	d.line("OK", "módulo local", "la dirección %s está libre (el agente no está en ejecución)", p.Listen)
 }
 
-func (d *doctor) outbox(r *localapi.StateReport) {
+func (d *doctor) outbox(r *apitype.StateReport) {
 	o := r.Outbox
 	switch {
 	case o.Pending == 0:

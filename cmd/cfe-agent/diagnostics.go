@@ -15,7 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
@@ -25,7 +26,10 @@ type diagnosticsSource struct {
 	opts    globalOptions // for the doctor's checks
 	dataDir string
 	cfg     *profiles.Config
-	client  *localapi.Client // the running agent's module; its /state goes in
+	// state reads the running agent's state report, which goes in: over
+	// its local module for the command, in-process for the tray; nil when
+	// no agent runs.
+	state func(ctx context.Context) (*apitype.StateReport, error)
 }
 
 // newDiagnosticsCommand builds "cfe-agent diagnostics".
@@ -48,7 +52,9 @@ func newDiagnosticsCommand(opts *globalOptions) *cobra.Command {
 				if info, ok := readRunFile(dataDir, cfg.Active); ok {
 					base = info.BaseURL
 				}
-				src.client, _ = localapi.NewClient(base, localapi.ClientOptions{})
+				if c, err := localclient.New(base, localclient.Options{}); err == nil {
+					src.state = c.State
+				}
 			}
 			path, err := exportDiagnostics(cmd.Context(), src, output)
 			if err != nil {
@@ -112,7 +118,7 @@ func writeDiagnostics(ctx context.Context, zw *zip.Writer, src diagnosticsSource
 	}); err != nil {
 		return err
 	}
-	if err := add("state.json", func(w io.Writer) error { return writeState(ctx, w, src.client) }); err != nil {
+	if err := add("state.json", func(w io.Writer) error { return writeState(ctx, w, src.state) }); err != nil {
 		return err
 	}
 	if err := add("doctor.txt", func(w io.Writer) error {
@@ -139,12 +145,12 @@ func writeDiagnostics(ctx context.Context, zw *zip.Writer, src diagnosticsSource
 }
 
 // writeState writes the running agent's /state, or why it could not be read.
-func writeState(ctx context.Context, w io.Writer, client *localapi.Client) error {
+func writeState(ctx context.Context, w io.Writer, state func(context.Context) (*apitype.StateReport, error)) error {
 	var v any = map[string]string{"error": "no running agent was asked"}
-	if client != nil {
+	if state != nil {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		if st, err := client.State(ctx); err != nil {
+		if st, err := state(ctx); err != nil {
 			v = map[string]string{"error": err.Error()}
 		} else {
 			v = st

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/tray"
 )
 
@@ -27,7 +27,7 @@ func warningsOf(rep map[string]any) string {
 // trayAssess is what the tray shows for the agent at baseURL.
 func trayAssess(t *testing.T, baseURL string) tray.Assessment {
 	t.Helper()
-	c, err := localapi.NewClient(baseURL, localapi.ClientOptions{})
+	c, err := localclient.New(baseURL, localclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

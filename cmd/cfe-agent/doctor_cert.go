@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
@@ -23,7 +23,7 @@ const certWarnDays = 30
 // use it and gives the real reason when it cannot be used (no file, wrong
 // password, expired, not yet valid, another company's, untrusted chain);
 // then compares it with what the running agent uses.
-func (d *doctor) certificate(p profiles.Profile, r *localapi.StateReport, running bool) {
+func (d *doctor) certificate(p profiles.Profile, r *apitype.StateReport, running bool) {
 	const check = "certificado"
 	status, msg, serial := certDiagnosis(p, time.Now())
 	d.line(status, check, "%s", msg)

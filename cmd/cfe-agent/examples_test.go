@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // postJSON posts body to url and returns the status, headers and body.
@@ -69,7 +69,7 @@ func TestExamples_SignedByAgent(t *testing.T) {
 			continue
 		}
 		status, _, raw := postJSON(t, p.baseURL+"/sign-cfe", body)
-		var res localapi.SignResponse
+		var res apitype.SignResponse
 		if err := json.Unmarshal(raw, &res); err != nil || status != http.StatusOK || res.CodigoRespuesta != "00" {
 			t.Errorf("%s: HTTP %d, codigo %q: %s %v", name, status, res.CodigoRespuesta, res.MensajeRespuesta, res.Errores)
 			continue

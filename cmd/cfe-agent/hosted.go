@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
@@ -74,18 +76,18 @@ func (k kickingIssuer) Issue(ctx context.Context, req *cfe.Request) (*issuer.Res
 // hostedState is the hosted part of the agent's state for /state: what the
 // client learnt from its last requests and probes, and the deliverer's last
 // error when the client has none.
-func hostedState(a *agent) *localapi.Hosted {
+func hostedState(a *agent) *health.Hosted {
 	if a.hosted == nil {
 		return nil
 	}
 	st := a.hosted.Status()
-	h := &localapi.Hosted{BaseURL: st.URL, CheckedAt: st.CheckedAt, Reachable: st.Reachable, Auth: st.Auth,
+	h := &health.Hosted{BaseURL: st.URL, CheckedAt: st.CheckedAt, Reachable: st.Reachable, Auth: st.Auth,
 		LastError: st.LastError, WaitUntil: st.WaitUntil}
 	if d := a.deliverer; d != nil && h.LastError == "" {
 		h.LastError = d.Status().LastError
 	}
 	if r := st.RateLimit; r != nil {
-		h.RateLimit = &localapi.RateLimit{LimitMinute: r.LimitMinute, RemainingMinute: r.RemainingMinute,
+		h.RateLimit = &apitype.RateLimit{LimitMinute: r.LimitMinute, RemainingMinute: r.RemainingMinute,
 			LimitHour: r.LimitHour, RemainingHour: r.RemainingHour, ObservedAt: r.ObservedAt}
 	}
 	return h

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
@@ -14,7 +14,7 @@ import (
 // doctor) read from its local module instead.
 type liveAgent struct {
 	baseURL string
-	state   *localapi.StateReport
+	state   *apitype.StateReport
 }
 
 // findLiveAgent looks for the profile's running agent where its run file

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
@@ -26,7 +26,7 @@ type printerList struct {
 
 // Printers implements localapi.PrinterList. The spooler is asked on every
 // call: a printer's state is what matters, and it changes.
-func (l printerList) Printers(ctx context.Context) (*localapi.PrintersReport, error) {
+func (l printerList) Printers(ctx context.Context) (*apitype.PrintersReport, error) {
 	m, err := printerManager(l.profile)
 	if err != nil {
 		return nil, err
@@ -39,13 +39,13 @@ func (l printerList) Printers(ctx context.Context) (*localapi.PrintersReport, er
 
 // printersReport joins the profile's aliases with the spooler's printers:
 // an alias that prints on a spooler's printer carries that printer's state.
-func printersReport(name string, p profiles.Profile, source printer.Backend, system []printer.SystemPrinter, sysErr error) *localapi.PrintersReport {
-	rep := &localapi.PrintersReport{Profile: name, Aliases: []localapi.PrinterAlias{},
-		System: localapi.SystemPrinters{Source: string(source), Printers: []localapi.SystemPrinter{}}}
+func printersReport(name string, p profiles.Profile, source printer.Backend, system []printer.SystemPrinter, sysErr error) *apitype.PrintersReport {
+	rep := &apitype.PrintersReport{Profile: name, Aliases: []apitype.PrinterAlias{},
+		System: apitype.SystemPrinters{Source: string(source), Printers: []apitype.SystemPrinter{}}}
 	byName := make(map[string]printer.SystemPrinter, len(system))
 	for _, sp := range system {
 		byName[sp.Name] = sp
-		rep.System.Printers = append(rep.System.Printers, localapi.SystemPrinter{Name: sp.Name, Description: sp.Description,
+		rep.System.Printers = append(rep.System.Printers, apitype.SystemPrinter{Name: sp.Name, Description: sp.Description,
 			Location: sp.Location, Model: sp.Model, State: sp.State, Reason: sp.Reason, AcceptingJobs: sp.Accepting,
 			Default: sp.Default})
 	}
@@ -54,16 +54,16 @@ func printersReport(name string, p profiles.Profile, source printer.Backend, sys
 	}
 	for _, alias := range slices.Sorted(maps.Keys(p.Printers)) {
 		pr := p.Printers[alias]
-		a := localapi.PrinterAlias{Name: alias, Backend: string(pr.Backend), Target: printerTarget(pr),
+		a := apitype.PrinterAlias{Name: alias, Backend: string(pr.Backend), Target: printerTarget(pr),
 			Protocol: printerProtocol(pr), Default: strings.EqualFold(alias, p.DefaultPrinter)}
 		if spooled(pr.Backend, source) && sysErr == nil {
 			if sp, ok := byName[pr.Queue]; ok {
 				a.State, a.Reason = sp.State, sp.Reason
 				if !sp.Accepting {
-					a.State, a.Reason = localapi.PrinterStopped, strings.TrimPrefix(a.Reason+"; no acepta trabajos", "; ")
+					a.State, a.Reason = apitype.PrinterStopped, strings.TrimPrefix(a.Reason+"; no acepta trabajos", "; ")
 				}
 			} else {
-				a.State = localapi.PrinterNotFound
+				a.State = apitype.PrinterNotFound
 			}
 		}
 		rep.Aliases = append(rep.Aliases, a)

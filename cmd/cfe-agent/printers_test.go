@@ -14,7 +14,8 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/cupsd"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // TestAgent_Printers: GET /printers over real HTTP lists the profile's
@@ -52,21 +53,21 @@ func TestAgent_Printers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got localapi.PrintersReport
+	var got apitype.PrintersReport
 	err = json.NewDecoder(resp.Body).Decode(&got)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /printers: HTTP %d, %v", resp.StatusCode, err)
 	}
-	want := localapi.PrintersReport{OK: true, Profile: "default",
-		Aliases: []localapi.PrinterAlias{
+	want := apitype.PrintersReport{OK: true, Profile: "default",
+		Aliases: []apitype.PrinterAlias{
 			{Name: "archivo", Backend: "dir", Target: filepath.Join(dataDir, "impresiones"), Protocol: "pdf"},
 			{Name: "caja", Backend: "cups", Target: cupsd.RawQueue, Protocol: "pdf", Default: true, State: "idle"},
 			{Name: "cocina", Backend: "lp", Target: "deposito", Protocol: "pdf", State: "stopped", Reason: "Sin papel"},
 			{Name: "termica", Backend: "tcp", Target: "192.0.2.10:9100", Protocol: "escpos"},
 			{Name: "vieja", Backend: "cups", Target: "Caja_Retirada", Protocol: "pdf", State: "not_found"},
 		},
-		System: localapi.SystemPrinters{Source: "cups", Printers: []localapi.SystemPrinter{
+		System: apitype.SystemPrinters{Source: "cups", Printers: []apitype.SystemPrinter{
 			{Name: "deposito", Description: "Depósito", Location: "Fondo", State: "stopped", Reason: "Sin papel",
 				AcceptingJobs: true},
 			{Name: cupsd.RawQueue, State: "idle", AcceptingJobs: true, Default: true},
@@ -75,7 +76,7 @@ func TestAgent_Printers(t *testing.T) {
 	if !reflect.DeepEqual(got.Aliases, want.Aliases) {
 		t.Errorf("aliases:\n got %+v\nwant %+v", got.Aliases, want.Aliases)
 	}
-	sys := map[string]localapi.SystemPrinter{}
+	sys := map[string]apitype.SystemPrinter{}
 	for _, p := range got.System.Printers {
 		sys[p.Name] = p
 	}
@@ -134,7 +135,7 @@ func TestAgent_Printers(t *testing.T) {
 	a.stop(t)
 	down := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "CUPS_SERVER=127.0.0.1:"+itoa(int64(cupsd.FreePort(t))))
 	a = startAgent(t, down, "--listen", "127.0.0.1:0")
-	c, err := localapi.NewClient(a.baseURL, localapi.ClientOptions{})
+	c, err := localclient.New(a.baseURL, localclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,13 +111,13 @@ func printerManager(p profiles.Profile) (*printer.Manager, error) {
 // could not be set up.
 type unavailablePrinting struct{ err error }
 
-func (u unavailablePrinting) Render(context.Context, localapi.CFERef, string) (*localapi.Document, error) {
+func (u unavailablePrinting) Render(context.Context, printing.CFERef, string) (*printing.Document, error) {
 	return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Err: u.err,
 		Message: "la impresión no está disponible: revise las plantillas e impresoras del perfil (" +
 			cfe.ErrorMessage(u.err) + ")"}
 }
 
-func (u unavailablePrinting) Print(ctx context.Context, _ *localapi.Document, _ string, _ int) (localapi.PrintResult, error) {
-	_, err := u.Render(ctx, localapi.CFERef{}, "")
-	return localapi.PrintResult{}, err
+func (u unavailablePrinting) Print(ctx context.Context, _ *printing.Document, _ string, _ int) (printing.PrintResult, error) {
+	_, err := u.Render(ctx, printing.CFERef{}, "")
+	return printing.PrintResult{}, err
 }

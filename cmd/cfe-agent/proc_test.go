@@ -18,7 +18,8 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // agentProc is a running cfe-agent process.
@@ -127,8 +128,8 @@ func (p *agentProc) waitLine(parts ...string) {
 }
 
 // client returns a local module client of the agent.
-func (p *agentProc) client() *localapi.Client {
-	c, err := localapi.NewClient(p.baseURL, localapi.ClientOptions{})
+func (p *agentProc) client() *localclient.Client {
+	c, err := localclient.New(p.baseURL, localclient.Options{})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func (p *agentProc) client() *localapi.Client {
 }
 
 // signExample signs examples/e-ticket.json under uuid and returns the answer.
-func (p *agentProc) signExample(uuid string) *localapi.SignResponse {
+func (p *agentProc) signExample(uuid string) *apitype.SignResponse {
 	p.t.Helper()
 	body, err := os.ReadFile(filepath.Join(testtool.RepoRoot(p.t), "examples", "e-ticket.json"))
 	if err != nil {

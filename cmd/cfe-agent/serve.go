@@ -15,9 +15,12 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/autostart"
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/logs"
+	"github.com/cfe-agent/cfe-agent/printing"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
 	"github.com/cfe-agent/cfe-agent/store"
@@ -142,11 +145,10 @@ type runner struct {
 // session is one profile's agent, the local module serving it, and the
 // background work it runs until stop.
 type session struct {
-	a      *agent
-	srv    *localapi.Server
-	client *localapi.Client
-	stop   context.CancelFunc
-	done   sync.WaitGroup
+	a    *agent
+	srv  *localapi.Server
+	stop context.CancelFunc
+	done sync.WaitGroup
 }
 
 // open opens a session on r.opts; the caller holds r.mu or is the only user.
@@ -167,14 +169,8 @@ func (r *runner) open(ctx context.Context) error {
 		a.Close()
 		return err
 	}
-	client, err := localapi.NewClient(srv.BaseURL(), localapi.ClientOptions{})
-	if err != nil {
-		_ = srv.Close() // the error that matters is err
-		a.Close()
-		return err
-	}
 	bg, stop := context.WithCancel(context.Background())
-	s := &session{a: a, srv: srv, client: client, stop: stop}
+	s := &session{a: a, srv: srv, stop: stop}
 	if d := newDeliverer(a); d != nil {
 		s.done.Go(func() { d.Run(bg) })
 	}
@@ -243,13 +239,14 @@ func (r *runner) current() (*session, error) {
 	return r.cur, nil
 }
 
-// State implements tray.Agent: the local module's /state.
-func (r *runner) State(ctx context.Context) (*localapi.StateReport, error) {
+// State implements tray.Agent in-process: the report the local module's
+// GET /state answers (localapi.Server.Report), as the status page reads it.
+func (r *runner) State(ctx context.Context) (*apitype.StateReport, error) {
 	s, err := r.current()
 	if err != nil {
 		return nil, err
 	}
-	return s.client.State(ctx)
+	return s.srv.Report(ctx), nil
 }
 
 // Settings implements tray.Agent.
@@ -270,14 +267,15 @@ func (r *runner) Settings() tray.Settings {
 	return st
 }
 
-// Print implements tray.Agent through the local module's POST /pdf, as any
-// other client prints.
+// Print implements tray.Agent in-process: the local module prints as its
+// POST /pdf does (localapi.Server.Print), with the profile's template and
+// copies.
 func (r *runner) Print(ctx context.Context, uuid, alias string) error {
 	s, err := r.current()
 	if err != nil {
 		return err
 	}
-	return printThroughModule(ctx, s.srv.BaseURL(), uuid, alias)
+	return s.srv.Print(ctx, printing.CFERef{UUID: uuid}, alias, 0)
 }
 
 // UseProfile implements tray.Agent: the file's active profile changes and
@@ -336,7 +334,8 @@ func (r *runner) ExportDiagnostics(ctx context.Context, path string) (string, er
 	r.mu.Lock()
 	opts := r.opts
 	r.mu.Unlock()
-	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg, client: s.client}, path)
+	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg,
+		state: func(ctx context.Context) (*apitype.StateReport, error) { return s.srv.Report(ctx), nil }}, path)
 }
 
 // newServer builds the local module of an open agent, listening on listen.
@@ -385,13 +384,13 @@ func configSecrets(cfg *profiles.Config) []string {
 // the signer. It stays cheap: /health calls it.
 type agentState struct{ a *agent }
 
-func (s agentState) State(ctx context.Context) (localapi.State, error) {
+func (s agentState) State(ctx context.Context) (health.State, error) {
 	now := time.Now()
 	today := cfe.DateOf(now.In(cfe.Montevideo))
-	var st localapi.State
+	var st health.State
 	if s.a.signer != nil {
 		c := signer.CertInfo(s.a.signer.Certificate(), now)
-		st.Certificate = &localapi.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter,
+		st.Certificate = &health.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter,
 			SubjectDN: c.Subject, Issuer: c.Issuer, SerialNumber: c.SerialNumber, Test: c.Test}
 	} else if s.a.certErr != nil {
 		st.CertificateError = cfe.ErrorMessage(s.a.certErr)
@@ -401,14 +400,14 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 		return st, err
 	}
 	for _, r := range ranges {
-		st.CAE = append(st.CAE, localapi.CAERangeUse{Range: r.Range, Used: r.Used, Remaining: r.Remaining, Expired: r.Expired,
+		st.CAE = append(st.CAE, health.CAERangeUse{Range: r.Range, Used: r.Used, Remaining: r.Remaining, Expired: r.Expired,
 			NearlyUsedUp: r.NearlyUsedUp, NearExpiry: r.NearExpiry})
 	}
 	stats, err := s.a.db.Stats(ctx)
 	if err != nil {
 		return st, err
 	}
-	st.Outbox = localapi.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected}
+	st.Outbox = health.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected}
 	if st.Receipts.SignedToday, err = s.a.db.CountByDate(ctx, today, today); err != nil {
 		return st, err
 	}
@@ -420,7 +419,7 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 	}
 	st.Hosted = hostedState(s.a)
 	if h := s.a.db.NumberingHold(); h != nil {
-		st.NumberingHold = &localapi.NumberingHold{Since: h.Since, Reason: h.Reason}
+		st.NumberingHold = &health.NumberingHold{Since: h.Since, Reason: h.Reason}
 		for _, r := range h.Released {
 			st.NumberingHold.Settled = append(st.NumberingHold.Settled, fmt.Sprintf("%s serie %s", r.Type.Name(), r.Serie))
 		}
@@ -432,9 +431,9 @@ func (s agentState) State(ctx context.Context) (localapi.State, error) {
 
 // storageState reports the disk of the store: the last commit's failure and
 // the free space of the store's filesystem (one statfs).
-func storageState(db *store.DB) *localapi.Storage {
+func storageState(db *store.DB) *health.Storage {
 	w := db.WriteHealth()
-	st := &localapi.Storage{Dir: w.Dir, LastWriteError: w.LastError, LastWriteErrorAt: w.LastErrorAt}
+	st := &health.Storage{Dir: w.Dir, LastWriteError: w.LastError, LastWriteErrorAt: w.LastErrorAt}
 	free, total, err := store.FreeSpace(w.Dir)
 	if err != nil {
 		st.SpaceError = "no se pudo leer el espacio libre del disco de los datos"

@@ -16,7 +16,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -33,7 +33,7 @@ type statusPageHandler struct {
 	db      *store.DB
 	// report is the local module's state report (localapi.Server.Report);
 	// set once the server exists, before it serves.
-	report func(ctx context.Context) *localapi.StateReport
+	report func(ctx context.Context) *apitype.StateReport
 	sales  salesCache
 	now    func() time.Time
 
@@ -185,7 +185,7 @@ type viewCAE struct {
 }
 
 var (
-	statusLabels  = map[string]string{localapi.HealthOK: "Funcionando", localapi.HealthDegraded: "Requiere atención", localapi.HealthError: "No puede firmar"}
+	statusLabels  = map[string]string{apitype.HealthOK: "Funcionando", apitype.HealthDegraded: "Requiere atención", apitype.HealthError: "No puede firmar"}
 	envLabels     = map[string]string{"produccion": "producción", "sandbox": "sandbox"}
 	deliveryNames = map[string]string{cfe.DeliveryPending: "pendiente", cfe.DeliveryAccepted: "enviado", cfe.DeliveryRejected: "rechazado"}
 )
@@ -200,7 +200,7 @@ func label(m map[string]string, k string) string {
 
 // newStatusView writes out the report, today's sales and the time now;
 // currency names a receipt's currency.
-func newStatusView(rep *localapi.StateReport, sales *salesToday, currency func(uuid string) string, now time.Time) statusView {
+func newStatusView(rep *apitype.StateReport, sales *salesToday, currency func(uuid string) string, now time.Time) statusView {
 	v := statusView{
 		Status:      rep.Status,
 		StatusLabel: label(statusLabels, rep.Status),
@@ -217,7 +217,7 @@ func newStatusView(rep *localapi.StateReport, sales *salesToday, currency func(u
 		Updated:     formatDateTime(now),
 	}
 	for _, w := range rep.Warnings {
-		v.Warnings = append(v.Warnings, viewWarning{Text: w, Error: rep.Status == localapi.HealthError && isBlocking(w)})
+		v.Warnings = append(v.Warnings, viewWarning{Text: w, Error: rep.Status == apitype.HealthError && isBlocking(w)})
 	}
 	if c := rep.Certificate; c != nil {
 		v.CertSubject, v.CertRUC = c.Subject, c.RUC
@@ -272,7 +272,7 @@ func pendingAge(seconds int64) string {
 
 // addCAE folds the CAE types into one summary line; the types with warnings
 // come first and unfold the table.
-func (v *statusView) addCAE(types []localapi.CAETypeReport) {
+func (v *statusView) addCAE(types []apitype.CAETypeReport) {
 	var total int64
 	warned := 0
 	for _, t := range types {

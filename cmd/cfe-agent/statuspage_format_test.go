@@ -8,7 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 func TestFormatInt(t *testing.T) {
@@ -95,21 +95,21 @@ func TestStatusView_addCAE(t *testing.T) {
 	until := cfe.Date{Year: 2028, Month: time.November, Day: 24}
 	cases := []struct {
 		name    string
-		types   []localapi.CAETypeReport
+		types   []apitype.CAETypeReport
 		summary string
 		open    bool
 		first   string // the first row's type
 	}{
-		{"no warnings", []localapi.CAETypeReport{
+		{"no warnings", []apitype.CAETypeReport{
 			{TipoCFE: 101, Nombre: "e-Ticket", Remaining: 1000000, UsableUntil: &until},
 			{TipoCFE: 111, Nombre: "e-Factura", Remaining: 999999, UsableUntil: &until},
 		}, "2 tipos de comprobante, 1.999.999 números restantes, sin avisos", false, "101"},
-		{"one warned, listed first", []localapi.CAETypeReport{
+		{"one warned, listed first", []apitype.CAETypeReport{
 			{TipoCFE: 101, Nombre: "e-Ticket", Remaining: 1000000, UsableUntil: &until},
 			{TipoCFE: 111, Nombre: "e-Factura", Remaining: 150, Warnings: []string{"quedan 150 números de e-Factura"}},
 			{TipoCFE: 181, Nombre: "e-Remito", Remaining: 0},
 		}, "3 tipos de comprobante, 1.000.150 números restantes, 1 con avisos", true, "111"},
-		{"one type", []localapi.CAETypeReport{{TipoCFE: 101, Nombre: "e-Ticket", Remaining: 12, Warnings: []string{"a", "b"}}},
+		{"one type", []apitype.CAETypeReport{{TipoCFE: 101, Nombre: "e-Ticket", Remaining: 12, Warnings: []string{"a", "b"}}},
 			"1 tipo de comprobante, 12 números restantes, 1 con avisos", true, "101"},
 	}
 	for _, tc := range cases {

@@ -18,7 +18,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 var updateScreenshot = flag.Bool("screenshot", false, "rewrite docs/status-page.png and docs/status-page-390.png from the browser test")
@@ -57,7 +57,7 @@ func TestStatusPage_http(t *testing.T) {
 	}
 
 	header, body = getAccept(t, p.baseURL+"/", "application/json")
-	var st localapi.StateReport
+	var st apitype.StateReport
 	if err := json.Unmarshal(body, &st); err != nil || st.Profile != "sandbox" {
 		t.Fatalf("JSON client at / got %s (%v): %s", header.Get("Content-Type"), err, body)
 	}

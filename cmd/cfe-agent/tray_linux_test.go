@@ -19,7 +19,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/localapi"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
 // startBus runs a private dbus-daemon session bus for the test, from a
@@ -351,17 +351,17 @@ func TestAgent_trayOverDBus(t *testing.T) {
 		t.Fatal("reprint stays disabled after a receipt was signed")
 	}
 
-	// Reprint: the module receives POST /pdf for the last receipt on the
-	// default printer.
+	// Reprint: the module prints the last receipt on the default printer,
+	// in-process (the tray's one path to the agent), as POST /pdf would.
 	click(t, conn, item, reprint.ID)
 	m = waitMenu(t, conn, item, "the reprint's outcome", func(m menuItem) bool {
 		_, ok1 := m.find("Reimpreso en archivo")
 		_, ok2 := m.find("no se pudo reimprimir")
 		return ok1 || ok2
 	})
-	reqs := p.stderr.lines(`msg="http request"`, "method=POST", "path=/pdf")
+	reqs := p.stderr.lines(`msg="cfe printed"`, "printer=archivo")
 	if len(reqs) != 1 {
-		t.Fatalf("module saw %d POST /pdf requests, want 1:\n%s", len(reqs), p.stderr.String())
+		t.Fatalf("module printed %d times, want 1:\n%s", len(reqs), p.stderr.String())
 	}
 	if _, ok := m.find("Reimpreso en archivo"); !ok {
 		t.Fatalf("reprint failed: %s", reqs[0])
@@ -658,7 +658,7 @@ func TestAgent_hostedService(t *testing.T) {
 
 // waitHostedCheck waits until /state reports a finished check of the hosted
 // service.
-func waitHostedCheck(t *testing.T, p *agentProc) *localapi.StateReport {
+func waitHostedCheck(t *testing.T, p *agentProc) *apitype.StateReport {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

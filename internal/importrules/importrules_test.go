@@ -31,16 +31,22 @@ var allowed = map[string][]string{
 	"printer":  {"cfe"},
 	"hosted":   {"cfe"},
 	"profiles": {"cfe", "internal/durable"},
-	"localapi": {"cfe", "issuer", "assets", "internal/throttle"},
+	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle"},
+	// The local module's wire types: types only, over cfe.
+	"localapi/apitype": {"cfe"},
+	// The agent's self-assessment: pure functions from plain facts to the
+	// state report's wire types.
+	"health": {"cfe", "localapi/apitype"},
 	// ...with these documented exceptions:
 	// escpos draws the receipt model that pdf owns (pdf.Receipt), by design.
 	"escpos": {"cfe", "pdf"},
-	// printing, the printing use case, still reads localapi's request and
-	// result types (issue 21 item 1 moves them into printing).
-	"printing": {"cfe", "escpos", "pdf", "printer", "localapi"},
-	// tray reads the state report's wire types from localapi, and so links
-	// the server (issue 21 item 2 moves them to a types-only package).
-	"tray": {"cfe", "assets", "localapi"},
+	// printing, the printing use case, drives the renderers and the spooler.
+	"printing": {"cfe", "escpos", "pdf", "printer"},
+	// The local module's one client: wire types over HTTP, not the server.
+	"localapi/localclient": {"cfe", "localapi/apitype"},
+	// tray reads the state report's wire types; the agent implements its
+	// Agent in-process.
+	"tray": {"cfe", "assets", "localapi/apitype"},
 	// sandbox is the hosted service's emulator: a second composition root.
 	"sandbox": {"cfe", "issuer", "signer", "store", "pdf", "internal/throttle"},
 	// Internal helpers.
@@ -115,5 +121,32 @@ func TestImportRules_cfeIsTheDomain(t *testing.T) {
 		if strings.HasPrefix(dep, module) && dep != module+"cfe" {
 			t.Errorf("cfe depends on %s", dep)
 		}
+	}
+}
+
+// TestImportRules_readersLinkNoServer: the tray and the local module's client
+// read the wire types without linking the server or its router (go list
+// -deps, so an indirect path fails too).
+func TestImportRules_readersLinkNoServer(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	forbidden := []string{module + "localapi", "github.com/gorilla/mux"}
+	for _, pkg := range []string{"tray", "localapi/localclient", "localapi/apitype", "health"} {
+		t.Run(pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", module+pkg).Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			deps := strings.Fields(string(out))
+			if !slices.Contains(deps, module+pkg) {
+				t.Fatalf("go list -deps %s does not list the package itself: has its output changed?", pkg)
+			}
+			for _, f := range forbidden {
+				if slices.Contains(deps, f) {
+					t.Errorf("%s depends on %s", pkg, f)
+				}
+			}
+		})
 	}
 }

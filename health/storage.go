@@ -1,27 +1,11 @@
-package localapi
+package health
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
-
-// Storage is what the agent knows of the disk that holds its data: whether
-// the store's last commit failed, and the space left on its filesystem.
-type Storage struct {
-	Dir string // the store file's directory
-	// LastWriteError is why the store's last commit failed, in Spanish; ""
-	// once a commit succeeded (or none failed since the agent started).
-	LastWriteError   string
-	LastWriteErrorAt time.Time
-	// FreeBytes and TotalBytes are the space left to the agent and the size
-	// of Dir's filesystem; both zero when SpaceError is set.
-	FreeBytes, TotalBytes uint64
-	// SpaceError is why the free space could not be read, for the log and
-	// /state; "" when it was.
-	SpaceError string
-}
 
 // Free-space thresholds of the data directory's filesystem. A commit writes a
 // few pages per CFE (tens of KB with its signed XML), the numbering journal
@@ -47,32 +31,15 @@ func storageWarnBelow(total uint64) uint64 {
 	return max(storageWarnBytes, min(total/100*storageWarnPercent, storageWarnCap))
 }
 
-// StorageReport is the "storage" object of /state.
-type StorageReport struct {
-	// Status is the disk's own status: ok, degraded or error; the report's
-	// status is at least this.
-	Status     string `json:"status"`
-	Dir        string `json:"dir"`
-	FreeBytes  uint64 `json:"free_bytes"`
-	TotalBytes uint64 `json:"total_bytes"`
-	// SpaceError is why the free space is unknown; absent when it is known.
-	SpaceError string `json:"space_error,omitempty"`
-	// LastWriteError is why the last commit failed; absent after a success.
-	LastWriteError   string     `json:"last_write_error,omitempty"`
-	LastWriteErrorAt *time.Time `json:"last_write_error_at,omitempty"`
-	// Warnings are the disk's reasons for its status, also in the report's.
-	Warnings []string `json:"warnings"`
-}
-
 // addStorage reports the disk. A failed last commit means the next ones are
 // likely to fail too: "error" until one succeeds. Free space under the
 // thresholds above is "degraded" or "error" on its own, before any commit
 // fails. A free space that cannot be read is only reported.
-func (rep *StateReport) addStorage(s *Storage) {
+func addStorage(rep *apitype.StateReport, s *Storage) {
 	if s == nil {
 		return
 	}
-	sr := &StorageReport{Status: HealthOK, Dir: s.Dir, FreeBytes: s.FreeBytes, TotalBytes: s.TotalBytes,
+	sr := &apitype.StorageReport{Status: apitype.HealthOK, Dir: s.Dir, FreeBytes: s.FreeBytes, TotalBytes: s.TotalBytes,
 		SpaceError: s.SpaceError, LastWriteError: s.LastWriteError, Warnings: []string{}}
 	rep.Storage = sr
 	flag := func(status, warning string) {
@@ -80,12 +47,12 @@ func (rep *StateReport) addStorage(s *Storage) {
 			sr.Status = status
 		}
 		sr.Warnings = append(sr.Warnings, warning)
-		rep.flag(status, warning)
+		Flag(rep, status, warning)
 	}
 	if s.LastWriteError != "" {
 		at := s.LastWriteErrorAt.In(cfe.Montevideo)
 		sr.LastWriteErrorAt = &at
-		flag(HealthError, fmt.Sprintf("no se pudo guardar el último comprobante (%s): %s; los comprobantes no se firman "+
+		flag(apitype.HealthError, fmt.Sprintf("no se pudo guardar el último comprobante (%s): %s; los comprobantes no se firman "+
 			"hasta que se pueda escribir en %s", at.Format("02/01 15:04:05"), s.LastWriteError, s.Dir))
 	}
 	if s.SpaceError != "" || s.TotalBytes == 0 {
@@ -94,9 +61,9 @@ func (rep *StateReport) addStorage(s *Storage) {
 	free := fmt.Sprintf("quedan %s libres de %s en el disco de los datos (%s)", formatBytes(s.FreeBytes), formatBytes(s.TotalBytes), s.Dir)
 	switch {
 	case s.FreeBytes < storageErrorBytes:
-		flag(HealthError, free+": no alcanza para guardar comprobantes; libere espacio")
+		flag(apitype.HealthError, free+": no alcanza para guardar comprobantes; libere espacio")
 	case s.FreeBytes < storageWarnBelow(s.TotalBytes):
-		flag(HealthDegraded, free+": libere espacio pronto")
+		flag(apitype.HealthDegraded, free+": libere espacio pronto")
 	}
 }
 

@@ -1,0 +1,175 @@
+package health
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+)
+
+// Warning thresholds.
+const (
+	certWarnDays    = 30        // certificate expiring within this many days
+	outboxWarnAfter = time.Hour // oldest undelivered CFE older than this
+)
+
+// Assess adds to rep what st says, as seen at now: the certificate, the CAE
+// ranges by type, the outbox, the recent receipts, the hosted service, a
+// numbering hold, the disk and the backups, each with the warnings it
+// raises and the status they set (Flag). rep's own part (base URL, version,
+// profile, environment, zone) is the caller's.
+func Assess(rep *apitype.StateReport, st State, now time.Time) {
+	addCertificate(rep, st.Certificate, st.CertificateError, now)
+	addCAE(rep, st.CAE)
+	addOutbox(rep, st.Outbox, now)
+	addReceipts(rep, st.Receipts)
+	addHosted(rep, st.Hosted, st.Outbox, now)
+	addNumberingHold(rep, st.NumberingHold)
+	addStorage(rep, st.Storage)
+	addBackup(rep, st.Backup, now)
+}
+
+// Flag raises rep's status to at least status (ok < degraded < error) and
+// records warning, in Spanish, as one of the reasons.
+func Flag(rep *apitype.StateReport, status, warning string) {
+	if severity(status) > severity(rep.Status) {
+		rep.Status = status
+	}
+	rep.Warnings = append(rep.Warnings, warning)
+}
+
+func severity(status string) int {
+	return slices.Index([]string{apitype.HealthOK, apitype.HealthDegraded, apitype.HealthError}, status)
+}
+
+func addCertificate(rep *apitype.StateReport, c *Certificate, problem string, now time.Time) {
+	if c == nil {
+		rep.CertificateError = problem
+		if problem != "" {
+			Flag(rep, apitype.HealthError, "el certificado de firma no se puede usar: "+problem+": no se puede firmar")
+			return
+		}
+		Flag(rep, apitype.HealthError, "no hay certificado de firma configurado: no se puede firmar")
+		return
+	}
+	days := int(math.Floor(c.NotAfter.Sub(now).Hours() / 24))
+	rep.Certificate = &apitype.CertificateReport{Subject: c.Subject, RUC: c.RUC, ExpiresAt: c.NotAfter, DaysLeft: days,
+		SubjectDN: c.SubjectDN, Issuer: c.Issuer, SerialNumber: c.SerialNumber, NotBefore: c.NotBefore, Test: c.Test}
+	expiry := c.NotAfter.In(cfe.Montevideo).Format(time.DateOnly)
+	switch {
+	case now.After(c.NotAfter):
+		Flag(rep, apitype.HealthError, fmt.Sprintf("el certificado de firma venció el %s: no se puede firmar", expiry))
+	case now.Before(c.NotBefore):
+		Flag(rep, apitype.HealthError, fmt.Sprintf("el certificado de firma recién es válido desde el %s: no se puede firmar",
+			c.NotBefore.In(cfe.Montevideo).Format(time.DateOnly)))
+	case days < certWarnDays:
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("el certificado de firma vence el %s (quedan %d días): renuévelo", expiry, days))
+	}
+}
+
+// addCAE groups the ranges by CFE type and warns about types that run out of
+// numbers or of time: a type is short of numbers when every range of it with
+// numbers left is nearly used up, and short of time when every such range is
+// near its expiry (the store flags each range). The agent cannot sign at all
+// when no type has numbers.
+func addCAE(rep *apitype.StateReport, ranges []CAERangeUse) {
+	byType := make(map[cfe.Type]*apitype.CAETypeReport)
+	short := make(map[cfe.Type][2]bool) // [numbers, time] for every usable range so far
+	for _, u := range ranges {
+		t := u.Range.Type
+		tr := byType[t]
+		if tr == nil {
+			tr = &apitype.CAETypeReport{TipoCFE: t, Nombre: t.Name(), Ranges: []apitype.CAERangeReport{}, Warnings: []string{}}
+			byType[t] = tr
+			short[t] = [2]bool{true, true}
+		}
+		tr.Ranges = append(tr.Ranges, apitype.CAERangeReport{Serie: u.Range.Serie, Desde: u.Range.DNro, Hasta: u.Range.HNro,
+			Remaining: u.Remaining, Vence: u.Range.Vencimiento, Expired: u.Expired, Used: u.Used, Origen: u.Range.Source,
+			NearlyUsedUp: u.NearlyUsedUp, NearExpiry: u.NearExpiry})
+		if u.Expired || u.Remaining <= 0 {
+			continue
+		}
+		tr.Remaining += u.Remaining
+		if tr.UsableUntil == nil || u.Range.Vencimiento.After(*tr.UsableUntil) {
+			v := u.Range.Vencimiento
+			tr.UsableUntil = &v
+		}
+		sh := short[t]
+		short[t] = [2]bool{sh[0] && u.NearlyUsedUp, sh[1] && u.NearExpiry}
+	}
+
+	rep.CAE = make([]apitype.CAETypeReport, 0, len(byType))
+	usable := false
+	for _, t := range slices.Sorted(maps.Keys(byType)) {
+		tr := byType[t]
+		slices.SortFunc(tr.Ranges, func(a, b apitype.CAERangeReport) int {
+			return cmp.Or(cmp.Compare(a.Serie, b.Serie), cmp.Compare(a.Desde, b.Desde))
+		})
+		switch {
+		case tr.Remaining == 0:
+			tr.Warnings = append(tr.Warnings, fmt.Sprintf("no quedan números CAE vigentes para %s", tr.Nombre))
+		case short[t][0]:
+			tr.Warnings = append(tr.Warnings, fmt.Sprintf("quedan %d números CAE para %s: solicite un nuevo rango", tr.Remaining, tr.Nombre))
+		}
+		if tr.Remaining > 0 && short[t][1] {
+			tr.Warnings = append(tr.Warnings, fmt.Sprintf("los rangos CAE de %s vencen el %s: solicite un nuevo rango", tr.Nombre, tr.UsableUntil))
+		}
+		for _, w := range tr.Warnings {
+			Flag(rep, apitype.HealthDegraded, w)
+		}
+		usable = usable || tr.Remaining > 0
+		rep.CAE = append(rep.CAE, *tr)
+	}
+	if !usable {
+		Flag(rep, apitype.HealthError, "no hay números CAE vigentes para ningún tipo de comprobante: no se puede firmar")
+	}
+}
+
+// addNumberingHold reports a store that refuses to number until it knows
+// where numbering stands: the agent cannot sign (the series a technician
+// already settled excepted).
+func addNumberingHold(rep *apitype.StateReport, h *NumberingHold) {
+	if h == nil {
+		return
+	}
+	rep.Numeracion = &apitype.NumberingReport{EnEspera: true, Desde: h.Since.In(cfe.Montevideo), Motivo: h.Reason,
+		SeriesConfirmadas: append([]string{}, h.Settled...)}
+	msg := "no se puede firmar: " + h.Reason + ". Se consulta al servicio en línea el último número usado; " +
+		"si no responde, un técnico debe ejecutar «cfe-agent cae used-elsewhere»"
+	if len(h.Settled) > 0 {
+		msg += " (ya confirmadas: " + strings.Join(h.Settled, ", ") + ")"
+	}
+	Flag(rep, apitype.HealthError, msg)
+}
+
+func addOutbox(rep *apitype.StateReport, o Outbox, now time.Time) {
+	rep.Outbox = apitype.OutboxReport{Pending: o.Pending, Rejected: o.Rejected}
+	if o.Pending == 0 || o.OldestPending.IsZero() {
+		return
+	}
+	age := now.Sub(o.OldestPending)
+	rep.Outbox.OldestPendingAgeS = int64(age / time.Second)
+	if age > outboxWarnAfter {
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("comprobantes sin enviar al servicio: %d; el más antiguo espera desde hace %d h %02d min",
+			o.Pending, int(age.Hours()), int(age.Minutes())%60))
+	}
+}
+
+func addReceipts(rep *apitype.StateReport, r Receipts) {
+	rep.Receipts = apitype.ReceiptsReport{SignedToday: r.SignedToday, Recent: make([]apitype.RecentReceipt, 0, len(r.Recent))}
+	for _, is := range r.Recent {
+		rep.Receipts.Recent = append(rep.Receipts.Recent, apitype.RecentReceipt{UUID: is.UUID, TipoCFE: is.Type,
+			Nombre: is.Type.Name(), Serie: is.Serie, Numero: is.Nro, Total: is.Total,
+			FirmadoA: is.TmstFirma.In(cfe.Montevideo), Entrega: is.Delivery.State})
+	}
+	if !r.LastSignedAt.IsZero() {
+		t := r.LastSignedAt.In(cfe.Montevideo)
+		rep.Receipts.LastSignedAt = &t
+	}
+}

@@ -1,0 +1,215 @@
+package apitype
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
+
+// Report statuses.
+const (
+	HealthOK       = "ok"       // the agent can sign and nothing needs attention
+	HealthDegraded = "degraded" // the agent can sign, but something needs attention soon
+	HealthError    = "error"    // the agent cannot sign
+)
+
+// HealthReport is the body of GET /health, and the first part of the state
+// report.
+type HealthReport struct {
+	// OK is true when the agent can sign (status "ok" or "degraded").
+	OK          bool       `json:"ok"`
+	Status      string     `json:"status"`
+	BaseURL     string     `json:"base_url"`
+	Version     string     `json:"version"`
+	Profile     string     `json:"profile"`
+	Environment string     `json:"environment"`
+	ZonaHoraria ZoneReport `json:"zona_horaria"`
+	// Warnings explain, in Spanish, every reason for a status other than "ok".
+	Warnings []string `json:"warnings"`
+}
+
+// ZoneReport is the machine's time zone as the signing rule sees it.
+type ZoneReport struct {
+	OK      bool   `json:"ok"`
+	Nombre  string `json:"nombre"`
+	Desfase string `json:"desfase"` // ±hh:mm
+	Mensaje string `json:"mensaje"`
+}
+
+// StateReport is the body of GET /state (and of GET / for JSON clients).
+type StateReport struct {
+	HealthReport
+	// URLs are the addresses the module can be reached at, loopback first.
+	URLs        []string           `json:"urls"`
+	Certificate *CertificateReport `json:"certificate"`
+	CAE         []CAETypeReport    `json:"cae"`
+	Outbox      OutboxReport       `json:"outbox"`
+	Receipts    ReceiptsReport     `json:"receipts"`
+	// Hosted is the hosted service as last checked; null when the profile
+	// names none.
+	Hosted *HostedReport `json:"hosted"`
+	// Numeracion is present while the agent refuses to number because it
+	// does not know where numbering stands (docs/numbering.md).
+	Numeracion *NumberingReport `json:"numeracion,omitempty"`
+	// Storage is the disk of the store: free space and the last commit's
+	// failure (storage.go); null when the agent does not report it.
+	Storage *StorageReport `json:"storage"`
+	// Backup is the last backup of the store and the automatic backups'
+	// settings (backup.go); null when the agent does not report it.
+	Backup *BackupReport `json:"backup"`
+	// CertificateError is why there is no usable certificate (Certificate is
+	// null), in Spanish; absent otherwise.
+	CertificateError string `json:"certificate_error,omitempty"`
+}
+
+// NumberingReport is a numbering hold.
+type NumberingReport struct {
+	EnEspera          bool      `json:"en_espera"`
+	Desde             time.Time `json:"desde"`
+	Motivo            string    `json:"motivo"`
+	SeriesConfirmadas []string  `json:"series_confirmadas"`
+}
+
+// CertificateReport describes the signing certificate.
+type CertificateReport struct {
+	Subject   string    `json:"subject"`
+	RUC       string    `json:"ruc"`
+	ExpiresAt time.Time `json:"expires_at"`
+	DaysLeft  int       `json:"days_left"` // negative once expired
+	// SubjectDN and Issuer are the distinguished names; SerialNumber is
+	// decimal; Test marks a sandbox test certificate.
+	SubjectDN    string    `json:"subject_dn"`
+	Issuer       string    `json:"issuer"`
+	SerialNumber string    `json:"serial_number"`
+	NotBefore    time.Time `json:"not_before"`
+	Test         bool      `json:"test"`
+}
+
+// CAETypeReport is what remains to number one CFE type.
+type CAETypeReport struct {
+	TipoCFE cfe.Type `json:"tipo_cfe"`
+	Nombre  string   `json:"nombre"`
+	// Remaining counts the numbers left in the type's ranges that have not
+	// expired.
+	Remaining int64 `json:"remaining"`
+	// UsableUntil is the last day on which a number of the type can be used
+	// (the latest expiry of its ranges with numbers left); absent when none.
+	UsableUntil *cfe.Date        `json:"usable_until,omitempty"`
+	Ranges      []CAERangeReport `json:"ranges"`
+	Warnings    []string         `json:"warnings"`
+}
+
+// CAERangeReport is one CAE range.
+type CAERangeReport struct {
+	Serie     string   `json:"serie"`
+	Desde     int64    `json:"desde"`
+	Hasta     int64    `json:"hasta"`
+	Remaining int64    `json:"remaining"`
+	Vence     cfe.Date `json:"vence"`
+	Expired   bool     `json:"expired"`
+	// Used counts the numbers committed from the range; Origen is where the
+	// range came from (dgi, manual, sandbox); the flags are the store's
+	// warnings about it.
+	Used         int64  `json:"used"`
+	Origen       string `json:"origen"`
+	NearlyUsedUp bool   `json:"nearly_used_up"`
+	NearExpiry   bool   `json:"near_expiry"`
+}
+
+// OutboxReport is the delivery queue toward the hosted service.
+type OutboxReport struct {
+	Pending           int   `json:"pending"`
+	OldestPendingAgeS int64 `json:"oldest_pending_age_s"`
+	Rejected          int   `json:"rejected"`
+}
+
+// ReceiptsReport summarizes recent signing.
+type ReceiptsReport struct {
+	SignedToday  int        `json:"signed_today"`
+	LastSignedAt *time.Time `json:"last_signed_at"`
+	// Recent are the last CFEs signed, newest first.
+	Recent []RecentReceipt `json:"recent"`
+}
+
+// RecentReceipt is one recently signed CFE.
+type RecentReceipt struct {
+	UUID     string          `json:"uuid"`
+	TipoCFE  cfe.Type        `json:"tipo_cfe"`
+	Nombre   string          `json:"nombre"`
+	Serie    string          `json:"serie"`
+	Numero   int64           `json:"numero"`
+	Total    decimal.Decimal `json:"total"`
+	FirmadoA time.Time       `json:"firmado_a"`
+	// Entrega is the delivery state toward the hosted service: pendiente,
+	// aceptado or rechazado (cfe.Delivery* values).
+	Entrega string `json:"entrega"`
+}
+
+// HostedReport is the "hosted" object of /state; null when the profile names
+// no hosted service.
+type HostedReport struct {
+	BaseURL string `json:"base_url"`
+	// Reachable and CheckedAt are null until the first request or probe ends.
+	Reachable *bool      `json:"reachable"`
+	CheckedAt *time.Time `json:"checked_at"`
+	Auth      string     `json:"auth,omitempty"`
+	LastError string     `json:"last_error,omitempty"`
+	// RateLimit is the profile key's headroom; absent with a JWT or before
+	// the first answer.
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+	// WaitS is how many seconds requests wait, after a 429 or with the key's
+	// window used up; absent when they go now.
+	WaitS int64 `json:"wait_s,omitempty"`
+}
+
+// RateLimit is the profile key's quota as the hosted service last reported
+// it (its X-RateLimit-* headers): the key's headroom.
+type RateLimit struct {
+	LimitMinute     int       `json:"limit_minute"`
+	RemainingMinute int       `json:"remaining_minute"`
+	LimitHour       int       `json:"limit_hour"`
+	RemainingHour   int       `json:"remaining_hour"`
+	ObservedAt      time.Time `json:"observed_at"`
+}
+
+// StorageReport is the "storage" object of /state.
+type StorageReport struct {
+	// Status is the disk's own status: ok, degraded or error; the report's
+	// status is at least this.
+	Status     string `json:"status"`
+	Dir        string `json:"dir"`
+	FreeBytes  uint64 `json:"free_bytes"`
+	TotalBytes uint64 `json:"total_bytes"`
+	// SpaceError is why the free space is unknown; absent when it is known.
+	SpaceError string `json:"space_error,omitempty"`
+	// LastWriteError is why the last commit failed; absent after a success.
+	LastWriteError   string     `json:"last_write_error,omitempty"`
+	LastWriteErrorAt *time.Time `json:"last_write_error_at,omitempty"`
+	// Warnings are the disk's reasons for its status, also in the report's.
+	Warnings []string `json:"warnings"`
+}
+
+// BackupReport is the "backup" object of /state.
+type BackupReport struct {
+	Automaticas bool   `json:"automaticas"`
+	Carpeta     string `json:"carpeta,omitempty"`
+	PeriodoS    int64  `json:"periodo_s,omitempty"`
+	CadaN       int    `json:"cada_n,omitempty"`
+	Conservar   int    `json:"conservar,omitempty"`
+	// Ultima is the newest good backup: its time, age and file.
+	Ultima *LastBackupReport `json:"ultima"`
+	// Error is why the last attempt failed; absent after a success.
+	Error   string     `json:"error,omitempty"`
+	ErrorAt *time.Time `json:"error_at,omitempty"`
+	// Status is ok or degraded (late, or the last one failed).
+	Status string `json:"status"`
+}
+
+// LastBackupReport is a backup of /state.
+type LastBackupReport struct {
+	At      time.Time `json:"at"`
+	EdadS   int64     `json:"edad_s"`
+	Archivo string    `json:"archivo"`
+}
