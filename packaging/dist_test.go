@@ -47,7 +47,7 @@ func buildDist() (string, error) {
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "DIST="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("scripts/dist.sh: %v\n%s", err, out)
+		return "", fmt.Errorf("scripts/dist.sh: %w\n%s", err, out)
 	}
 	return dir, nil
 }

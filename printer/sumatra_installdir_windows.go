@@ -17,7 +17,7 @@ func installDir() string {
 	if err != nil {
 		return ""
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	dir, _, err := k.GetStringValue(InstallDirValue)
 	if err != nil {
 		return ""
