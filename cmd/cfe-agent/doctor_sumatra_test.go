@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -73,6 +74,41 @@ func TestDoctor_sumatra(t *testing.T) {
 			}
 			if d.failed != wantFailed {
 				t.Errorf("failed = %d, want %d", d.failed, wantFailed)
+			}
+		})
+	}
+}
+
+// TestDoctor_windowsPrinter: a Windows printer of the profile checked
+// against the spooler's list (EnumPrinters on Windows).
+func TestDoctor_windowsPrinter(t *testing.T) {
+	spooler := map[string]printer.SystemPrinter{
+		"epson tm-t20": {Name: "EPSON TM-T20", State: printer.PrinterIdle, Accepting: true},
+		"oficina":      {Name: "Oficina", State: printer.PrinterStopped, Accepting: true, Reason: "sin papel"},
+		"vieja":        {Name: "Vieja", State: printer.PrinterStopped, Reason: "desconectada"},
+	}
+	tests := []struct {
+		name    string
+		queue   string
+		spooler map[string]printer.SystemPrinter
+		err     error
+		want    string
+	}{
+		{"ready, any case", "Epson TM-T20", spooler, nil, `OK   impresora caja: impresora de Windows "Epson TM-T20" lista`},
+		{"stopped", "Oficina", spooler, nil, `WARN impresora caja: la impresora "Oficina" está detenida: sin papel`},
+		{"not accepting", "Vieja", spooler, nil, `FAIL impresora caja: la impresora "Vieja" no acepta trabajos: desconectada`},
+		{"missing", "Otra", spooler, nil, `FAIL impresora caja: Windows no tiene la impresora "Otra" (vea cfe-agent printers)`},
+		{"spooler unavailable", "Otra", nil, errors.New("el spooler no responde"),
+			`FAIL impresora caja: impresora de Windows "Otra": el spooler no responde`},
+		{"not Windows: nothing to check against", "Otra", nil, nil, `OK   impresora caja: windows, impresora "Otra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			d := &doctor{w: &out}
+			d.windowsPrinter("impresora caja", profiles.Printer{Backend: profiles.BackendWindows, Queue: tt.queue}, tt.spooler, tt.err)
+			if got := strings.TrimSuffix(out.String(), "\n"); got != tt.want {
+				t.Errorf("doctor wrote %q, want %q", got, tt.want)
 			}
 		})
 	}
