@@ -30,7 +30,8 @@ for tool in git npm wixl gzip sha256sum; do
   command -v "$tool" >/dev/null || { echo "dist: $tool is not installed" >&2; exit 1; }
 done
 
-eval "$(scripts/version.sh)"
+versions=$(scripts/version.sh) # VERSION=, DEB_VERSION=, MSI_VERSION= lines; fails the build when it fails
+eval "$versions"
 echo "dist: version $VERSION (deb $DEB_VERSION, msi $MSI_VERSION)"
 
 rm -rf "$DIST"
