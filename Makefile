@@ -3,7 +3,7 @@ GO      ?= go
 LINT    := $(GO) tool -modfile=tools/go.mod golangci-lint
 VERSION ?= $(shell ./scripts/version.sh VERSION 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
-WINDOWS_LDFLAGS ?=
+WINDOWS_LDFLAGS ?= $(LDFLAGS)
 
 .PHONY: run test test-short fuzz bench bench-scale bench-latency fmt vet lint build cross dist clean
 
@@ -52,7 +52,7 @@ cross:          ## cross-compile the agent and the sandbox for the three desktop
 	done
 
 dist:           ## raw binaries, MSI, .deb and SHA256SUMS into dist/, versioned from git tags (scripts/dist.sh)
-	GO='$(GO)' WINDOWS_LDFLAGS='$(WINDOWS_LDFLAGS)' ./scripts/dist.sh
+	GO='$(GO)' LDFLAGS='$(LDFLAGS)' WINDOWS_LDFLAGS='$(WINDOWS_LDFLAGS)' ./scripts/dist.sh
 
 clean:
 	rm -rf bin dist

@@ -410,6 +410,11 @@ func TestDeb(t *testing.T) {
 		}
 	}
 
+	// The installed program carries the release's version (-X main.version).
+	if out := run(t, filepath.Join(root, "usr/bin/cfe-agent"), "--version"); !strings.Contains(out, v["VERSION"]) {
+		t.Errorf("cfe-agent --version says %q; want %s in it", out, v["VERSION"])
+	}
+
 	unitFile := filepath.Join(root, "usr/lib/systemd/system/cfe-agent.service")
 	unit := readUnit(t, unitFile)
 	for key, want := range map[string]string{"User": "cfe-agent", "StateDirectory": "cfe-agent", "Restart": "on-failure",

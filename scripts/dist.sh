@@ -11,7 +11,9 @@
 # SHA-256.
 #
 # Environment: GO (go), DIST (dist), CFE_DIST_CACHE (~/.cache/cfe-agent-dist),
-# WINDOWS_LDFLAGS (extra -ldflags of the Windows build, e.g. -H=windowsgui).
+# LDFLAGS (the builds' -ldflags; default "-s -w -X main.version=<VERSION>"),
+# WINDOWS_LDFLAGS (the Windows build's whole -ldflags, e.g. "$LDFLAGS -H=windowsgui";
+# default LDFLAGS). make dist passes the Makefile's.
 # Needs: go, git, npm, wixl (msitools), gzip, sha256sum.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,6 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 DIST=${DIST:-dist}
 CACHE=${CFE_DIST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cfe-agent-dist}
-WINDOWS_LDFLAGS=${WINDOWS_LDFLAGS:-}
 
 SUMATRA_NPM=pdf-to-printer@5.8.1
 SUMATRA_TGZ=pdf-to-printer-5.8.1.tgz
@@ -41,13 +42,18 @@ DIST=$(cd "$DIST" && pwd)
 stage="$DIST/.stage"
 
 # Raw binaries.
-ldflags="-s -w -X main.version=$VERSION"
+LDFLAGS=${LDFLAGS:-"-s -w -X main.version=$VERSION"}
+WINDOWS_LDFLAGS=${WINDOWS_LDFLAGS:-$LDFLAGS}
+case " $LDFLAGS " in
+  *" -X main.version=$VERSION "*) ;;
+  *) echo "dist: LDFLAGS ($LDFLAGS) do not set main.version=$VERSION" >&2; exit 1 ;;
+esac
 for p in linux/amd64 windows/amd64 darwin/arm64; do
-  os=${p%/*} arch=${p#*/} ext="" extra=""
-  if [ "$os" = windows ]; then ext=.exe extra=" $WINDOWS_LDFLAGS"; fi
+  os=${p%/*} arch=${p#*/} ext="" ldflags=$LDFLAGS
+  if [ "$os" = windows ]; then ext=.exe ldflags=$WINDOWS_LDFLAGS; fi
   for c in cfe-agent cfe-sandbox; do
     echo "dist: build $c $os/$arch"
-    CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath -ldflags "$ldflags$extra" \
+    CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath -ldflags "$ldflags" \
       -o "$DIST/${c}_${VERSION//+/_}_${os}_${arch}$ext" "./cmd/$c"
   done
 done
