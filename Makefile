@@ -1,10 +1,11 @@
 # Developer commands. `make test` is the one CI runs (see README.md).
 GO      ?= go
 LINT    := $(GO) tool -modfile=tools/go.mod golangci-lint
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION ?= $(shell ./scripts/version.sh VERSION 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+WINDOWS_LDFLAGS ?= $(LDFLAGS)
 
-.PHONY: run test test-short fuzz bench bench-scale bench-latency fmt vet lint build cross clean
+.PHONY: run test test-short fuzz bench bench-scale bench-latency fmt vet lint build cross dist clean
 
 run:            ## run the agent on the embedded default profile
 	$(GO) run ./cmd/cfe-agent
@@ -49,6 +50,9 @@ cross:          ## cross-compile the agent and the sandbox for the three desktop
 	      -o dist/$$os-$$arch/$$c$$ext ./cmd/$$c || exit 1; \
 	  done; \
 	done
+
+dist:           ## raw binaries, MSI, .deb and SHA256SUMS into dist/, versioned from git tags (scripts/dist.sh)
+	GO='$(GO)' LDFLAGS='$(LDFLAGS)' WINDOWS_LDFLAGS='$(WINDOWS_LDFLAGS)' ./scripts/dist.sh
 
 clean:
 	rm -rf bin dist

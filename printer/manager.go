@@ -38,7 +38,7 @@ type PrinterConfig struct {
 	Device      string // device: the device file, e.g. /dev/usb/lp0
 	Status      bool   // tcp and device: ask the printer's status (DLE EOT) before and after each job
 	Dir         string // dir: the folder of the PDF files
-	SumatraPath string // windows: SumatraPDF.exe; "" means DefaultSumatra
+	SumatraPath string // windows: SumatraPDF.exe; "" means FindSumatra's lookup
 	LPServer    string // lp: the CUPS server lp talks to; "" means lp's default
 	Media       string // media for every job of this printer, e.g. a roll's
 	// Copies per CFE type; a type not listed gets DefaultCopies, and 1

@@ -17,12 +17,11 @@ import (
 // "noscale" prints the page at its size: a roll's page is as wide as the
 // roll.
 type Sumatra struct {
-	Exe     string // SumatraPDF.exe; "" means DefaultSumatra
+	Exe     string // SumatraPDF.exe as the profile names it; "" means FindSumatra's lookup
 	Printer string // the Windows printer's name
+	// Env is where FindSumatra looks; nil means DefaultSumatraEnv.
+	Env func() SumatraEnv
 }
-
-// DefaultSumatra is where SumatraPDF installs for all users.
-const DefaultSumatra = `C:\Program Files\SumatraPDF\SumatraPDF.exe`
 
 // sumatraArgs builds the command line for printing file on printer.
 func sumatraArgs(printer string, copies int, file string) []string {
@@ -47,10 +46,15 @@ func (s *Sumatra) Print(ctx context.Context, job Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	exe := s.Exe
-	if exe == "" {
-		exe = DefaultSumatra
+	env := DefaultSumatraEnv
+	if s.Env != nil {
+		env = s.Env
 	}
+	found, err := FindSumatra(s.Exe, env())
+	if err != nil {
+		return Result{}, err
+	}
+	exe := found.Path
 	dir, err := os.MkdirTemp("", "cfe-agent-print-")
 	if err != nil {
 		return Result{}, unavailable(op, err, "no se pudo preparar el documento para imprimir")

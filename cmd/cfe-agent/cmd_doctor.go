@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -83,6 +84,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.outbox(report)
 	d.hosted(ctx, p)
 	d.printers(ctx, p)
+	d.sumatra(p, runtime.GOOS, printer.DefaultSumatraEnv())
 }
 
 func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name string, p profiles.Profile) (*apitype.StateReport, bool, error) {
@@ -308,6 +310,16 @@ func (d *doctor) printers(ctx context.Context, p profiles.Profile) {
 	}) {
 		queues, cupsErr = cupsQueues(ctx, m)
 	}
+	// The Windows spooler likewise, on Windows.
+	var (
+		spooler    map[string]printer.SystemPrinter
+		spoolerErr error
+	)
+	if runtime.GOOS == "windows" && slices.ContainsFunc(slices.Collect(maps.Values(p.Printers)), func(pr profiles.Printer) bool {
+		return pr.Backend == profiles.BackendWindows
+	}) {
+		spooler, spoolerErr = windowsPrinters(ctx, m)
+	}
 	for _, alias := range slices.Sorted(maps.Keys(p.Printers)) {
 		pr, check := p.Printers[alias], "impresora "+alias
 		switch pr.Backend {
@@ -348,6 +360,8 @@ func (d *doctor) printers(ctx context.Context, p profiles.Profile) {
 				continue
 			}
 			d.line("OK", check, "ESC/POS en %s", pr.Device)
+		case profiles.BackendWindows:
+			d.windowsPrinter(check, pr, spooler, spoolerErr)
 		default:
 			d.line("OK", check, "%s, impresora %q", pr.Backend, pr.Queue)
 		}
