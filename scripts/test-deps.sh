@@ -26,6 +26,7 @@ declare -A need=(
   [node]=nodejs
   [javac]=default-jdk-headless
   [mcs]=mono-mcs
+  [npm]=nodejs
   [wine]=wine
   [wixl]=wixl
   [msiinfo]=msitools
