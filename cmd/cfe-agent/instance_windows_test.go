@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLockInstance_windows: the named mutex of a data directory is taken
@@ -12,7 +14,9 @@ import (
 // directory; after release it can be taken again; another directory has its
 // own.
 func TestLockInstance_windows(t *testing.T) {
-	dir := t.TempDir()
+	// Only the path names the mutex: no directory is created (and Wine 8
+	// cannot remove t.TempDir's).
+	dir := fmt.Sprintf(`C:\cfe-agent-test\%s-%d`, t.Name(), time.Now().UnixNano())
 	release, err := lockInstance(dir)
 	if err != nil {
 		t.Fatal(err)
