@@ -20,7 +20,10 @@ import (
 //   - the others are reopened on the parent's console (CONOUT$, CONIN$) when
 //     AttachConsole(ATTACH_PARENT_PROCESS) succeeds;
 //   - with no parent console (Explorer, autostart, the service manager)
-//     nothing changes: output goes nowhere, logs go to the log file;
+//     stdout and stderr are opened on NUL: output goes nowhere, and the
+//     log, which writes each record to stderr and then to its file, still
+//     reaches the file (a write to a missing handle fails, and would stop
+//     io.MultiWriter before the file);
 //   - the bare start of the agent (the tray) never attaches, so closing the
 //     window it was typed in does not stop it.
 //
@@ -30,6 +33,23 @@ import (
 func init() {
 	if consoleWanted(os.Args[1:]) {
 		attachParentConsole()
+	}
+	discardMissingOutput()
+}
+
+// discardMissingOutput opens stdout and stderr on NUL when they have no
+// handle.
+func discardMissingOutput() {
+	for _, s := range []struct {
+		id   uint32
+		file **os.File
+	}{{windows.STD_OUTPUT_HANDLE, &os.Stdout}, {windows.STD_ERROR_HANDLE, &os.Stderr}} {
+		if validHandle(s.id) {
+			continue
+		}
+		if f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+			*s.file = f
+		}
 	}
 }
 

@@ -37,6 +37,7 @@ func newRootCommand() *cobra.Command {
 		newBackupCommand(&opts),
 		newRestoreCommand(&opts),
 		newVersionCommand(),
+		newServiceCommand(&opts),
 	)
 	addServeCommands(root, &opts)
 	spanishCommandLine(root)
