@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
 // One agent runs per data directory. The first start takes an instance lock
@@ -54,14 +56,12 @@ func singleInstance(ctx context.Context, out io.Writer, dataDir string, headless
 		return nil, fmt.Errorf("taking the instance lock of %s: %w", dataDir, err)
 	}
 	info, found := runningInstance(ctx, dataDir)
-	if headless {
+	if headless || !found {
+		msg := "ya hay un agente ejecutándose con estos datos (carpeta " + dataDir
 		if found {
-			return nil, fmt.Errorf("ya hay un agente funcionando con la carpeta de datos %s (proceso %d, %s): deténgalo antes de iniciar otro", dataDir, info.PID, info.BaseURL)
+			msg += fmt.Sprintf(", proceso %d, %s", info.PID, info.BaseURL)
 		}
-		return nil, fmt.Errorf("ya hay un agente funcionando con la carpeta de datos %s: deténgalo antes de iniciar otro", dataDir)
-	}
-	if !found {
-		return nil, fmt.Errorf("ya hay un agente funcionando con la carpeta de datos %s, pero no indicó su dirección en %s", dataDir, instanceWait)
+		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "agent.instance", Err: err, Message: msg + "): deténgalo antes de iniciar otro"}
 	}
 	fmt.Fprintf(out, "El agente CFE ya está funcionando (proceso %d): se abre su página de estado, %s/\n", info.PID, info.BaseURL)
 	if err := openURL(info.BaseURL + "/"); err != nil {

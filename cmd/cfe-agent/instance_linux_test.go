@@ -50,7 +50,7 @@ func TestAgent_SingleInstance(t *testing.T) {
 	}
 
 	out, code = runCLI(t, env, "serve", "--listen", "127.0.0.1:0")
-	if code != 1 || !strings.Contains(out, "ya hay un agente funcionando con la carpeta de datos "+dataDir) {
+	if code != 1 || !strings.Contains(out, "ya hay un agente ejecutándose con estos datos (carpeta "+dataDir) {
 		t.Fatalf("second serve: exit %d\n%s", code, out)
 	}
 
