@@ -31,7 +31,7 @@ func (n native) write(e Entry) error {
 	if err != nil {
 		return err
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	return k.SetStringValue(e.Name, RunCommand(e))
 }
 
@@ -43,7 +43,7 @@ func (n native) remove(name string) error {
 	if err != nil {
 		return err
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	if err := k.DeleteValue(name); err != nil && !errors.Is(err, registry.ErrNotExist) {
 		return err
 	}
@@ -62,7 +62,7 @@ func (n native) has(machine bool, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	_, _, err = k.GetStringValue(name)
 	if errors.Is(err, registry.ErrNotExist) {
 		return false, nil

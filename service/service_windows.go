@@ -66,7 +66,7 @@ func Install(c Config) error {
 	}
 	defer m.Disconnect() //nolint:errcheck // closing a handle
 	if s, err := m.OpenService(c.Name); err == nil {
-		s.Close()
+		_ = s.Close()
 		return fmt.Errorf("service: %s is already installed", c.Name)
 	}
 	s, err := m.CreateService(c.Name, c.Exe, mgr.Config{
@@ -81,7 +81,7 @@ func Install(c Config) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if err := setRecovery(s); err != nil {
 		_ = s.Delete()
 		return fmt.Errorf("service: setting the recovery actions: %w", err)
@@ -112,7 +112,7 @@ func Uninstall(name string) error {
 		return err
 	}
 	defer m.Disconnect() //nolint:errcheck // closing a handle
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if err := stop(s); err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func Start(name string) error {
 		return err
 	}
 	defer m.Disconnect() //nolint:errcheck // closing a handle
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if err := s.Start(); err != nil && !errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
 		return err
 	}
@@ -140,7 +140,7 @@ func Stop(name string) error {
 		return err
 	}
 	defer m.Disconnect() //nolint:errcheck // closing a handle
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	return stop(s)
 }
 
@@ -188,7 +188,7 @@ func Query(name string) (State, error) {
 		return State{}, err
 	}
 	defer m.Disconnect() //nolint:errcheck // closing a handle
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	st, err := s.Query()
 	if err != nil {
 		return State{Installed: true}, err
