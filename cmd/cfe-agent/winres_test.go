@@ -45,6 +45,17 @@ func TestWinres_WindowsExecutable(t *testing.T) {
 	}
 	testtool.Require(t, "make")
 	const ver = "v7.8.9-3-gdeadbee"
+	// make writes the resources beside the sources, where a plain
+	// "GOOS=windows go build" picks them up: put back what was there.
+	syso := filepath.Join(testtool.RepoRoot(t), "cmd", "cfe-agent", "rsrc_windows_amd64.syso")
+	prev, prevErr := os.ReadFile(syso)
+	t.Cleanup(func() {
+		if prevErr == nil {
+			_ = os.WriteFile(syso, prev, 0o644)
+		} else {
+			_ = os.Remove(syso)
+		}
+	})
 	exe := filepath.Join(t.TempDir(), "cfe-agent.exe")
 	make := exec.Command("make", "-C", testtool.RepoRoot(t), "windows", "VERSION="+ver, "WINDOWS_EXE="+exe)
 	if out, err := make.CombinedOutput(); err != nil {
