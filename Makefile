@@ -2,10 +2,19 @@
 GO      ?= go
 LINT    := $(GO) tool -modfile=tools/go.mod golangci-lint
 VERSION ?= $(shell ./scripts/version.sh VERSION 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
-WINDOWS_LDFLAGS ?= $(LDFLAGS)
+# The numeric a.b.c form (MSI ProductVersion, the exe's FileVersion resource).
+NUMERIC_VERSION ?= $(shell ./scripts/version.sh MSI_VERSION 2>/dev/null || echo 0.0.0)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u $${SOURCE_DATE_EPOCH:+-d @$$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
+# The Windows agent is a GUI-subsystem program (no console window; see
+# cmd/cfe-agent/console_windows.go) with its resources (icon, version,
+# manifest) from WINRES_SYSO, which the winres target generates.
+WINDOWS_LDFLAGS := $(LDFLAGS) -H=windowsgui
+WINRES      := $(GO) tool -modfile=tools/go.mod go-winres
+WINRES_SYSO := cmd/cfe-agent/rsrc_windows_amd64.syso
 
-.PHONY: run test test-short fuzz bench bench-scale bench-latency fmt vet lint build cross dist clean
+.PHONY: run test test-short fuzz bench bench-scale bench-latency fmt vet lint build cross dist clean winres windows
 
 run:            ## run the agent on the embedded default profile
 	$(GO) run ./cmd/cfe-agent
@@ -41,18 +50,27 @@ lint:           ## golangci-lint, pinned in tools/go.mod
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
 
-cross:          ## cross-compile the agent and the sandbox for the three desktop platforms
+winres:         ## the Windows resources of cfe-agent.exe (icon, version from VERSION, manifest) as a .syso
+	$(WINRES) make --in cmd/cfe-agent/winres/winres.json --out cmd/cfe-agent/rsrc --arch amd64 \
+	  --product-version '$(VERSION)' --file-version '$(NUMERIC_VERSION)'
+
+windows: winres ## only the Windows agent (WINDOWS_EXE, default dist/windows-amd64/cfe-agent.exe)
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -trimpath -ldflags '$(WINDOWS_LDFLAGS)' \
+	  -o $(or $(WINDOWS_EXE),dist/windows-amd64/cfe-agent.exe) ./cmd/cfe-agent
+
+cross: winres   ## cross-compile the agent and the sandbox for the three desktop platforms
 	@for p in linux/amd64 windows/amd64 darwin/arm64; do \
 	  os=$${p%/*}; arch=$${p#*/}; ext=""; [ $$os = windows ] && ext=.exe; \
 	  for c in cfe-agent cfe-sandbox; do \
-	    echo "build $$c $$os/$$arch"; \
-	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+	    echo "build $$c $$os/$$arch"; ldflags='$(LDFLAGS)'; \
+	    [ $$os/$$c = windows/cfe-agent ] && ldflags='$(WINDOWS_LDFLAGS)'; \
+	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$$ldflags" \
 	      -o dist/$$os-$$arch/$$c$$ext ./cmd/$$c || exit 1; \
 	  done; \
 	done
 
-dist:           ## raw binaries, MSI, .deb and SHA256SUMS into dist/, versioned from git tags (scripts/dist.sh)
+dist: winres    ## raw binaries, MSI, .deb and SHA256SUMS into dist/, versioned from git tags (scripts/dist.sh)
 	GO='$(GO)' LDFLAGS='$(LDFLAGS)' WINDOWS_LDFLAGS='$(WINDOWS_LDFLAGS)' ./scripts/dist.sh
 
 clean:
-	rm -rf bin dist
+	rm -rf bin dist $(WINRES_SYSO)

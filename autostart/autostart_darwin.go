@@ -5,13 +5,19 @@ import (
 	"path/filepath"
 )
 
-// Path returns the LaunchAgent file of the entry called name.
-func Path(name string) (string, error) {
+// userFile returns the user's LaunchAgent file of the entry called name.
+func userFile(name string) (string, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(home, "Library", "LaunchAgents", LaunchAgentLabel(Entry{Name: name})+".plist"), nil
+}
+
+// machineFile returns the LaunchAgent an installer puts in place for every
+// user.
+func machineFile(name string) string {
+	return filepath.Join("/Library", "LaunchAgents", LaunchAgentLabel(Entry{Name: name})+".plist")
 }
 
 // fileContent is what Enable writes: a LaunchAgent, which launchd loads at the

@@ -6,52 +6,63 @@ import (
 	"golang.org/x/sys/windows/registry"
 )
 
-// runKey is the per-user Run key: its values are command lines started at logon.
+// runKey is the Run key: its values are command lines started at logon, under
+// HKEY_CURRENT_USER for one user and under HKEY_LOCAL_MACHINE for every user
+// (where the MSI writes its value; the 64-bit view, as this program is).
 const runKey = `Software\Microsoft\Windows\CurrentVersion\Run`
 
-// Path returns where the entry called name lives: the Run key's value.
-func Path(name string) (string, error) { return `HKCU\` + runKey + `\` + name, nil }
+// native keeps entries in the Run keys; key is runKey except in tests.
+type native struct{ key string }
 
-// Enable sets e's value in the per-user Run key.
-func Enable(e Entry) error {
-	if err := e.check(); err != nil {
-		return err
+func (n native) runKey() string {
+	if n.key == "" {
+		return runKey
 	}
-	k, _, err := registry.CreateKey(registry.CURRENT_USER, runKey, registry.SET_VALUE)
+	return n.key
+}
+
+func (n native) userPath(name string) (string, error) { return `HKCU\` + n.runKey() + `\` + name, nil }
+func (n native) machinePath(name string) (string, error) {
+	return `HKLM\` + n.runKey() + `\` + name, nil
+}
+
+func (n native) write(e Entry) error {
+	k, _, err := registry.CreateKey(registry.CURRENT_USER, n.runKey(), registry.SET_VALUE)
 	if err != nil {
 		return err
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	return k.SetStringValue(e.Name, RunCommand(e))
 }
 
-// Disable deletes the Run value of the entry called name; deleting one that
-// does not exist is not an error.
-func Disable(name string) error {
-	k, err := registry.OpenKey(registry.CURRENT_USER, runKey, registry.SET_VALUE)
+func (n native) remove(name string) error {
+	k, err := registry.OpenKey(registry.CURRENT_USER, n.runKey(), registry.SET_VALUE)
 	if errors.Is(err, registry.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	if err := k.DeleteValue(name); err != nil && !errors.Is(err, registry.ErrNotExist) {
 		return err
 	}
 	return nil
 }
 
-// Enabled reports whether the Run key has a value for the entry called name.
-func Enabled(name string) (bool, error) {
-	k, err := registry.OpenKey(registry.CURRENT_USER, runKey, registry.QUERY_VALUE)
+func (n native) has(machine bool, name string) (bool, error) {
+	root := registry.CURRENT_USER
+	if machine {
+		root = registry.LOCAL_MACHINE
+	}
+	k, err := registry.OpenKey(root, n.runKey(), registry.QUERY_VALUE)
 	if errors.Is(err, registry.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	_, _, err = k.GetStringValue(name)
 	if errors.Is(err, registry.ErrNotExist) {
 		return false, nil

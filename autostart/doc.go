@@ -4,8 +4,16 @@
 // Windows registry (HKCU\Software\Microsoft\Windows\CurrentVersion\Run), and a
 // LaunchAgent property list on macOS (~/Library/LaunchAgents/<label>.plist).
 //
-// Enable, Disable and Enabled act on the current platform; the command
+// Installers may enable the agent for every user of the machine (the MSI's
+// HKLM\...\Run value, the .deb's /etc/xdg/autostart file, /Library/
+// LaunchAgents): this package only reads those. Query reports both; Enable
+// never writes a per-user entry beside a machine-wide one (it removes an old
+// one: the agent would start twice), and Disable returns ErrMachineWide when
+// the machine-wide entry still starts the agent.
+//
+// Enable, Disable, Enabled and Query act on the current platform; the command
 // "cfe-agent autostart" and the tray's checkbox both use them. The contents
 // written on each platform come from pure functions (DesktopEntry,
-// LaunchAgentPlist, RunCommand), so they are tested on any machine.
+// LaunchAgentPlist, RunCommand), so they are tested on any machine; the
+// enable/disable rules are tested over a fake platform.
 package autostart

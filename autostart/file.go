@@ -9,6 +9,39 @@ import (
 	"path/filepath"
 )
 
+// native keeps entries in files: the user's is written, the machine's only
+// read.
+type native struct{}
+
+func (native) userPath(name string) (string, error)    { return userFile(name) }
+func (native) machinePath(name string) (string, error) { return machineFile(name), nil }
+
+func (native) has(machine bool, name string) (bool, error) {
+	if machine {
+		return fileExists(machineFile(name), nil)
+	}
+	return fileExists(userFile(name))
+}
+
+func (native) write(e Entry) error {
+	path, err := userFile(e.Name)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, fileContent(e))
+}
+
+func (native) remove(name string) error {
+	path, err := userFile(name)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // writeFile writes data to path through a temporary file renamed into place,
 // creating the directory.
 func writeFile(path string, data []byte) error {
@@ -46,34 +79,4 @@ func fileExists(path string, err error) (bool, error) {
 		return false, nil
 	}
 	return false, err
-}
-
-// Enable writes e's autostart file (see Path), replacing an older one.
-func Enable(e Entry) error {
-	if err := e.check(); err != nil {
-		return err
-	}
-	path, err := Path(e.Name)
-	if err != nil {
-		return err
-	}
-	return writeFile(path, fileContent(e))
-}
-
-// Disable removes the autostart file of the entry called name; removing one
-// that does not exist is not an error.
-func Disable(name string) error {
-	path, err := Path(name)
-	if err != nil {
-		return err
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-// Enabled reports whether the entry called name has an autostart file.
-func Enabled(name string) (bool, error) {
-	return fileExists(Path(name))
 }

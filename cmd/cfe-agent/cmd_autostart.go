@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/autostart"
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
 // autostartName names the agent's autostart entry on every platform.
@@ -30,14 +33,18 @@ func newAutostartCommand(opts *globalOptions) *cobra.Command {
 			default:
 				return fmt.Errorf("acción desconocida %q: use enable, disable o status", args[0])
 			}
-			on, err := autostart.Enabled(autostartName)
+			st, err := autostart.Query(autostartName)
 			if err != nil {
 				return err
 			}
-			where, _ := autostart.Path(autostartName)
-			if on {
-				fmt.Fprintln(out, "inicio con el sistema: activado ("+where+")")
-			} else {
+			switch {
+			case st.Machine && st.User:
+				fmt.Fprintln(out, "inicio con el sistema: activado para todos los usuarios por el instalador ("+st.MachinePath+") y también para este usuario ("+st.UserPath+")")
+			case st.Machine:
+				fmt.Fprintln(out, "inicio con el sistema: activado para todos los usuarios por el instalador ("+st.MachinePath+")")
+			case st.User:
+				fmt.Fprintln(out, "inicio con el sistema: activado ("+st.UserPath+")")
+			default:
 				fmt.Fprintln(out, "inicio con el sistema: desactivado")
 			}
 			return nil
@@ -46,11 +53,19 @@ func newAutostartCommand(opts *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// setAutostart turns the agent's autostart entry on or off. The entry runs
-// this executable with the data directory it was given, if any.
+// setAutostart turns the agent's per-user autostart entry on or off. The
+// entry runs this executable (its resolved absolute path) with the data
+// directory, when one was chosen by flag or environment (the session that
+// starts it has neither). When the installer enabled the agent for every
+// user, no per-user entry is added, and turning it off says why it cannot.
 func setAutostart(opts globalOptions, on bool) error {
 	if !on {
-		return autostart.Disable(autostartName)
+		err := autostart.Disable(autostartName)
+		if errors.Is(err, autostart.ErrMachineWide) {
+			return &cfe.Error{Code: cfe.EINVALID, Op: "autostart", Err: err,
+				Message: "el instalador activó el inicio con el sistema para todos los usuarios de este equipo; solo un administrador puede quitarlo (desinstalando el agente o borrando la entrada del equipo)"}
+		}
+		return err
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -59,9 +74,12 @@ func setAutostart(opts globalOptions, on bool) error {
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved
 	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return err
+	}
 	command := []string{exe}
-	if opts.dataDir != "" {
-		dir, err := filepath.Abs(opts.dataDir)
+	if opts.dataDir != "" || os.Getenv(profiles.EnvDataDir) != "" {
+		dir, err := profiles.DataDir(opts.dataDir)
 		if err != nil {
 			return err
 		}

@@ -20,7 +20,7 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCommand().ExecuteContext(ctx)
+	err := executeRoot(ctx, newRootCommand()) // under the Windows service manager too (cmd_service_windows.go)
 	stop()
 	if err != nil {
 		var failed errChecksFailed

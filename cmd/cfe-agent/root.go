@@ -14,7 +14,7 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "cfe-agent",
 		Short:         "Agente de comprobantes fiscales electrónicos (CFE) para puntos de venta",
-		Version:       version,
+		Version:       currentBuild().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -36,6 +36,8 @@ func newRootCommand() *cobra.Command {
 		newDiagnosticsCommand(&opts),
 		newBackupCommand(&opts),
 		newRestoreCommand(&opts),
+		newVersionCommand(),
+		newServiceCommand(&opts),
 	)
 	addServeCommands(root, &opts)
 	spanishCommandLine(root)

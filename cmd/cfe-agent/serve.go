@@ -71,6 +71,11 @@ func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
 	if err != nil {
 		return err
 	}
+	release, err := singleInstance(ctx, os.Stdout, dataDir, so.headless) // instance.go
+	if release == nil {
+		return err // nil: another agent runs and its status page was opened
+	}
+	defer release()
 	lg, err := logs.Open(logs.Config{Dir: logs.Dir(dataDir), Level: slog.LevelInfo})
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"assets":    {},
 	"autostart": {},
 	"logs":      {},
+	"service":   {},
 	// The use case over cfe's interfaces.
 	"issuer": {"cfe"},
 	// Adapters: cfe, leaf helpers and assets only, never each other...

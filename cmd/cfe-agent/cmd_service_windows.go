@@ -1,0 +1,26 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cfe-agent/cfe-agent/service"
+)
+
+// executeRoot runs the command tree. Started by the service control manager
+// (the service's command line is "--data-dir DIR serve"), it runs under
+// service.Run, which reports the service's state and cancels ctx on Stop or
+// shutdown, so the headless agent closes as on SIGTERM.
+func executeRoot(ctx context.Context, root *cobra.Command) error {
+	if !service.IsService() {
+		return root.ExecuteContext(ctx)
+	}
+	return service.Run(serviceName, func(svcCtx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(svcCtx, cancel)
+		defer stop()
+		return root.ExecuteContext(ctx)
+	})
+}

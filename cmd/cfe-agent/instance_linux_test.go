@@ -1,0 +1,65 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
+)
+
+// TestAgent_SingleInstance runs real processes on one data directory: while
+// an agent runs, a second start of the tray agent opens the running agent's
+// status page (through xdg-open and $BROWSER) and exits 0, a second "serve"
+// refuses with a Spanish error, and once the first one stops the lock is
+// free again.
+func TestAgent_SingleInstance(t *testing.T) {
+	testtool.Require(t, "xdg-open")
+	dataDir := t.TempDir()
+	opened := filepath.Join(t.TempDir(), "opened")
+	browser := filepath.Join(t.TempDir(), "browser.sh")
+	if err := os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// No desktop: xdg-open falls back to $BROWSER.
+	var env []string
+	for _, kv := range agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "BROWSER="+browser) {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "DISPLAY", "WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "DESKTOP_SESSION", "KDE_FULL_SESSION", "GNOME_DESKTOP_SESSION_ID", "DBUS_SESSION_BUS_ADDRESS":
+			continue
+		}
+		env = append(env, kv)
+	}
+
+	first := startAgent(t, env, "--listen", "127.0.0.1:0")
+
+	out, code := runCLI(t, env, "--listen", "127.0.0.1:0") // the tray agent, as autostart starts it
+	if code != 0 || !strings.Contains(out, "ya está funcionando") || !strings.Contains(out, first.baseURL+"/") {
+		t.Fatalf("second tray start: exit %d\n%s", code, out)
+	}
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got, _ = os.ReadFile(opened); len(got) > 0 {
+			break
+		}
+	}
+	if string(got) != first.baseURL+"/" {
+		t.Errorf("the browser was asked for %q, want the status page %s/", got, first.baseURL)
+	}
+
+	out, code = runCLI(t, env, "serve", "--listen", "127.0.0.1:0")
+	if code != 1 || !strings.Contains(out, "ya hay un agente ejecutándose con estos datos (carpeta "+dataDir) {
+		t.Fatalf("second serve: exit %d\n%s", code, out)
+	}
+
+	// One-shot commands are not affected.
+	if out, code := runCLI(t, env, "version"); code != 0 {
+		t.Fatalf("version while the agent runs: exit %d\n%s", code, out)
+	}
+
+	first.stop(t)
+	again := startAgent(t, env, "--listen", "127.0.0.1:0")
+	again.stop(t)
+}

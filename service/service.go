@@ -1,0 +1,75 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrNotAdmin is returned when the caller may not install or control
+// services: not root on Linux, not an administrator on Windows.
+var ErrNotAdmin = errors.New("service: administrator (root) rights are needed")
+
+// ErrNotInstalled is returned when the service does not exist.
+var ErrNotInstalled = errors.New("service: not installed")
+
+// ErrUnsupported is returned on platforms without a service manager this
+// package knows.
+var ErrUnsupported = errors.New("service: not supported on this platform")
+
+// Config describes the service to install.
+type Config struct {
+	// Name is the service's name (the unit's file name, the SCM's key):
+	// letters, digits, '-', '_' and '.'.
+	Name string
+	// DisplayName and Description are shown by the service managers, in
+	// Spanish.
+	DisplayName string
+	Description string
+	// Exe is the agent's executable, an absolute path.
+	Exe string
+	// DataDir is the agent's data directory, an absolute path.
+	DataDir string
+	// User runs the service on Linux (the unit's User=); the Windows
+	// service runs as LocalSystem.
+	User string
+}
+
+// Args are the arguments the service passes to Exe: the headless agent on
+// the pinned data directory.
+func (c Config) Args() []string { return []string{"--data-dir", c.DataDir, "serve"} }
+
+// check refuses a configuration that cannot be installed; abs is the
+// platform's test of an absolute path.
+func (c Config) check(abs func(string) bool) error {
+	if !validName(c.Name) {
+		return fmt.Errorf("service: invalid name %q", c.Name)
+	}
+	if c.Exe == "" || !abs(c.Exe) {
+		return fmt.Errorf("service: the executable %q is not an absolute path", c.Exe)
+	}
+	if c.DataDir == "" || !abs(c.DataDir) {
+		return fmt.Errorf("service: the data directory %q is not an absolute path", c.DataDir)
+	}
+	if strings.ContainsAny(c.Exe+c.DataDir+c.DisplayName+c.Description+c.User, "\x00\n\r") {
+		return errors.New("service: a line break or NUL in the configuration")
+	}
+	return nil
+}
+
+func validName(name string) bool {
+	return name != "" && strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) < 0
+}
+
+// State is what a service manager says of the service.
+type State struct {
+	Installed bool
+	Running   bool
+	// Detail is the manager's own words (systemd's ActiveState/SubState,
+	// the SCM's state), for the technician.
+	Detail string
+	// Enabled says the service starts with the machine.
+	Enabled bool
+}

@@ -1,0 +1,77 @@
+package service
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// SystemdUnit returns the systemd system unit that runs the agent as
+// c.User: started after the network and CUPS, restarted on failure, and
+// sandboxed so that it writes only to its data directory (and a private
+// /tmp). c.Exe and c.DataDir are absolute Linux paths.
+//
+// What the sandbox keeps working: the local module (any listen address),
+// the hosted service and CUPS over the network or its socket, raw printers
+// on /dev (no PrivateDevices), and the data directory. A "directory" printer
+// whose folder lies outside the data directory needs its own
+// ReadWritePaths= line (systemctl edit).
+func SystemdUnit(c Config) ([]byte, error) {
+	if err := c.check(path.IsAbs); err != nil {
+		return nil, err
+	}
+	if c.User == "" {
+		return nil, fmt.Errorf("service: no user for the unit")
+	}
+	args := append([]string{c.Exe}, c.Args()...)
+	for i, a := range args {
+		args[i] = systemdQuote(a)
+	}
+	var b bytes.Buffer
+	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	line("# Written by \"cfe-agent service install\"; \"cfe-agent service uninstall\" removes it.")
+	line("[Unit]")
+	line("Description=%s", specifiers(c.DisplayName+" — "+c.Description))
+	line("Wants=network-online.target")
+	line("After=network-online.target cups.service")
+	line("")
+	line("[Service]")
+	line("Type=simple")
+	line("User=%s", specifiers(c.User))
+	line("ExecStart=%s", strings.Join(args, " "))
+	line("Restart=on-failure")
+	line("RestartSec=5s")
+	line("TimeoutStopSec=30s")
+	line("UMask=0077")
+	line("NoNewPrivileges=yes")
+	line("ProtectSystem=strict")
+	line("ReadWritePaths=%s", systemdQuote(c.DataDir))
+	line("PrivateTmp=yes")
+	line("ProtectKernelTunables=yes")
+	line("ProtectKernelModules=yes")
+	line("ProtectKernelLogs=yes")
+	line("ProtectControlGroups=yes")
+	line("RestrictSUIDSGID=yes")
+	line("RestrictRealtime=yes")
+	line("LockPersonality=yes")
+	line("")
+	line("[Install]")
+	line("WantedBy=multi-user.target")
+	return b.Bytes(), nil
+}
+
+// systemdQuote writes one word of a command line or path list as systemd
+// reads it: double-quoted when it holds blanks, quotes or backslashes (with
+// " and \ backslash-escaped), and with % and $ doubled so that neither
+// specifiers nor variables are expanded.
+func systemdQuote(s string) string {
+	s = strings.NewReplacer("%", "%%", "$", "$$").Replace(s)
+	if s != "" && !strings.ContainsAny(s, " \t\"'\\;") {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// specifiers escapes % in a value where systemd expands specifiers.
+func specifiers(s string) string { return strings.ReplaceAll(s, "%", "%%") }
