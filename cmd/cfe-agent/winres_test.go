@@ -45,6 +45,7 @@ func TestWinres_WindowsExecutable(t *testing.T) {
 	}
 	testtool.Require(t, "make")
 	const ver = "v7.8.9-3-gdeadbee"
+	const numeric = "7.8.12" // NUMERIC_VERSION, as scripts/version.sh MSI_VERSION gives it
 	// make writes the resources beside the sources, where a plain
 	// "GOOS=windows go build" picks them up: put back what was there.
 	syso := filepath.Join(testtool.RepoRoot(t), "cmd", "cfe-agent", "rsrc_windows_amd64.syso")
@@ -57,7 +58,7 @@ func TestWinres_WindowsExecutable(t *testing.T) {
 		}
 	})
 	exe := filepath.Join(t.TempDir(), "cfe-agent.exe")
-	make := exec.Command("make", "-C", testtool.RepoRoot(t), "windows", "VERSION="+ver, "WINDOWS_EXE="+exe)
+	make := exec.Command("make", "-C", testtool.RepoRoot(t), "windows", "VERSION="+ver, "NUMERIC_VERSION="+numeric, "WINDOWS_EXE="+exe)
 	if out, err := make.CombinedOutput(); err != nil {
 		t.Fatalf("make windows: %v\n%s", err, out)
 	}
@@ -102,15 +103,17 @@ func TestWinres_WindowsExecutable(t *testing.T) {
 	if err := json.Unmarshal(js, &parsed); err != nil {
 		t.Fatal(err)
 	}
-	if parsed.Fixed.FileVersion != "7.8.9.0" || parsed.Fixed.ProductVersion != "7.8.9.0" {
-		t.Errorf("fixed versions = %+v, want 7.8.9.0 (the numeric part of the tag)", parsed.Fixed)
+	// The file version is the numeric form the MSI also uses; the product
+	// version the numeric part of the tag.
+	if parsed.Fixed.FileVersion != numeric+".0" || parsed.Fixed.ProductVersion != "7.8.9.0" {
+		t.Errorf("fixed versions = %+v, want file %s.0 (NUMERIC_VERSION), product 7.8.9.0 (the tag's numeric part)", parsed.Fixed, numeric)
 	}
 	strs, ok := parsed.Info["380A"]
 	if !ok {
 		t.Fatalf("no Spanish (Uruguay) string table: %s", js)
 	}
 	for k, want := range map[string]string{
-		"ProductName": "Agente CFE", "FileVersion": ver, "ProductVersion": ver, "CompanyName": "cfe-agent",
+		"ProductName": "Agente CFE", "FileVersion": numeric, "ProductVersion": ver, "CompanyName": "cfe-agent",
 		"FileDescription": "Agente de comprobantes fiscales electrónicos (CFE)", "OriginalFilename": "cfe-agent.exe",
 	} {
 		if strs[k] != want {
