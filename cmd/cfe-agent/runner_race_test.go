@@ -170,7 +170,7 @@ func TestRunner_open(t *testing.T) {
 	}
 }
 
-// TestRunner_UseProfile switches the profile from two goroutines at once:
+// TestRunner_UseProfile switches the profile from four goroutines at once:
 // each switch reopens the agent, and the runner's options are read and
 // written only under its lock (-race reports otherwise).
 func TestRunner_UseProfile(t *testing.T) {
