@@ -24,7 +24,7 @@ import (
 func Add(dataDir, name string, p Profile, activate bool) error {
 	const op = "profiles.Add"
 	name = strings.ToLower(name)
-	cfg, _, err := read(op, dataDir, false)
+	cfg, _, err := read(op, dataDir, nil)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func checkFile(op string, content []byte) error {
 	if err := os.WriteFile(filepath.Join(dir, FileName), content, 0o600); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	cfg, unknown, err := read(op, dir, false)
+	cfg, unknown, err := read(op, dir, nil)
 	if err != nil {
 		return err
 	}

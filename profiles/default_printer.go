@@ -20,7 +20,7 @@ import (
 // written); any other error is internal.
 func SetDefaultPrinter(dataDir, name, alias string) error {
 	const op = "profiles.SetDefaultPrinter"
-	cfg, unknown, err := read(op, dataDir, false)
+	cfg, unknown, err := read(op, dataDir, nil)
 	if err != nil {
 		return err
 	}

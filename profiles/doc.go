@@ -11,7 +11,10 @@
 // Load reads the file with its own viper instance (never viper's global),
 // applies environment overrides for the active profile (one prefix,
 // CFE_AGENT_), fills defaults and validates every profile, naming the profile
-// and field of each broken rule in Spanish. EnsureDefault writes the embedded,
+// and field of each broken rule in Spanish. LoadWith also applies the command
+// line's Overrides (--profile, --listen) above the environment, so a value
+// given by flag obeys the same rules as one in the file, without going
+// through the process environment. EnsureDefault writes the embedded,
 // commented default file on first run; Save writes atomically; Use switches the
 // active profile; Add adds a profile keeping the file's comments; Redacted
 // hides every secret for diagnostics.

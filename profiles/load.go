@@ -29,6 +29,19 @@ const (
 	EnvProfile = EnvPrefix + "PROFILE"  // the active profile, instead of the file's "active"
 )
 
+// Overrides are values the command line gives (cfe-agent's --profile and
+// --listen). They win over the environment and the file, and obey the same
+// rules as values written in the file: a LAN address needs LAN mode and
+// tokens, a profile must exist. The zero value overrides nothing.
+type Overrides struct {
+	// Profile is the active profile, instead of $CFE_AGENT_PROFILE and the
+	// file's "active"; the other overrides then apply to it.
+	Profile string
+	// Listen is the active profile's listen address, instead of
+	// $CFE_AGENT_LISTEN and the profile's listen.
+	Listen string
+}
+
 // envOverrides are the environment variables that override a field of the
 // active profile: EnvPrefix+name sets the profile key. Lists (LAN_TOKENS) are
 // comma-separated. An empty variable overrides nothing.
@@ -104,9 +117,14 @@ func DataDir(flagValue string) (string, error) {
 // Errors: ENOTFOUND when config.yaml does not exist; EINVALID when it is not
 // YAML, has unknown keys or values of the wrong type, or breaks a rule of
 // Validate (each named in Fields); any other error is internal (unreadable file).
-func Load(dataDir string) (*Config, error) {
+func Load(dataDir string) (*Config, error) { return LoadWith(dataDir, Overrides{}) }
+
+// LoadWith is Load with the command line's overrides applied last, over the
+// environment's. A Profile naming no profile of the file is EINVALID, as
+// $CFE_AGENT_PROFILE naming none is.
+func LoadWith(dataDir string, o Overrides) (*Config, error) {
 	const op = "profiles.Load"
-	cfg, unknown, err := read(op, dataDir, true)
+	cfg, unknown, err := read(op, dataDir, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +135,10 @@ func Load(dataDir string) (*Config, error) {
 }
 
 // read decodes dataDir/config.yaml with defaults filled in, and with the
-// environment overrides when withEnv is set. It does not validate: it returns
-// the keys it does not know, for validate to report with the broken rules.
-func read(op, dataDir string, withEnv bool) (cfg *Config, unknown []cfe.FieldError, err error) {
+// environment's and over's overrides when over is not nil (nil: the file
+// alone). It does not validate: it returns the keys it does not know, for
+// validate to report with the broken rules.
+func read(op, dataDir string, over *Overrides) (cfg *Config, unknown []cfe.FieldError, err error) {
 	path := filepath.Join(dataDir, FileName)
 	v := viper.New()
 	v.SetConfigFile(path)
@@ -128,8 +147,8 @@ func read(op, dataDir string, withEnv bool) (cfg *Config, unknown []cfe.FieldErr
 		return nil, nil, readError(op, path, err)
 	}
 	names := v.GetStringMap("profiles")
-	if withEnv {
-		if err := bindEnv(op, v, names); err != nil {
+	if over != nil {
+		if err := bindEnv(op, v, names, *over); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -160,16 +179,24 @@ func read(op, dataDir string, withEnv bool) (cfg *Config, unknown []cfe.FieldErr
 }
 
 // bindEnv binds CFE_AGENT_PROFILE to the active profile's name, and the
-// override variables to that profile's keys.
-func bindEnv(op string, v *viper.Viper, profiles map[string]any) error {
+// override variables to that profile's keys; over's values are set above
+// both (viper's Set wins over its environment).
+func bindEnv(op string, v *viper.Viper, profiles map[string]any, over Overrides) error {
 	if err := v.BindEnv("active", EnvProfile); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
+	chosen := os.Getenv(EnvProfile)
+	if over.Profile != "" {
+		v.Set("active", over.Profile)
+		chosen = over.Profile
+	}
 	active := strings.ToLower(v.GetString("active"))
 	if _, ok := profiles[active]; !ok {
-		if env := os.Getenv(EnvProfile); env != "" {
+		if chosen != "" {
+			// Named as the variable, whether it came from the environment or
+			// from --profile, which used to set the variable.
 			return invalid(op, []cfe.FieldError{{Campo: EnvProfile,
-				Mensaje: fmt.Sprintf("el perfil %q no existe en %s", env, FileName)}})
+				Mensaje: fmt.Sprintf("el perfil %q no existe en %s", chosen, FileName)}})
 		}
 		return nil // Validate reports the missing or unknown active profile
 	}
@@ -177,6 +204,9 @@ func bindEnv(op string, v *viper.Viper, profiles map[string]any) error {
 		if err := v.BindEnv("profiles."+active+"."+o.key, EnvPrefix+o.name); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
+	}
+	if over.Listen != "" {
+		v.Set("profiles."+active+".listen", over.Listen)
 	}
 	return nil
 }

@@ -34,9 +34,15 @@ var defaultYAML []byte
 // full or read-only disk does not keep the agent from loading it. Errors are
 // those of Load.
 func EnsureDefault(dataDir string) (cfg *Config, created bool, err error) {
+	return EnsureDefaultWith(dataDir, Overrides{})
+}
+
+// EnsureDefaultWith is EnsureDefault loading with the command line's
+// overrides (LoadWith).
+func EnsureDefaultWith(dataDir string, o Overrides) (cfg *Config, created bool, err error) {
 	const op = "profiles.EnsureDefault"
 	if _, err := os.Lstat(filepath.Join(dataDir, FileName)); err == nil {
-		cfg, err = Load(dataDir)
+		cfg, err = LoadWith(dataDir, o)
 		return cfg, false, err
 	}
 	switch err := durable.WriteFile(filepath.Join(dataDir, FileName), defaultYAML, false); {
@@ -45,7 +51,7 @@ func EnsureDefault(dataDir string) (cfg *Config, created bool, err error) {
 	case !errors.Is(err, fs.ErrExist):
 		return nil, false, fmt.Errorf("%s: %w", op, err)
 	}
-	cfg, err = Load(dataDir)
+	cfg, err = LoadWith(dataDir, o)
 	return cfg, created, err
 }
 
@@ -79,7 +85,7 @@ func Save(dataDir string, cfg *Config) error {
 // other error is internal.
 func Use(dataDir, name string) error {
 	const op = "profiles.Use"
-	cfg, unknown, err := read(op, dataDir, false)
+	cfg, unknown, err := read(op, dataDir, nil)
 	if err != nil {
 		return err
 	}

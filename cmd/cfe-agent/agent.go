@@ -23,6 +23,17 @@ import (
 type globalOptions struct {
 	dataDir string // --data-dir
 	profile string // --profile: the profile to use instead of the active one
+	// listen is --listen of the commands that run the agent (serveOptions),
+	// kept here so that every load of the configuration in the running agent
+	// (reopening, the tray's diagnostics) applies it.
+	listen string
+}
+
+// overrides are the flags that override the configuration, for
+// profiles.LoadWith: they win over the environment and the file and obey
+// the file's rules.
+func (o globalOptions) overrides() profiles.Overrides {
+	return profiles.Overrides{Profile: o.profile, Listen: o.listen}
 }
 
 // agent is the composition of the agent's parts for one profile: its
@@ -54,14 +65,9 @@ func loadConfig(opts globalOptions) (dataDir string, cfg *profiles.Config, creat
 	if err != nil {
 		return "", nil, false, err
 	}
-	if opts.profile != "" {
-		// The profile flag wins over the file's active profile; the environment
-		// overrides then apply to it.
-		if err := os.Setenv(profiles.EnvProfile, opts.profile); err != nil {
-			return "", nil, false, err
-		}
-	}
-	cfg, created, err = profiles.EnsureDefault(dataDir)
+	// The profile flag wins over the file's active profile; the environment
+	// overrides then apply to it, and the listen flag over them.
+	cfg, created, err = profiles.EnsureDefaultWith(dataDir, opts.overrides())
 	return dataDir, cfg, created, err
 }
 
@@ -74,6 +80,13 @@ func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agen
 	if err != nil {
 		return nil, err
 	}
+	return openLoaded(ctx, dataDir, cfg, created, log)
+}
+
+// openLoaded is openAgent on a configuration already loaded by loadConfig
+// (created: loadConfig wrote the default file).
+func openLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, created bool, log *slog.Logger) (*agent, error) {
+	var err error
 	if created {
 		log.Info("wrote the default configuration", "file", filepath.Join(dataDir, profiles.FileName))
 	}

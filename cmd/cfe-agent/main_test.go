@@ -255,42 +255,6 @@ func TestAgent_WrongTimeZoneSignsNothing(t *testing.T) {
 	a.stop(t)
 }
 
-// TestAgent_ListenAddresses checks base_url for each kind of listen address.
-func TestAgent_ListenAddresses(t *testing.T) {
-	t.Run("all interfaces", func(t *testing.T) {
-		env := agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir(), "CFE_AGENT_LAN_ENABLED=true",
-			"CFE_AGENT_LAN_TOKENS=token-de-la-caja-numero-2")
-		a := startAgent(t, env, "--listen", "0.0.0.0:0")
-		if !strings.HasPrefix(a.baseURL, "http://0.0.0.0:") {
-			t.Fatalf("base_url %q, want http://0.0.0.0:<port>", a.baseURL)
-		}
-		port := a.baseURL[strings.LastIndex(a.baseURL, ":"):]
-		_, st := getJSON(t, "http://127.0.0.1"+port+"/state")
-		urls, _ := st["urls"].([]any)
-		if st["base_url"] != a.baseURL || len(urls) == 0 || urls[0] != "http://127.0.0.1"+port {
-			t.Fatalf("/state base_url %v urls %v", st["base_url"], urls)
-		}
-		a.stop(t)
-	})
-	t.Run("specific IP", func(t *testing.T) {
-		// 127.0.0.2 is a loopback address other than the default's.
-		a := startAgent(t, agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir()), "--listen", "127.0.0.2:0")
-		if !strings.HasPrefix(a.baseURL, "http://127.0.0.2:") {
-			t.Fatalf("base_url %q", a.baseURL)
-		}
-		if _, h := getJSON(t, a.baseURL+"/health"); h["base_url"] != a.baseURL {
-			t.Fatalf("/health base_url %v", h["base_url"])
-		}
-		a.stop(t)
-	})
-	t.Run("LAN address without LAN mode is refused", func(t *testing.T) {
-		out, code := runCLI(t, agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir()), "serve", "--listen", "0.0.0.0:0")
-		if code == 0 || !strings.Contains(out, "lan") {
-			t.Fatalf("exit %d\n%s", code, out)
-		}
-	})
-}
-
 func TestAgent_ProfileCommands(t *testing.T) {
 	dataDir := t.TempDir()
 	env := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "CFE_AGENT_HOSTED_URL=http://127.0.0.1:18788",

@@ -16,7 +16,6 @@ import (
 	"github.com/cfe-agent/cfe-agent/autostart"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/health"
-	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/logs"
@@ -61,66 +60,10 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 	root.AddCommand(serve)
 }
 
-// runAgent opens the agent and serves the local module, then shows the tray
-// when it can (else runs headless) until ctx ends (SIGINT, SIGTERM) or the
-// cashier chooses "Salir"; then it closes everything in reverse order. The
-// server and the store are up before the tray appears.
+// runAgent runs the agent until ctx ends or the cashier chooses "Salir":
+// Main.Run (agentmain.go).
 func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
-	issuer.TuneRuntime()
-	dataDir, err := profiles.DataDir(opts.dataDir)
-	if err != nil {
-		return err
-	}
-	release, err := singleInstance(ctx, os.Stdout, dataDir, so.headless) // instance.go
-	if release == nil {
-		return err // nil: another agent runs and its status page was opened
-	}
-	defer release()
-	lg, err := logs.Open(logs.Config{Dir: logs.Dir(dataDir), Level: slog.LevelInfo})
-	if err != nil {
-		return err
-	}
-	defer lg.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
-
-	if so.listen != "" {
-		// Through the profile's override, so the address obeys the same rules
-		// as one written in the profile (a LAN address needs LAN mode and tokens).
-		if err := os.Setenv(profiles.EnvPrefix+"LISTEN", so.listen); err != nil {
-			return err
-		}
-	}
-	r := &runner{opts: opts, dataDir: dataDir, log: lg.Logger, redactor: lg.Redactor}
-	if err := r.open(ctx); err != nil {
-		return err
-	}
-	defer r.close()
-
-	why := trayUnavailable(ctx, so.headless)
-	if errors.Is(why, tray.ErrNoHost) {
-		// A session without a tray host yet (the agent started at login
-		// before the panel): serve headless and show the tray once one
-		// appears.
-		r.log.Info("running headless", "reason", why.Error()+"; the tray appears when a tray host starts")
-		if err := tray.WaitHost(ctx); err != nil {
-			if ctx.Err() == nil {
-				r.log.Warn("no longer waiting for a tray host", "err", err)
-				<-ctx.Done()
-			}
-		} else {
-			r.log.Info("a tray host appeared: showing the tray")
-			why = nil
-		}
-	} else if why != nil {
-		r.log.Info("running headless", "reason", why.Error())
-		<-ctx.Done()
-	}
-	if why == nil && ctx.Err() == nil {
-		if err := tray.Run(ctx, tray.Config{Agent: r, Logger: r.log}); err != nil {
-			r.log.Error("the tray failed: stopping", "err", err)
-		}
-	}
-	r.log.Info("shutting down")
-	return nil
+	return NewMain(opts, so).Run(ctx)
 }
 
 // trayUnavailable says why the agent runs headless, or nil when it shows the
@@ -157,18 +100,21 @@ type session struct {
 }
 
 // open opens a session on r.opts; the caller holds r.mu or is the only user.
+// The configuration is loaded once, and every part the local module reads is
+// built before it serves: request goroutines only read the agent.
 func (r *runner) open(ctx context.Context) error {
-	_, cfg, _, err := loadConfig(r.opts)
+	dataDir, cfg, created, err := loadConfig(r.opts)
 	if err != nil {
 		return err
 	}
 	r.redactor.SetSecrets(configSecrets(cfg)...) // before anything is logged about the profile
-	a, err := openAgent(ctx, r.opts, r.log)
+	a, err := openLoaded(ctx, dataDir, cfg, created, r.log)
 	if err != nil {
 		return err
 	}
 	settle := a.checkNumbering(ctx)
 	a.backups, a.adminToken = newBackupManager(a, r.log), newAdminToken()
+	d := newDeliverer(a) // sets a.deliverer, which requests read (kickingIssuer, hostedState)
 	srv := newServer(a, a.profile.Listen, r.log)
 	if err := srv.Open(); err != nil {
 		a.Close()
@@ -176,7 +122,7 @@ func (r *runner) open(ctx context.Context) error {
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s := &session{a: a, srv: srv, stop: stop}
-	if d := newDeliverer(a); d != nil {
+	if d != nil {
 		s.done.Go(func() { d.Run(bg) })
 	}
 	if settle != nil {
@@ -244,6 +190,16 @@ func (r *runner) current() (*session, error) {
 	return r.cur, nil
 }
 
+// currentWithOptions is current with r.opts, both read under r.mu.
+func (r *runner) currentWithOptions() (*session, globalOptions, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil {
+		return nil, r.opts, cfe.Errorf(cfe.EUNAVAILABLE, "el agente no está funcionando")
+	}
+	return r.cur, r.opts, nil
+}
+
 // State implements tray.Agent in-process: the report the local module's
 // GET /state answers (localapi.Server.Report), as the status page reads it.
 func (r *runner) State(ctx context.Context) (*apitype.StateReport, error) {
@@ -286,11 +242,11 @@ func (r *runner) Print(ctx context.Context, uuid, alias string) error {
 // UseProfile implements tray.Agent: the file's active profile changes and
 // the agent reopens on it.
 func (r *runner) UseProfile(name string) error {
-	s, err := r.current()
+	s, opts, err := r.currentWithOptions()
 	if err != nil {
 		return err
 	}
-	oldActive, oldFlag := s.a.cfg.Active, r.opts.profile
+	oldActive, oldFlag := s.a.cfg.Active, opts.profile
 	return r.reopen(func() error {
 		if err := profiles.Use(r.dataDir, name); err != nil {
 			return err
