@@ -4,7 +4,7 @@ LINT    := $(GO) tool -modfile=tools/go.mod golangci-lint
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run test test-short fuzz bench bench-scale bench-latency fmt vet lint build cross clean
+.PHONY: run test test-windows test-short fuzz bench bench-scale bench-latency fmt vet lint build cross clean
 
 run:            ## run the agent on the embedded default profile
 	$(GO) run ./cmd/cfe-agent
@@ -12,6 +12,9 @@ run:            ## run the agent on the embedded default profile
 test:           ## install missing test tools, then run every test with the race detector
 	./scripts/test-deps.sh
 	$(GO) test -race -count=1 ./...
+
+test-windows:   ## the Windows unit tests and cfe-agent.exe under Wine, the slow Windows tests included
+	CFE_WINE_FULL=1 $(GO) test -count=1 -v -timeout 20m -run '^TestWine_' ./internal/wintest/
 
 test-short:     ## quick tests, no tool install, no race detector
 	$(GO) test -short ./...

@@ -47,6 +47,9 @@ type Prefix struct {
 // does not exist, and held by t until t ends, when its wineserver is killed.
 func New(t testing.TB) *Prefix {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the Wine tests take a minute: not with -short (make test and make test-windows run them)")
+	}
 	p := &Prefix{t: t, wine: testtool.Require(t, "wine"), wineserver: testtool.Require(t, "wineserver")}
 	gcc := testtool.Require(t, "x86_64-w64-mingw32-gcc")
 	version, err := exec.Command(p.wine, "--version").Output()
