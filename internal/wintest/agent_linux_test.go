@@ -244,7 +244,15 @@ func TestWine_Agent(t *testing.T) {
 		tk := prefix.Command(context.Background(), "taskkill", "/im", "cfe-agent.exe")
 		_ = tk.Run() // "Close message sent to top-level windows" even with none
 		if a.exited(2 * time.Second) {
-			t.Logf("taskkill without /f stopped the agent: Wine now delivers a graceful stop")
+			// A graceful stop (the agent may get a window for
+			// WM_CLOSE): it exits 0 and removes its run file.
+			t.Logf("taskkill without /f stopped the agent: a graceful stop under Wine")
+			if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("the agent stopped by taskkill exited %d, want 0", code)
+			}
+			if _, err := os.Stat(filepath.Join(dataDir, "run", "sandbox.json")); err == nil {
+				t.Errorf("the agent stopped by taskkill left its run file")
+			}
 		} else {
 			prefix.Kill()
 			if !a.exited(30 * time.Second) {
