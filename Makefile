@@ -14,7 +14,7 @@ WINDOWS_LDFLAGS := $(LDFLAGS) -H=windowsgui
 WINRES      := $(GO) tool -modfile=tools/go.mod go-winres
 WINRES_SYSO := cmd/cfe-agent/rsrc_windows_amd64.syso
 
-.PHONY: run test test-short fuzz bench bench-scale bench-latency fmt vet lint build cross dist clean winres windows
+.PHONY: run test test-windows test-short fuzz bench bench-scale bench-latency fmt vet lint build cross dist clean winres windows
 
 run:            ## run the agent on the embedded default profile
 	$(GO) run ./cmd/cfe-agent
@@ -22,6 +22,9 @@ run:            ## run the agent on the embedded default profile
 test:           ## install missing test tools, then run every test with the race detector
 	./scripts/test-deps.sh
 	$(GO) test -race -count=1 ./...
+
+test-windows:   ## the Windows unit tests and cfe-agent.exe under Wine, the slow Windows tests included
+	CFE_WINE_FULL=1 $(GO) test -count=1 -v -timeout 20m -run '^TestWine_' ./internal/wintest/
 
 test-short:     ## quick tests, no tool install, no race detector
 	$(GO) test -short ./...

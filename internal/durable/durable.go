@@ -16,7 +16,8 @@ import (
 // that path never holds a partial file and the new content survives a power
 // cut once WriteFile returns. With replace, an existing file is replaced
 // (rename); without, an existing file is kept and the error wraps
-// fs.ErrExist (link). The file gets mode 0600 and a missing directory 0700.
+// fs.ErrExist (a link; on Windows a move that replaces nothing). The file gets
+// mode 0600 and a missing directory 0700.
 //
 // A missing directory is created with the file already in it: the file is
 // written into a temporary directory beside it, which then takes the
@@ -36,7 +37,8 @@ func WriteFile(path string, data []byte, replace bool) error {
 	if err != nil {
 		return err
 	}
-	// After a rename this removes nothing; after a link, the extra name.
+	// After a rename (or linkNew's move on Windows) this removes nothing;
+	// after a link, the extra name.
 	defer os.Remove(tmp.Name())
 	if err := writeSynced(tmp, data); err != nil {
 		return err
@@ -44,7 +46,7 @@ func WriteFile(path string, data []byte, replace bool) error {
 	if replace {
 		err = os.Rename(tmp.Name(), path)
 	} else {
-		err = os.Link(tmp.Name(), path)
+		err = linkNew(tmp.Name(), path)
 	}
 	if err != nil {
 		return err

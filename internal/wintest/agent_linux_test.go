@@ -1,0 +1,359 @@
+package wintest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
+)
+
+// guiLDFlags are the link flags of the shipped Windows agent: the GUI
+// subsystem (no console window) and a version the test recognises.
+const guiLDFlags = "-s -w -H=windowsgui -X main.version=wine-test"
+
+// listeningRE is the agent's log line once its module listens.
+var listeningRE = regexp.MustCompile(`msg="cfe-agent listening" base_url=(\S+)`)
+
+// syncBuffer is an io.Writer the process writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// agent is a running cfe-agent, Windows (under Wine) or Linux.
+type agent struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	log     *syncBuffer
+	done    chan struct{}
+	baseURL string
+}
+
+// start runs cmd and waits until the agent listens.
+func start(t *testing.T, cmd *exec.Cmd) *agent {
+	t.Helper()
+	a := &agent{t: t, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = a.log, a.log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(a.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-a.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-a.done
+		}
+		if t.Failed() {
+			t.Logf("agent output:\n%s", a.log.String())
+		}
+	})
+	deadline := time.After(60 * time.Second)
+	for {
+		if m := listeningRE.FindStringSubmatch(a.log.String()); m != nil {
+			a.baseURL = m[1]
+			return a
+		}
+		select {
+		case <-a.done:
+			t.Fatalf("the agent exited before listening (%v):\n%s", cmd.ProcessState, a.log.String())
+		case <-deadline:
+			t.Fatalf("the agent did not listen within 60 s:\n%s", a.log.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// exited reports whether the process has ended within d.
+func (a *agent) exited(d time.Duration) bool {
+	select {
+	case <-a.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// call sends a request to the agent's module and decodes the JSON answer.
+func (a *agent) call(method, path string, body []byte, out any) int {
+	a.t.Helper()
+	req, err := http.NewRequest(method, a.baseURL+path, bytes.NewReader(body))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		a.t.Fatalf("%s %s answered %d, not JSON: %v\n%s", method, path, resp.StatusCode, err, b)
+	}
+	return resp.StatusCode
+}
+
+// signResult is the part of a /sign-cfe answer the test checks.
+type signResult struct {
+	Codigo    string `json:"codigo_respuesta"`
+	Mensaje   string `json:"mensaje_respuesta"`
+	Serie     string `json:"serie"`
+	Numero    int64  `json:"numero"`
+	TmstFirma string `json:"tmst_firma"`
+	XML       string `json:"xml_firmado"`
+}
+
+// sign posts examples/e-ticket.json under uuid.
+func (a *agent) sign(uuid string) signResult {
+	a.t.Helper()
+	body, err := os.ReadFile(filepath.Join(testtool.RepoRoot(a.t), "examples", "e-ticket.json"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	body = regexp.MustCompile(`"uuid": "[^"]+"`).ReplaceAll(body, []byte(`"uuid": "`+uuid+`"`))
+	var res signResult
+	a.call(http.MethodPost, "/sign-cfe", body, &res)
+	return res
+}
+
+// health is the part of GET /health the test checks.
+type health struct {
+	OK      bool   `json:"ok"`
+	Version string `json:"version"`
+	Zona    struct {
+		OK      bool   `json:"ok"`
+		Nombre  string `json:"nombre"`
+		Desfase string `json:"desfase"`
+	} `json:"zona_horaria"`
+}
+
+// pdfText is pdftotext's text of a PDF file.
+func pdfText(t *testing.T, path string) string {
+	t.Helper()
+	bin := testtool.Require(t, "pdftotext")
+	out, err := exec.Command(bin, "-enc", "UTF-8", path, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext %s: %v", path, err)
+	}
+	return string(out)
+}
+
+// TestWine_Agent runs the shipped form of cfe-agent.exe under Wine: serve with a
+// Windows data directory, sign, render, stop; then the Linux build reopens the
+// same data directory with nothing lost.
+func TestWine_Agent(t *testing.T) {
+	prefix := wine.New(t)
+	testtool.Require(t, "xmlsec1")
+	testtool.Require(t, "xmllint")
+	testtool.Require(t, "pdftotext")
+	exe := wine.Build(t, "./cmd/cfe-agent", guiLDFlags)
+	dataDir := t.TempDir()
+	winData := prefix.WindowsPath(dataDir)
+	// Wine hands the Linux environment to the Windows program: TZ sets both
+	// Wine's clock zone and the agent's (issuer.MachineZone reads TZ first).
+	// Wine's registry zone for -03:00 is "Argentina Standard Time" (its first
+	// match), which the agent would refuse; TZ is what a test can set.
+	montevideo := "TZ=America/Montevideo"
+
+	const uuid = "6f1c2a8e-3b7d-4e2a-9c51-8d0e4f7a2b19"
+	var first signResult
+	t.Run("serve signs an e-Ticket with a Windows data directory", func(t *testing.T) {
+		cmd := prefix.Command(context.Background(), exe, "--data-dir", winData, "serve", "--listen", "127.0.0.1:0")
+		cmd.Env = prefix.Env(montevideo)
+		a := start(t, cmd)
+		var h health
+		if code := a.call(http.MethodGet, "/health", nil, &h); code != http.StatusOK || !h.OK {
+			t.Fatalf("/health answered %d %+v", code, h)
+		}
+		if h.Version != "wine-test" || !h.Zona.OK || h.Zona.Desfase != "-03:00" {
+			t.Fatalf("/health of the Windows build: %+v, want version wine-test and zone -03:00", h)
+		}
+		first = a.sign(uuid)
+		if first.Codigo != "00" || first.Numero < 1 || !strings.HasSuffix(first.TmstFirma, "-03:00") {
+			t.Fatalf("sign-cfe: %+v", first)
+		}
+		if !strings.Contains(a.log.String(), `file=`+winData+`\certs\`) {
+			t.Errorf("the agent did not write its certificate under the Windows data directory %s:\n%s", winData, a.log.String())
+		}
+		if _, err := os.Stat(filepath.Join(dataDir, "config.yaml")); err != nil {
+			t.Errorf("no config.yaml in the data directory given as %s: %v", winData, err)
+		}
+
+		xml := []byte(first.XML)
+		if out, ok := testtool.XMLSecVerify(t, xml, ""); !ok {
+			t.Errorf("xmlsec1 --verify rejects the XML signed under Wine:\n%s", out)
+		}
+		testtool.MustValidateXSD(t, testtool.XSD(t, "CFEDGI.xsd"), xml)
+
+		// The PDF is rendered by the Windows executable, from files named
+		// with Windows paths, while the agent runs.
+		xmlFile := filepath.Join(t.TempDir(), "ticket.xml")
+		if err := os.WriteFile(xmlFile, xml, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		pdfFile := filepath.Join(filepath.Dir(xmlFile), "ticket.pdf")
+		render := prefix.Command(context.Background(), exe, "--data-dir", winData,
+			"render", prefix.WindowsPath(xmlFile), "-o", prefix.WindowsPath(pdfFile))
+		render.Env = prefix.Env(montevideo)
+		if out, err := render.CombinedOutput(); err != nil {
+			t.Fatalf("cfe-agent.exe render: %v\n%s", err, out)
+		}
+		testtool.MustContain(t, "the PDF rendered by cfe-agent.exe", pdfText(t, pdfFile),
+			fmt.Sprintf("Serie %s Nº %d", first.Serie, first.Numero),
+			"Representacion impresa de prueba sin valor fiscal")
+
+		// No graceful stop reaches a headless GUI-subsystem process under
+		// Wine: it has no console for a Ctrl+C event (SIGINT to the Wine
+		// process does nothing) and no window for taskkill's WM_CLOSE.
+		// The test tries both (a graceful stop must exit 0 and remove the
+		// run file), and else stops the agent the hard way, as a power
+		// cut or a forced end of task would: the Linux build then reopens
+		// the store.
+		graceful := ""
+		if err := a.cmd.Process.Signal(os.Interrupt); err == nil && a.exited(2*time.Second) {
+			graceful = "SIGINT to the Wine process (Ctrl+C)"
+		} else {
+			tk := prefix.Command(context.Background(), "taskkill", "/im", "cfe-agent.exe")
+			_ = tk.Run() // "Close message sent to top-level windows" even with none
+			if a.exited(2 * time.Second) {
+				graceful = "taskkill without /f (WM_CLOSE)"
+			}
+		}
+		if graceful != "" {
+			// A graceful stop (the agent may get a window for
+			// WM_CLOSE): it exits 0 and removes its run file.
+			t.Logf("%s stopped the agent: a graceful stop under Wine", graceful)
+			if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("the agent stopped by %s exited %d, want 0", graceful, code)
+			}
+			if _, err := os.Stat(filepath.Join(dataDir, "run", "sandbox.json")); err == nil {
+				t.Errorf("the agent stopped by %s left its run file", graceful)
+			}
+		} else {
+			prefix.Kill()
+			if !a.exited(30 * time.Second) {
+				t.Fatal("the agent outlived wineserver -k")
+			}
+		}
+	})
+	if first.Codigo != "00" {
+		t.FailNow()
+	}
+
+	t.Run("the Linux build reopens the data directory with nothing lost", func(t *testing.T) {
+		linuxBin := filepath.Join(t.TempDir(), "cfe-agent")
+		build := exec.Command("go", "build", "-o", linuxBin, "./cmd/cfe-agent")
+		build.Dir = testtool.RepoRoot(t)
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		cmd := exec.Command(linuxBin, "--data-dir", dataDir, "serve", "--listen", "127.0.0.1:0")
+		cmd.Env = append(cleanEnv(), montevideo, "HOME="+t.TempDir())
+		a := start(t, cmd)
+		var h health
+		if code := a.call(http.MethodGet, "/health", nil, &h); code != http.StatusOK || !h.OK {
+			t.Fatalf("/health after the Windows agent was killed: %d %+v", code, h)
+		}
+		again := a.sign(uuid)
+		if again.Codigo != "00" || again.Numero != first.Numero || again.XML != first.XML {
+			t.Errorf("the uuid signed under Wine, asked again on Linux: %s %s-%d (want the same CFE %s-%d)",
+				again.Codigo, again.Serie, again.Numero, first.Serie, first.Numero)
+		}
+		next := a.sign("0d9e4b7c-5a21-4f3e-8b6d-2c7a9e1f4d03")
+		if next.Codigo != "00" || next.Serie != first.Serie || next.Numero != first.Numero+1 {
+			t.Errorf("a new sale after the reopen: %s %s-%d, want %s-%d", next.Codigo, next.Serie, next.Numero, first.Serie, first.Numero+1)
+		}
+		if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if !a.exited(20*time.Second) || a.cmd.ProcessState.ExitCode() != 0 {
+			t.Fatalf("the Linux agent did not stop cleanly on SIGTERM (%v)", a.cmd.ProcessState)
+		}
+	})
+
+	t.Run("without --data-dir the data directory is %APPDATA%\\cfe-agent", func(t *testing.T) {
+		dir := filepath.Join(prefix.AppData(), "cfe-agent")
+		// The prefix is cached between runs: start and end without it.
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		cmd := prefix.Command(context.Background(), exe, "serve", "--listen", "127.0.0.1:0")
+		cmd.Env = prefix.Env(montevideo)
+		a := start(t, cmd)
+		var h health
+		if code := a.call(http.MethodGet, "/health", nil, &h); code != http.StatusOK || !h.OK {
+			t.Fatalf("/health: %d %+v", code, h)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "config.yaml")); err != nil {
+			t.Errorf("the agent started without --data-dir wrote no config.yaml in %%APPDATA%%\\cfe-agent (%s): %v", dir, err)
+		}
+		if !regexp.MustCompile(`file=C:\\users\\[^\\]+\\AppData\\Roaming\\cfe-agent\\certs\\`).MatchString(a.log.String()) {
+			t.Errorf("the agent's log names no certificate under C:\\users\\…\\AppData\\Roaming\\cfe-agent:\n%s", a.log.String())
+		}
+		prefix.Kill()
+		if !a.exited(30 * time.Second) {
+			t.Fatal("the agent outlived wineserver -k")
+		}
+	})
+
+	t.Run("a machine zone other than Montevideo answers 96", func(t *testing.T) {
+		cmd := prefix.Command(context.Background(), exe, "--data-dir", winData, "serve", "--listen", "127.0.0.1:0")
+		cmd.Env = prefix.Env("TZ=UTC")
+		a := start(t, cmd)
+		res := a.sign("3a5c7e9b-1d2f-4a6b-8c0d-e1f2a3b4c5d6")
+		if res.Codigo != "96" || res.Numero != 0 {
+			t.Errorf("signing with the zone UTC under Wine: %s %s-%d %q, want 96 and no number", res.Codigo, res.Serie, res.Numero, res.Mensaje)
+		}
+		prefix.Kill()
+		if !a.exited(30 * time.Second) {
+			t.Fatal("the agent outlived wineserver -k")
+		}
+	})
+}
+
+// cleanEnv is the test's environment without the agent's settings, which the
+// developer's shell may hold.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CFE_AGENT_") && !strings.HasPrefix(kv, "TZ=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
