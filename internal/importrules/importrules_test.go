@@ -49,6 +49,7 @@ var allowed = map[string][]string{
 	"internal/powercut":              {},
 	"internal/scalefill":             {"cfe", "issuer", "signer", "store"},
 	"cfe/internal/xsdgen":            {"assets"},
+	"cfe/xsdvalid":                   {"cfe", "assets"},
 	"cfe/internal/xsdgen/cmd/xsdgen": {"cfe/internal/xsdgen"},
 }
 
