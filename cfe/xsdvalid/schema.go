@@ -383,6 +383,11 @@ func (s *Schema) elementDecl(el *etree.Element, global bool) (*element, error) {
 	}
 	e.abstract = el.SelectAttrValue("abstract", "false") == "true"
 	kids := xsChildren(el)
+	for _, k := range kids {
+		if k.Tag != "complexType" && k.Tag != "simpleType" {
+			return nil, schemaErr(k, "xs:%s in an element is not supported", k.Tag)
+		}
+	}
 	typeAttr := el.SelectAttrValue("type", "")
 	var err error
 	switch {
@@ -395,7 +400,7 @@ func (s *Schema) elementDecl(el *etree.Element, global bool) (*element, error) {
 	case typeAttr == "" && len(kids) == 0:
 		e.typ = anyType // an element without a type is of xs:anyType
 	default:
-		err = schemaErr(el, "element content (xs:%s) is not supported", kids[0].Tag)
+		err = schemaErr(el, "an element with both a type attribute and an anonymous type, or two anonymous types")
 	}
 	if err != nil {
 		return nil, err

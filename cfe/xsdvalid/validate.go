@@ -178,10 +178,11 @@ func syntaxLine(err error, line int) int {
 
 // validation is the state of one Validate call.
 type validation struct {
-	s     *Schema
-	errs  Errors
-	ids   map[string]bool
-	steps int
+	s      *Schema
+	rootNS string
+	errs   Errors
+	ids    map[string]bool
+	steps  int
 }
 
 func (v *validation) fail(n *node, msg, detail string) {
@@ -201,11 +202,11 @@ func (s *Schema) Validate(doc []byte) error {
 	if err != nil {
 		return Errors{err.(Error)}
 	}
-	v := &validation{s: s, ids: map[string]bool{}}
+	v := &validation{s: s, ids: map[string]bool{}, rootNS: root.name.Space}
 	q := qname{root.name.Space, root.name.Local}
 	e := s.elements[q]
 	if e == nil {
-		v.fail(root, fmt.Sprintf("el elemento raíz %s no es uno de los que declara el esquema %s", showName(q), s.entry),
+		v.fail(root, fmt.Sprintf("el elemento raíz %s no es uno de los que declara el esquema %s", v.showName(q), s.entry),
 			fmt.Sprintf("no declaration for root element %s in %s", q, s.entry))
 	} else {
 		v.element(root, e)
@@ -224,16 +225,28 @@ var prefixes = map[string]string{
 	"http://www.w3.org/2001/XMLSchema-instance": "xsi:",
 }
 
-// showName writes a name for the user: DGI's elements by their local name,
-// others with their namespace's usual prefix or the namespace.
-func showName(q qname) string {
+// showName writes a name for the user: the names of the root element's
+// namespace (DGI's) by their local name, others with their namespace's usual
+// prefix or the namespace.
+func (v *validation) showName(q qname) string {
 	switch {
-	case q.ns == "" || q.ns == "http://cfe.dgi.gub.uy":
+	case q.ns == v.rootNS:
 		return q.local
+	case q.ns == "":
+		return q.local + " (sin espacio de nombres)"
 	case prefixes[q.ns] != "":
 		return prefixes[q.ns] + q.local
 	}
 	return "{" + q.ns + "}" + q.local
+}
+
+// showAttr writes an attribute's name: unqualified attributes (the usual)
+// by their local name.
+func (v *validation) showAttr(q qname) string {
+	if q.ns == "" {
+		return q.local
+	}
+	return v.showName(q)
 }
 
 func (q qname) String() string {
@@ -337,14 +350,14 @@ func (v *validation) attributes(n *node, t *typeDef) {
 				}
 			}
 			if decl == nil || decl.prohibited {
-				v.fail(n, "el atributo "+showName(q)+" no está permitido en "+n.name.Local,
+				v.fail(n, "el atributo "+v.showAttr(q)+" no está permitido en "+n.name.Local,
 					"attribute "+q.String()+" is not allowed")
 				continue
 			}
 		}
 		seen[q] = true
 		if msg := decl.typ.Check(a.Value); msg != "" {
-			v.fail(n, fmt.Sprintf("atributo %s: valor %q inválido: %s", showName(q), a.Value, msg),
+			v.fail(n, fmt.Sprintf("atributo %s: valor %q inválido: %s", v.showAttr(q), a.Value, msg),
 				fmt.Sprintf("attribute %s: value %q is not valid", q, a.Value))
 			continue
 		}
@@ -352,7 +365,7 @@ func (v *validation) attributes(n *node, t *typeDef) {
 			got, _ := decl.typ.Canonical(a.Value)
 			want, _ := decl.typ.Canonical(*decl.fixed)
 			if got != want {
-				v.fail(n, fmt.Sprintf("atributo %s: el valor debe ser %q (es %q)", showName(q), *decl.fixed, a.Value),
+				v.fail(n, fmt.Sprintf("atributo %s: el valor debe ser %q (es %q)", v.showAttr(q), *decl.fixed, a.Value),
 					fmt.Sprintf("attribute %s: value %q differs from the fixed value %q", q, a.Value, *decl.fixed))
 			}
 		}
@@ -366,7 +379,7 @@ func (v *validation) attributes(n *node, t *typeDef) {
 	}
 	for _, d := range t.attrs {
 		if d.required && !seen[d.name] {
-			v.fail(n, "falta el atributo obligatorio "+showName(d.name)+" en "+n.name.Local,
+			v.fail(n, "falta el atributo obligatorio "+v.showAttr(d.name)+" en "+n.name.Local,
 				"missing required attribute "+d.name.String())
 		}
 	}
@@ -434,7 +447,7 @@ func (m *matcher) once(p *particle, i int, k func(int) bool) bool {
 			m.got[i] = p
 			return k(i + 1)
 		}
-		m.miss(i, showName(p.elem.name))
+		m.miss(i, m.v.showName(p.elem.name))
 		return false
 	case pAny:
 		if i < len(m.kids) && p.any.allows(m.kids[i].name.Space) {
@@ -500,10 +513,10 @@ func (v *validation) content(n *node, p *particle) {
 		q := qname{k.name.Space, k.name.Local}
 		switch {
 		case len(want) == 0 || end && len(want) == 0:
-			v.fail(k, "el elemento "+showName(q)+" no se esperaba aquí: no puede haber más elementos en "+n.name.Local,
+			v.fail(k, "el elemento "+v.showName(q)+" no se esperaba aquí: no puede haber más elementos en "+n.name.Local,
 				"element "+q.String()+" is not expected; no more elements are allowed")
 		default:
-			v.fail(k, "el elemento "+showName(q)+" no se esperaba aquí: se esperaba "+wantES,
+			v.fail(k, "el elemento "+v.showName(q)+" no se esperaba aquí: se esperaba "+wantES,
 				"element "+q.String()+" is not expected; expected "+wantEN)
 		}
 		return
@@ -546,7 +559,7 @@ func (v *validation) wildcard(n *node, w *wildcard) {
 		return
 	}
 	if w.process == "strict" {
-		v.fail(n, "el elemento "+showName(q)+" no está declarado en el esquema", "no declaration for element "+q.String()+" (strict wildcard)")
+		v.fail(n, "el elemento "+v.showName(q)+" no está declarado en el esquema", "no declaration for element "+q.String()+" (strict wildcard)")
 	}
 	// lax: an element without a declaration is not checked (as libxml2).
 }
