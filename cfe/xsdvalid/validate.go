@@ -512,9 +512,12 @@ func (v *validation) content(n *node, p *particle) {
 		k := n.kids[m.far]
 		q := qname{k.name.Space, k.name.Local}
 		switch {
-		case len(want) == 0 || end && len(want) == 0:
+		case len(want) == 0:
 			v.fail(k, "el elemento "+v.showName(q)+" no se esperaba aquí: no puede haber más elementos en "+n.name.Local,
 				"element "+q.String()+" is not expected; no more elements are allowed")
+		case end: // the content could also have ended here
+			v.fail(k, "el elemento "+v.showName(q)+" no se esperaba aquí: se esperaba "+wantES+" o que "+n.name.Local+" terminara",
+				"element "+q.String()+" is not expected; expected "+wantEN+" or the end of the content")
 		default:
 			v.fail(k, "el elemento "+v.showName(q)+" no se esperaba aquí: se esperaba "+wantES,
 				"element "+q.String()+" is not expected; expected "+wantEN)
