@@ -378,6 +378,9 @@ func (v *verifier) checkXSD(b []byte, schema string, notes *[]string, fail func(
 		return
 	}
 	goErr := s.Validate(b)
+	if goErr != nil {
+		goErr = xsdSummary{goErr}
+	}
 	if v.xmllint == "" {
 		if goErr != nil {
 			fail("XSD %s inválido: %s", schema, goErr)
@@ -408,6 +411,18 @@ func (v *verifier) checkXSD(b []byte, schema string, notes *[]string, fail func(
 	default:
 		fail("XSD %s inválido según xmllint: %s; el validador del programa lo acepta: los validadores no coinciden", schema, out)
 	}
+}
+
+// xsdSummary shows the first few errors of a validation, and how many more
+// there are, so that a badly broken file does not fill the screen.
+type xsdSummary struct{ err error }
+
+func (x xsdSummary) Error() string {
+	var es xsdvalid.Errors
+	if !errors.As(x.err, &es) || len(es) <= 3 {
+		return x.err.Error()
+	}
+	return fmt.Sprintf("%s; y %d errores más", es[:3].Error(), len(es)-3)
 }
 
 // longSerial matches X509SerialNumber values longer than the 24 digits

@@ -84,6 +84,15 @@ func TestVerify_XSDWithoutXmllint(t *testing.T) {
 		}
 	}
 
+	// Many errors: the line shows the first three and counts the others.
+	many := writeChanged(t, t.TempDir(), cfe101, "<KeyInfo><X509Data><X509IssuerSerial><X509IssuerName>",
+		`<KeyInfo Id="1a" a="1"><X509Data b="1"><X509IssuerSerial c="1"><X509IssuerName d="1">`)
+	code, lines = verify("--cert", cert, many)
+	if line := lines[many]; code != 1 || !strings.Contains(line, "el atributo a no está permitido en KeyInfo") ||
+		strings.Contains(line, "el atributo c no está permitido") || !strings.HasSuffix(line, "; y 2 errores más") {
+		t.Errorf("a CFE with five schema errors: exit %d, %q", code, line)
+	}
+
 	code, lines = verify("--skip-xsd", "--cert", cert, badSerial)
 	if code != 0 || !strings.Contains(lines[badSerial], "XSD omitido") {
 		t.Errorf("--skip-xsd: exit %d, %q", code, lines[badSerial])
