@@ -31,7 +31,7 @@ const (
 	xsdBaseDate
 	xsdBaseDateTime
 	// The bases below appear in the signature's schemas (xmldsig, xmlenc),
-	// not in a CFE's own data; package xsd validates them.
+	// not in a CFE's own data; package cfe/xsdvalid validates them.
 	xsdBaseBase64Binary
 	xsdBaseAnyURI
 	xsdBaseID // an NCName; its uniqueness is the document's, not the value's

@@ -1,6 +1,6 @@
 package cfe
 
-// This file lends the facet engine of dgifacets.go to package xsd, which
+// This file lends the facet engine of dgifacets.go to package cfe/xsdvalid, which
 // validates whole documents against DGI's schema set with the same simple-type
 // checks that guard a CFE before numbering: one facet engine, not two.
 
