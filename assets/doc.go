@@ -7,7 +7,7 @@
 //     which cover the Latin-1 and Latin Extended-A letters Spanish needs
 //     (á, é, ñ, º, ...), so that text extracts correctly from the PDFs and no
 //     system font is needed on any platform;
-//   - DGI's XSDs, for validating documents with xmllint;
+//   - DGI's XSDs, for validating documents (cfe/xsdvalid; xmllint in tests and as verify's second opinion);
 //   - the public certificates of Uruguay's national root and of accredited
 //     certification authorities (roots/, provenance in roots/SOURCE.md), for
 //     checking who signed a CFE.

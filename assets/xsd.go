@@ -60,28 +60,60 @@ const caeType2012 = "CAEType-2012.xsd"
 // writeCAE2012 writes SchemaCAE2012 and its type file into dir: CAE.xsd and
 // CAEType.xsd with the element TA of DA removed.
 func writeCAE2012(dir string) error {
-	types, err := readSchema("CAEType.xsd")
+	files, err := cae2012()
 	if err != nil {
 		return err
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cae2012 derives SchemaCAE2012 and its type file, by name.
+func cae2012() (map[string][]byte, error) {
+	types, err := readSchema("CAEType.xsd")
+	if err != nil {
+		return nil, err
 	}
 	ta := types.FindElement(`//complexType[@name='CAEdefType']//element[@name='DA']//element[@name='TA']`)
 	if ta == nil {
-		return fmt.Errorf("CAEType.xsd has no element TA in DA")
+		return nil, fmt.Errorf("CAEType.xsd has no element TA in DA")
 	}
 	ta.Parent().RemoveChild(ta)
-	if err := types.WriteToFile(filepath.Join(dir, caeType2012)); err != nil {
-		return err
+	typesXML, err := types.WriteToBytes()
+	if err != nil {
+		return nil, err
 	}
 	top, err := readSchema(SchemaCAE)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	inc := top.FindElement(`/schema/include[@schemaLocation='CAEType.xsd']`)
 	if inc == nil {
-		return fmt.Errorf("%s does not include CAEType.xsd", SchemaCAE)
+		return nil, fmt.Errorf("%s does not include CAEType.xsd", SchemaCAE)
 	}
 	inc.CreateAttr("schemaLocation", caeType2012)
-	return top.WriteToFile(filepath.Join(dir, SchemaCAE2012))
+	topXML, err := top.WriteToBytes()
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{caeType2012: typesXML, SchemaCAE2012: topXML}, nil
+}
+
+// ReadSchema returns the schema file name of the set WriteSchemas writes
+// (DGI's embedded files and the derived SchemaCAE2012 with its type file).
+func ReadSchema(name string) ([]byte, error) {
+	if name == SchemaCAE2012 || name == caeType2012 {
+		files, err := cae2012()
+		if err != nil {
+			return nil, fmt.Errorf("deriving %s: %w", SchemaCAE2012, err)
+		}
+		return files[name], nil
+	}
+	return xsdFS.ReadFile("xsd/" + name)
 }
 
 // readSchema parses the embedded schema file name.

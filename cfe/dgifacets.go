@@ -1,10 +1,12 @@
 package cfe
 
 import (
+	"encoding/base64"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -28,7 +30,27 @@ const (
 	xsdBaseDecimal
 	xsdBaseDate
 	xsdBaseDateTime
+	// The bases below appear in the signature's schemas (xmldsig, xmlenc),
+	// not in a CFE's own data; package cfe/xsdvalid validates them.
+	xsdBaseBase64Binary
+	xsdBaseAnyURI
+	xsdBaseID // an NCName; its uniqueness is the document's, not the value's
 )
+
+// textual reports whether values of the base are text, whose length facets
+// count characters.
+func (b xsdBase) textual() bool {
+	return b == xsdBaseString || b == xsdBaseAnyURI || b == xsdBaseID
+}
+
+// ordered reports whether the base has an order, so that bounds apply.
+func (b xsdBase) ordered() bool {
+	switch b {
+	case xsdBaseInteger, xsdBaseDecimal, xsdBaseDate, xsdBaseDateTime:
+		return true
+	}
+	return false
+}
 
 // xsdWhiteSpace is the whiteSpace facet: how the text is normalized before
 // the other facets apply.
@@ -86,19 +108,32 @@ func compileFacets() map[string]*facetType {
 // compileFacetType prepares t; the generator has already checked that its
 // patterns and bounds are well formed, so a failure here is a programming error.
 func compileFacetType(t *xsdType) *facetType {
+	ft, err := newFacetType(t)
+	if err != nil {
+		panic("cfe: " + err.Error())
+	}
+	return ft
+}
+
+// newFacetType prepares t, or says which of its facets is not well formed.
+func newFacetType(t *xsdType) (*facetType, error) {
 	ft := &facetType{xsdType: t}
 	if len(t.Enum) > 0 {
 		ft.enum = make(map[string]bool, len(t.Enum))
 		for _, v := range t.Enum {
 			c, ok := ft.canonical(ft.normalize(v))
 			if !ok {
-				panic(fmt.Sprintf("cfe: enumeration value %q of XSD type %s is not valid", v, t.Name))
+				return nil, fmt.Errorf("enumeration value %q of XSD type %s is not valid", v, t.Name)
 			}
 			ft.enum[c] = true
 		}
 	}
 	for _, ps := range t.Patterns {
-		ft.patterns = append(ft.patterns, regexp.MustCompile(`^(?:`+strings.Join(ps, "|")+`)$`))
+		re, err := regexp.Compile(`^(?:` + strings.Join(ps, "|") + `)$`)
+		if err != nil {
+			return nil, fmt.Errorf("pattern of XSD type %s: %w", t.Name, err)
+		}
+		ft.patterns = append(ft.patterns, re)
 	}
 	for _, b := range []struct {
 		s    string
@@ -111,14 +146,16 @@ func compileFacetType(t *xsdType) *facetType {
 		}
 		c, ok := ft.canonical(b.s)
 		if ok && t.Base == xsdBaseDateTime {
-			*b.tm, _ = time.Parse(time.RFC3339, c)
+			var zoned bool
+			*b.tm, zoned, _ = parseDateTime(c)
+			ok = zoned // a bound without a zone is not supported
 		}
-		if !ok {
-			panic(fmt.Sprintf("cfe: %s %q of XSD type %s is not valid", b.name, b.s, t.Name))
+		if !ok || !t.Base.ordered() {
+			return nil, fmt.Errorf("%s %q of XSD type %s is not valid", b.name, b.s, t.Name)
 		}
 		*b.c = c
 	}
-	return ft
+	return ft, nil
 }
 
 // normalize applies the whiteSpace facet.
@@ -148,18 +185,85 @@ func (ft *facetType) canonical(s string) (string, bool) {
 	case xsdBaseDecimal:
 		return canonicalNumber(s, true)
 	case xsdBaseDate:
-		if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		if len(s) < 10 || s[4] != '-' || s[7] != '-' || !validZone(s[10:]) {
 			return "", false
 		}
-		if _, err := time.Parse(time.DateOnly, s); err != nil {
+		if _, err := time.Parse(time.DateOnly, s[:10]); err != nil {
 			return "", false
 		}
 	case xsdBaseDateTime:
-		if _, err := time.Parse(time.RFC3339, s); err != nil {
+		if _, _, ok := parseDateTime(s); !ok {
+			return "", false
+		}
+	case xsdBaseBase64Binary:
+		return canonicalBase64(s)
+	case xsdBaseID:
+		if !isNCName(s) {
 			return "", false
 		}
 	}
 	return s, true
+}
+
+// localDateTime is the layout of an xs:dateTime without a time zone.
+const localDateTime = "2006-01-02T15:04:05"
+
+// parseDateTime parses an xs:dateTime, with its zone (zoned) or without one
+// (then read as UTC).
+func parseDateTime(s string) (t time.Time, zoned, ok bool) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, true, true
+	}
+	if t, err := time.Parse(localDateTime, s); err == nil {
+		return t, false, true
+	}
+	return time.Time{}, false, false
+}
+
+// validZone reports whether z is an xs:date's optional time zone: "", "Z"
+// or ±hh:mm up to 14:00.
+func validZone(z string) bool {
+	if z == "" || z == "Z" {
+		return true
+	}
+	if len(z) != 6 || z[0] != '+' && z[0] != '-' || z[3] != ':' || !digitsOnly(z[1:3]) || !digitsOnly(z[4:]) {
+		return false
+	}
+	h, m := int(z[1]-'0')*10+int(z[2]-'0'), int(z[4]-'0')*10+int(z[5]-'0')
+	return m < 60 && (h < 14 || h == 14 && m == 0)
+}
+
+// canonicalBase64 returns an xs:base64Binary literal without its spaces, and
+// false when it is not base64 (with its "=" padding).
+func canonicalBase64(s string) (string, bool) {
+	c := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, s)
+	if _, err := base64.StdEncoding.Strict().DecodeString(c); err != nil {
+		return "", false
+	}
+	return c, true
+}
+
+// isNCName reports whether s is an XML name without a colon.
+func isNCName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		letter := r == '_' || unicode.IsLetter(r)
+		if i == 0 && !letter {
+			return false
+		}
+		if !letter && !unicode.IsDigit(r) && r != '.' && r != '-' && !unicode.Is(unicode.Mn, r) &&
+			!unicode.Is(unicode.Mc, r) && r != 0xB7 {
+			return false
+		}
+	}
+	return true
 }
 
 // canonicalNumber returns the canonical form of an xs:decimal (frac) or
@@ -272,11 +376,15 @@ func (ft *facetType) check(text string) string {
 			return xmlMsgDecimal
 		case xsdBaseDate:
 			return "debe ser una fecha AAAA-MM-DD"
-		default:
+		case xsdBaseDateTime:
 			return xmlMsgTimestamp
+		case xsdBaseBase64Binary:
+			return "debe ser un valor en base64"
+		default:
+			return fmt.Sprintf("%q no es un identificador XML (letras, dígitos, '.', '-' o '_', sin ':', y no empieza con dígito)", s)
 		}
 	}
-	if ft.Base == xsdBaseString {
+	if ft.Base.textual() {
 		n := utf8.RuneCountInString(s)
 		switch {
 		case ft.Length > 0 && n != ft.Length:
@@ -314,18 +422,25 @@ func (ft *facetType) check(text string) string {
 			return "debe ser como máximo " + ft.max
 		}
 	case xsdBaseDate:
+		// A date's time zone does not move it across the bounds.
 		switch {
-		case ft.min != "" && c < ft.min:
+		case ft.min != "" && c[:10] < ft.min[:10]:
 			return "debe ser una fecha desde " + ft.min
-		case ft.max != "" && c > ft.max:
+		case ft.max != "" && c[:10] > ft.max[:10]:
 			return "debe ser una fecha hasta " + ft.max
 		}
 	case xsdBaseDateTime:
-		tm, _ := time.Parse(time.RFC3339, c)
+		// Without a zone, the time is within bounds only if it is at any
+		// zone (-14:00 to +14:00), as XML Schema orders such times.
+		earliest, zoned, _ := parseDateTime(c)
+		latest := earliest
+		if !zoned {
+			earliest, latest = earliest.Add(-14*time.Hour), earliest.Add(14*time.Hour)
+		}
 		switch {
-		case !ft.minTime.IsZero() && tm.Before(ft.minTime):
+		case !ft.minTime.IsZero() && earliest.Before(ft.minTime):
 			return "debe ser desde " + ft.MinInclusive
-		case !ft.maxTime.IsZero() && tm.After(ft.maxTime):
+		case !ft.maxTime.IsZero() && latest.After(ft.maxTime):
 			return "debe ser hasta " + ft.MaxInclusive
 		}
 	}

@@ -57,6 +57,7 @@ var allowed = map[string][]string{
 	"internal/wintest":               {}, // tests only: the Windows build under Wine
 	"internal/scalefill":             {"cfe", "issuer", "signer", "store"},
 	"cfe/internal/xsdgen":            {"assets"},
+	"cfe/xsdvalid":                   {"cfe", "assets"},
 	"cfe/internal/xsdgen/cmd/xsdgen": {"cfe/internal/xsdgen"},
 	// The installers' helper (icons) and their tests.
 	"packaging": {"assets"},
