@@ -200,7 +200,11 @@ func (v *validation) fail(n *node, msg, detail string) {
 func (s *Schema) Validate(doc []byte) error {
 	root, err := parse(doc)
 	if err != nil {
-		return Errors{err.(Error)}
+		var pe Error
+		if !errors.As(err, &pe) {
+			pe = Error{Message: "el documento no es XML bien formado: " + err.Error(), Detail: err.Error()}
+		}
+		return Errors{pe}
 	}
 	v := &validation{s: s, ids: map[string]bool{}, rootNS: root.name.Space}
 	q := qname{root.name.Space, root.name.Local}
