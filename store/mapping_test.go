@@ -71,3 +71,14 @@ func TestOpen_Restarts(t *testing.T) {
 		})
 	}
 }
+
+// TestOpen_VerifiedWindowsRules runs TestOpen_Verified's cases with bbolt's
+// Windows mapping emulated (the killed helper process of one case keeps this
+// system's rules): the fast start, commits during the background check, and
+// every way back to the whole check at start hold under the Windows rules.
+func TestOpen_VerifiedWindowsRules(t *testing.T) {
+	if !store.EmulateWindowsMapping(t) {
+		t.Skip("on Windows TestOpen_Verified runs the Windows rules for real")
+	}
+	testOpenVerified(t)
+}
