@@ -186,11 +186,9 @@ func Open(path string, opts Options) (*DB, error) {
 	// The background check holds one read transaction while it walks the
 	// file, and bbolt cannot grow its mapping while a read transaction is
 	// open: a commit that needed it would wait for the check. A fast start
-	// maps room for backgroundCheckRoom more bytes from the start.
-	var mmapSize int
-	if fast {
-		mmapSize = int(known.Size) + backgroundCheckRoom
-	}
+	// maps room past the data from the start (mapping.go: on Windows the
+	// mapping is disk, and the room is sized from the data, not the file).
+	mmapSize := initialMmapSize(path, known, fast)
 	err := guard(func() error {
 		var err error
 		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, InitialMmapSize: mmapSize,
@@ -220,9 +218,17 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
 	}
-	if fast && !known.matches(path) {
+	if afterBoltOpen != nil {
+		if err := afterBoltOpen(file, mmapSize); err != nil {
+			_ = bdb.Close()
+			return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
+				Message: "no se pudo abrir el archivo de datos " + path}
+		}
+	}
+	if fast && !known.matchesOpened(path) {
 		// Written between the first look and the lock: check it all now,
-		// under the lock (bbolt's open wrote nothing to an existing file).
+		// under the lock (bbolt's open wrote nothing to an existing file
+		// but, on Windows, its end: see matchesOpened).
 		fast = false
 		if err := checkTree(path); err != nil {
 			_ = bdb.Close()

@@ -133,6 +133,18 @@
 // off). It relies on bbolt's grow leaving alone a file already large enough,
 // which TestHeadroom_BboltKeepsALargeEnoughFile pins.
 //
+// bbolt reads the file through a memory mapping, and a fast start maps room
+// past the data so that commits need not wait for the background check's
+// read transaction to grow it. On Linux the mapping costs no disk: the room
+// is the recorded size + 256 MiB. On Windows bbolt makes the file as large as
+// its mapping and never shrinks it (there is no headroom there), so the room
+// is asked from the data's end instead (an eighth of the data, between 16 MiB
+// and 256 MiB): a restart without new data leaves the file's size as it was,
+// the file grows only with the data, and after the lock Open compares only
+// the record's meta pages, since bbolt's open rewrote the file's end
+// (mapping.go; TestOpen_Restarts, with bbolt's Windows mapping emulated on
+// Linux and for real under Wine).
+//
 // # Backups
 //
 // Backup copies the file inside one read transaction while commits go on,

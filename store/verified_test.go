@@ -101,7 +101,11 @@ func zeroXMLRoot(t *testing.T, path string, keepTime bool) {
 // clean Close left, unchanged; the record goes before anything writes; a
 // damage the fast start did not look at is found by the background check,
 // and commits are refused from then on.
-func TestOpen_Verified(t *testing.T) {
+func TestOpen_Verified(t *testing.T) { testOpenVerified(t) }
+
+// testOpenVerified is TestOpen_Verified, also run with bbolt's Windows
+// mapping emulated (TestOpen_VerifiedWindowsRules).
+func testOpenVerified(t *testing.T) {
 	t.Run("fast start after a verified clean close", func(t *testing.T) {
 		path, journal := verifiedStore(t)
 		wantRecord(t, path, true)

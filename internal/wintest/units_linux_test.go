@@ -48,10 +48,6 @@ var windowsUnits = []windowsUnit{
 			"not retry: 2 runs in 30 under Wine (to be fixed in profiles)",
 	}},
 	{pkg: "github.com/cfe-agent/cfe-agent/store", skip: map[string]string{
-		"TestOpen_Verified": "a Windows bug of store, not of Wine: bbolt on Windows makes the file as large as its " +
-			"mapping, and a fast start maps the recorded size + 256 MB (backgroundCheckRoom), so the file no longer " +
-			"matches its record (no fast start; the subtest that holds the background check then waits for ever) and " +
-			"grows at every clean restart (1 MB, 512 MB, 1 GB, 2 GB under Wine)",
 		"TestDB_CommitOnDamagedFile": "the damaged store's file is still open or mapped when the test ends, and " +
 			"Windows refuses to delete it (\"Access denied\" in t.TempDir's clean-up; to be checked on real Windows)",
 	}, slow: map[string]string{
