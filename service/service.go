@@ -13,6 +13,13 @@ var ErrNotAdmin = errors.New("service: administrator (root) rights are needed")
 // ErrNotInstalled is returned when the service does not exist.
 var ErrNotInstalled = errors.New("service: not installed")
 
+// ErrPackaged is returned by Install and Uninstall on Linux when systemd
+// loads the service's unit from outside /etc/systemd/system: the .deb's
+// /usr/lib/systemd/system/cfe-agent.service. A second unit of the same name
+// in /etc would override it with another data directory; the packaged one is
+// enabled and disabled with systemctl, and removed with the package.
+var ErrPackaged = errors.New("service: the unit belongs to an installed package")
+
 // ErrUnsupported is returned on platforms without a service manager this
 // package knows.
 var ErrUnsupported = errors.New("service: not supported on this platform")
@@ -72,4 +79,9 @@ type State struct {
 	Detail string
 	// Enabled says the service starts with the machine.
 	Enabled bool
+	// Unit is, on Linux, the unit file systemd loaded (its FragmentPath).
+	Unit string
+	// Packaged says, on Linux, that the unit is not one Install wrote but
+	// a package's (outside /etc/systemd/system).
+	Packaged bool
 }
