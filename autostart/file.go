@@ -20,7 +20,43 @@ func (native) has(machine bool, name string) (bool, error) {
 	if machine {
 		return fileExists(machineFile(name), nil)
 	}
-	return fileExists(userFile(name))
+	ok, err := fileExists(userFile(name))
+	if !ok || err != nil || !userShadowsMachine {
+		return ok, err
+	}
+	hidden, err := native{}.hidden(name)
+	return !hidden, err
+}
+
+func (native) shadows() bool { return userShadowsMachine }
+
+func (native) hidden(name string) (bool, error) {
+	if !userShadowsMachine {
+		return false, nil
+	}
+	path, err := userFile(name)
+	if err != nil {
+		return false, err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return desktopHidden(b), nil
+}
+
+func (native) hide(name string) error {
+	if !userShadowsMachine {
+		return errors.ErrUnsupported
+	}
+	path, err := userFile(name)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, HiddenDesktopEntry(Entry{Name: name, DisplayName: "Agente CFE"}))
 }
 
 func (native) write(e Entry) error {
