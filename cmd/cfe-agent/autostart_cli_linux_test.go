@@ -25,7 +25,7 @@ func TestCLI_Autostart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(user)
-	if want := "Exec=" + exe + " --data-dir " + dataDir + "\n"; err != nil || !strings.Contains(string(b), want) {
+	if want := "Exec=" + exe + " --autostart --data-dir " + dataDir + "\n"; err != nil || !strings.Contains(string(b), want) {
 		t.Fatalf("the entry lacks %q (%v):\n%s", want, err, b)
 	}
 

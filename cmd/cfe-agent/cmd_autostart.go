@@ -58,7 +58,8 @@ func newAutostartCommand(opts *globalOptions) *cobra.Command {
 }
 
 // setAutostart turns the agent's per-user autostart entry on or off. The
-// entry runs this executable (its resolved absolute path) with the data
+// entry runs this executable (its resolved absolute path) with --autostart
+// and the data
 // directory, when one was chosen by flag or environment (the session that
 // starts it has neither). When the installer enabled the agent for every
 // user, the installer's command is not repeated in a per-user entry, but an
@@ -87,7 +88,9 @@ func setAutostart(opts globalOptions, on bool) error {
 	if exe, err = filepath.Abs(exe); err != nil {
 		return err
 	}
-	e := autostart.Entry{Name: autostartName, DisplayName: "Agente CFE", Command: []string{exe}}
+	// --autostart: at a login where another agent (the service) already runs
+	// on the data directory, this start exits quietly.
+	e := autostart.Entry{Name: autostartName, DisplayName: "Agente CFE", Command: []string{exe, "--autostart"}}
 	if opts.dataDir != "" || os.Getenv(profiles.EnvDataDir) != "" {
 		dir, err := profiles.DataDir(opts.dataDir)
 		if err != nil {
