@@ -40,6 +40,10 @@ type Config struct {
 	// User runs the service on Linux (the unit's User=); the Windows
 	// service runs as LocalSystem.
 	User string
+	// StateDirectory, on Linux, makes the unit a package's: systemd creates
+	// /var/lib/<StateDirectory> (owned by User, mode 0700), which must be
+	// DataDir. Install never sets it (the .deb's unit, from SystemdUnit).
+	StateDirectory string
 }
 
 // Args are the arguments the service passes to Exe: the headless agent on
