@@ -120,7 +120,7 @@ func TestMSI_wine(t *testing.T) {
 			t.Errorf("after install: %v", err)
 		}
 	}
-	if got, want := w.regValue(run, "cfe-agent"), `"C:\Program Files\cfe-agent\cfe-agent.exe"`; got != want {
+	if got, want := w.regValue(run, "cfe-agent"), `"C:\Program Files\cfe-agent\cfe-agent.exe" --autostart`; got != want {
 		t.Errorf("after install, Run\\cfe-agent = %q, want %q", got, want)
 	}
 	if got := w.regValue(`HKLM\Software\cfe-agent`, "InstallDir"); got != `C:\Program Files\cfe-agent\` {
