@@ -55,24 +55,6 @@ func HiddenDesktopEntry(e Entry) []byte {
 	return []byte("[Desktop Entry]\nType=Application\nName=" + desktopValue(e.DisplayName) + "\nHidden=true\n")
 }
 
-// desktopHidden reports whether a desktop file's [Desktop Entry] group
-// says Hidden=true.
-func desktopHidden(data []byte) bool {
-	group := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "[") {
-			group = line
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); ok && group == "[Desktop Entry]" &&
-			strings.TrimSpace(k) == "Hidden" && strings.TrimSpace(v) == "true" {
-			return true
-		}
-	}
-	return false
-}
-
 // desktopQuote quotes one Exec argument: arguments holding a reserved
 // character are double-quoted with ", `, $ and \ backslash-escaped, and a
 // literal % is written %%.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // native keeps entries in files: the user's is written, the machine's only
@@ -115,4 +116,22 @@ func fileExists(path string, err error) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// desktopHidden reports whether a desktop file's [Desktop Entry] group
+// says Hidden=true.
+func desktopHidden(data []byte) bool {
+	group := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			group = line
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && group == "[Desktop Entry]" &&
+			strings.TrimSpace(k) == "Hidden" && strings.TrimSpace(v) == "true" {
+			return true
+		}
+	}
+	return false
 }
