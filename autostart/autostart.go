@@ -9,16 +9,25 @@ import "errors"
 // still starts the agent.
 var ErrMachineWide = errors.New("autostart: enabled for every user of the machine by the installer")
 
+// ErrConflict is returned by Enable when e is Custom (another data
+// directory), an installer enabled the agent machine-wide, and this platform
+// cannot keep the machine-wide entry from starting for this user (Windows'
+// HKLM Run value, macOS's /Library/LaunchAgents): a per-user entry would
+// start a second agent beside the installer's. Nothing is changed.
+var ErrConflict = errors.New("autostart: a per-user entry would start a second agent beside the machine-wide one")
+
 // Status says where an entry is enabled.
 type Status struct {
-	User        bool   // the current user's entry exists
+	User        bool   // the current user's entry exists (and is not a Hidden one)
+	Hidden      bool   // the current user turned the machine-wide entry off (XDG Hidden=true)
 	Machine     bool   // a machine-wide entry (written by an installer) exists
+	Replaced    bool   // the user's entry replaces the machine-wide one for this user (XDG)
 	UserPath    string // where the user's entry is (or would be)
 	MachinePath string // where the machine-wide entry is (or would be)
 }
 
 // Enabled reports whether the entry starts with the session at all.
-func (s Status) Enabled() bool { return s.User || s.Machine }
+func (s Status) Enabled() bool { return s.User || s.Machine && !s.Hidden }
 
 // locations is where a platform keeps autostart entries: the user's, which
 // this package writes, and the machine's, which it only reads. Tests replace
@@ -29,6 +38,13 @@ type locations interface {
 	has(machine bool, name string) (bool, error)
 	write(e Entry) error
 	remove(name string) error
+	// shadows says a user's entry replaces the machine-wide entry of the
+	// same name for that user (XDG autostart), rather than starting beside it.
+	shadows() bool
+	// hidden says the user's entry is one that turns the machine-wide
+	// entry off; hide writes it (only where shadows is true).
+	hidden(name string) (bool, error)
+	hide(name string) error
 }
 
 var platform locations = native{}
@@ -49,7 +65,11 @@ func Query(name string) (Status, error) {
 	if st.User, err = platform.has(false, name); err != nil {
 		return st, err
 	}
+	if st.Hidden, err = platform.hidden(name); err != nil {
+		return st, err
+	}
 	st.Machine, err = platform.has(true, name)
+	st.Replaced = st.User && st.Machine && platform.shadows()
 	return st, err
 }
 
@@ -61,8 +81,13 @@ func Enabled(name string) (bool, error) {
 }
 
 // Enable writes e's per-user entry, replacing an older one. When an installer
-// enabled e machine-wide, no second (per-user) entry is written, and one
-// written before is removed: the agent would be started twice.
+// enabled the agent machine-wide:
+//   - an entry that is not Custom (the installer's own command) is not
+//     written twice: an older per-user entry, or one that turned the
+//     machine-wide entry off, is removed, and the machine-wide one starts it;
+//   - a Custom entry (another data directory) is written where a user's entry
+//     replaces the machine-wide one (XDG); elsewhere both would start, and
+//     Enable returns ErrConflict without changing anything.
 func Enable(e Entry) error {
 	if err := e.check(); err != nil {
 		return err
@@ -71,21 +96,32 @@ func Enable(e Entry) error {
 	if err != nil {
 		return err
 	}
-	if machine {
+	switch {
+	case !machine:
+		return platform.write(e)
+	case !e.Custom:
 		return platform.remove(e.Name)
+	case platform.shadows():
+		return platform.write(e)
 	}
-	return platform.write(e)
+	return ErrConflict
 }
 
-// Disable removes the per-user entry called name; removing one that does not
-// exist is not an error. It returns ErrMachineWide when a machine-wide entry
-// still starts the agent.
+// Disable turns the entry called name off for the current user; turning off
+// one that is not on is not an error. Where a user's entry replaces the
+// machine-wide one (XDG), a machine-wide entry is turned off for this user
+// by a Hidden entry of the same name; elsewhere the per-user entry is
+// removed and ErrMachineWide is returned when a machine-wide entry still
+// starts the agent.
 func Disable(name string) error {
-	if err := platform.remove(name); err != nil {
-		return err
-	}
 	machine, err := platform.has(true, name)
 	if err != nil {
+		return err
+	}
+	if machine && platform.shadows() {
+		return platform.hide(name)
+	}
+	if err := platform.remove(name); err != nil {
 		return err
 	}
 	if machine {

@@ -20,6 +20,10 @@ func machineFile(name string) string {
 	return filepath.Join("/Library", "LaunchAgents", LaunchAgentLabel(Entry{Name: name})+".plist")
 }
 
+// userShadowsMachine: a LaunchAgent in /Library/LaunchAgents is loaded for
+// every user whatever the user's own folder holds.
+const userShadowsMachine = false
+
 // fileContent is what Enable writes: a LaunchAgent, which launchd loads at the
 // next login.
 func fileContent(e Entry) []byte { return LaunchAgentPlist(e) }

@@ -50,6 +50,12 @@ func (n native) remove(name string) error {
 	return nil
 }
 
+// shadows: Windows runs the HKLM and the HKCU Run values both; this
+// package does not switch the installer's HKLM value off per user.
+func (native) shadows() bool               { return false }
+func (native) hidden(string) (bool, error) { return false, nil }
+func (native) hide(string) error           { return errors.ErrUnsupported }
+
 func (n native) has(machine bool, name string) (bool, error) {
 	root := registry.CURRENT_USER
 	if machine {

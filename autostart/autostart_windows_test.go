@@ -57,6 +57,14 @@ func TestNative_windows(t *testing.T) {
 	if err != nil || st.User || !st.Machine || st.MachinePath != `HKLM\`+key+`\cfe-agent` {
 		t.Fatalf("with the machine-wide value, Query = %+v, %v (the per-user duplicate must go)", st, err)
 	}
+	custom := agent
+	custom.Custom = true
+	if err := Enable(custom); !errors.Is(err, ErrConflict) {
+		t.Fatalf("Enable with a data directory beside HKLM = %v, want ErrConflict", err)
+	}
+	if st, err := Query("cfe-agent"); err != nil || st.User {
+		t.Fatalf("a refused Enable wrote the HKCU value: %+v, %v", st, err)
+	}
 	if err := Disable("cfe-agent"); !errors.Is(err, ErrMachineWide) {
 		t.Fatalf("Disable = %v, want ErrMachineWide", err)
 	}

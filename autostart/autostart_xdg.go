@@ -44,5 +44,10 @@ func machineFile(name string) string {
 	return filepath.Join(dirs[0], "autostart", name+".desktop")
 }
 
+// userShadowsMachine: an XDG autostart file in the user's directory replaces
+// the system-wide file of the same name, and one with Hidden=true turns it
+// off for that user.
+const userShadowsMachine = true
+
 // fileContent is what Enable writes: an XDG autostart desktop entry.
 func fileContent(e Entry) []byte { return DesktopEntry(e) }

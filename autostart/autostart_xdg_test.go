@@ -3,9 +3,9 @@
 package autostart
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -56,7 +56,10 @@ func TestEnable_xdg(t *testing.T) {
 }
 
 // TestQuery_xdgMachineWide: the system-wide autostart file an installer puts
-// in $XDG_CONFIG_DIRS/autostart is seen, not duplicated, and not removable.
+// in $XDG_CONFIG_DIRS/autostart is seen and never touched: the installer's
+// command is not duplicated, turning autostart off writes a Hidden=true file
+// of the same name for this user, and an entry with its own data directory
+// replaces the system's for this user.
 func TestQuery_xdgMachineWide(t *testing.T) {
 	home, sys1, sys2 := t.TempDir(), t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home)
@@ -70,22 +73,63 @@ func TestQuery_xdgMachineWide(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(machine), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(machine, DesktopEntry(agent), 0o644); err != nil {
+	if err := os.WriteFile(machine, DesktopEntry(installerCommand), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if st, err = Query("cfe-agent"); err != nil || !st.Machine || st.User || st.MachinePath != machine {
 		t.Fatalf("with the installer's file: %+v, %v", st, err)
 	}
-	if err := Enable(agent); err != nil {
+	user := filepath.Join(home, ".config", "autostart", "cfe-agent.desktop")
+	if err := Enable(installerCommand); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(home, ".config", "autostart", "cfe-agent.desktop")); !os.IsNotExist(err) {
+	if _, err := os.Stat(user); !os.IsNotExist(err) {
 		t.Fatalf("a per-user entry was written beside the machine-wide one: %v", err)
 	}
-	if err := Disable("cfe-agent"); !errors.Is(err, ErrMachineWide) {
-		t.Fatalf("Disable = %v, want ErrMachineWide", err)
+
+	if err := Disable("cfe-agent"); err != nil {
+		t.Fatalf("Disable = %v", err)
 	}
-	if _, err := os.Stat(machine); err != nil {
+	if b, err := os.ReadFile(user); err != nil || !strings.Contains(string(b), "\nHidden=true\n") {
+		t.Fatalf("the user's file: %v\n%s", err, b)
+	}
+	if st, err = Query("cfe-agent"); err != nil || st.Enabled() || !st.Hidden || st.User {
+		t.Fatalf("after Disable: %+v, %v", st, err)
+	}
+	if err := Enable(installerCommand); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(user); !os.IsNotExist(err) {
+		t.Fatalf("enabling again left the Hidden file: %v", err)
+	}
+
+	custom := agent
+	custom.Custom = true
+	if err := Enable(custom); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(user); err != nil || string(b) != string(DesktopEntry(custom)) {
+		t.Fatalf("the user's entry with its data directory: %v\n%s", err, b)
+	}
+	if st, err = Query("cfe-agent"); err != nil || !st.Enabled() || !st.User || st.Hidden {
+		t.Fatalf("with the user's own entry: %+v, %v", st, err)
+	}
+	if b, err := os.ReadFile(machine); err != nil || string(b) != string(DesktopEntry(installerCommand)) {
 		t.Fatalf("the installer's file was touched: %v", err)
+	}
+}
+
+func TestDesktopHidden(t *testing.T) {
+	for in, want := range map[string]bool{
+		string(HiddenDesktopEntry(agent)):                 true,
+		string(DesktopEntry(agent)):                       false,
+		"[Desktop Entry]\nHidden = true\n":                true,
+		"[Desktop Entry]\nHidden=false\n":                 false,
+		"[Desktop Action x]\nHidden=true\n":               false,
+		"[Desktop Entry]\nName=x\n[Other]\nHidden=true\n": false,
+	} {
+		if got := desktopHidden([]byte(in)); got != want {
+			t.Errorf("desktopHidden(%q) = %v", in, got)
+		}
 	}
 }

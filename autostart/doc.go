@@ -6,10 +6,14 @@
 //
 // Installers may enable the agent for every user of the machine (the MSI's
 // HKLM\...\Run value, the .deb's /etc/xdg/autostart file, /Library/
-// LaunchAgents): this package only reads those. Query reports both; Enable
-// never writes a per-user entry beside a machine-wide one (it removes an old
-// one: the agent would start twice), and Disable returns ErrMachineWide when
-// the machine-wide entry still starts the agent.
+// LaunchAgents): this package never writes those. Query reports both. Enable
+// writes no per-user entry that repeats the machine-wide one (it removes an
+// old one: the agent would start twice), but keeps a Custom one (another data
+// directory): on XDG a user's file replaces the system's of the same name;
+// elsewhere both would start, and Enable returns ErrConflict. Disable turns a
+// machine-wide XDG entry off for the user with a Hidden=true file of the same
+// name; elsewhere it returns ErrMachineWide when the machine-wide entry still
+// starts the agent.
 //
 // Enable, Disable, Enabled and Query act on the current platform; the command
 // "cfe-agent autostart" and the tray's checkbox both use them. The contents

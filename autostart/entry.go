@@ -17,6 +17,10 @@ type Entry struct {
 	DisplayName string
 	// Command is the program (an absolute path) and its arguments.
 	Command []string
+	// Custom says Command starts the program differently from the
+	// installer's machine-wide entry (with another data directory): Enable
+	// then keeps the user's own entry instead of relying on the installer's.
+	Custom bool
 }
 
 func (e Entry) check() error {
@@ -42,6 +46,13 @@ func DesktopEntry(e Entry) []byte {
 	fmt.Fprintf(&b, "[Desktop Entry]\nType=Application\nVersion=1.5\nName=%s\n", desktopValue(e.DisplayName))
 	fmt.Fprintf(&b, "Exec=%s\nTerminal=false\nNoDisplay=true\nX-GNOME-Autostart-enabled=true\n", desktopValue(strings.Join(args, " ")))
 	return b.Bytes()
+}
+
+// HiddenDesktopEntry returns the user's XDG autostart file that turns off,
+// for that user, the machine-wide entry of the same name (Desktop Entry
+// Specification: Hidden=true means the entry is treated as deleted).
+func HiddenDesktopEntry(e Entry) []byte {
+	return []byte("[Desktop Entry]\nType=Application\nName=" + desktopValue(e.DisplayName) + "\nHidden=true\n")
 }
 
 // desktopQuote quotes one Exec argument: arguments holding a reserved

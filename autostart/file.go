@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // native keeps entries in files: the user's is written, the machine's only
@@ -20,7 +21,43 @@ func (native) has(machine bool, name string) (bool, error) {
 	if machine {
 		return fileExists(machineFile(name), nil)
 	}
-	return fileExists(userFile(name))
+	ok, err := fileExists(userFile(name))
+	if !ok || err != nil || !userShadowsMachine {
+		return ok, err
+	}
+	hidden, err := native{}.hidden(name)
+	return !hidden, err
+}
+
+func (native) shadows() bool { return userShadowsMachine }
+
+func (native) hidden(name string) (bool, error) {
+	if !userShadowsMachine {
+		return false, nil
+	}
+	path, err := userFile(name)
+	if err != nil {
+		return false, err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return desktopHidden(b), nil
+}
+
+func (native) hide(name string) error {
+	if !userShadowsMachine {
+		return errors.ErrUnsupported
+	}
+	path, err := userFile(name)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, HiddenDesktopEntry(Entry{Name: name, DisplayName: "Agente CFE"}))
 }
 
 func (native) write(e Entry) error {
@@ -79,4 +116,22 @@ func fileExists(path string, err error) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// desktopHidden reports whether a desktop file's [Desktop Entry] group
+// says Hidden=true.
+func desktopHidden(data []byte) bool {
+	group := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			group = line
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && group == "[Desktop Entry]" &&
+			strings.TrimSpace(k) == "Hidden" && strings.TrimSpace(v) == "true" {
+			return true
+		}
+	}
+	return false
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/service"
 )
 
 // The artifacts' tests use the dist/ that `make dist` built when
@@ -286,8 +287,19 @@ func TestMSI(t *testing.T) {
 	reg := msiTable(t, msi, "Registry")
 	runValue, ok := find(reg, "Name", "cfe-agent")
 	if !ok || runValue["Root"] != "2" || runValue["Key"] != `Software\Microsoft\Windows\CurrentVersion\Run` ||
-		runValue["Value"] != `"[INSTALLDIR]cfe-agent.exe"` || runValue["Component_"] != agentComponent {
-		t.Errorf("Run value %v; want HKLM (2) ...\\Run cfe-agent = \"[INSTALLDIR]cfe-agent.exe\" in component %s", runValue, agentComponent)
+		runValue["Value"] != `"[INSTALLDIR]cfe-agent.exe" --autostart` || runValue["Component_"] != agentComponent {
+		t.Errorf("Run value %v; want HKLM (2) ...\\Run cfe-agent = \"[INSTALLDIR]cfe-agent.exe\" --autostart in component %s", runValue, agentComponent)
+	}
+
+	// The service "cfe-agent service install" made runs cfe-agent.exe: it is
+	// stopped, waiting, at install (upgrade) and uninstall (Event 2|32), and
+	// never deleted (no 8 or 128: a major upgrade uninstalls the old product).
+	svc, ok := find(msiTable(t, msi, "ServiceControl"), "Name", "cfe-agent")
+	if !ok || svc["Event"] != "34" || svc["Wait"] != "1" || svc["Component_"] != agentComponent {
+		t.Errorf("ServiceControl %v; want cfe-agent, Event 34 (stop at install and uninstall), Wait 1, in component %s", svc, agentComponent)
+	}
+	if _, ok := find(msiTable(t, msi, "InstallExecuteSequence"), "Action", "StopServices"); !ok {
+		t.Error("InstallExecuteSequence has no StopServices: the ServiceControl row would never run")
 	}
 	for _, r := range reg {
 		if r["Root"] != "2" {
@@ -371,7 +383,7 @@ func TestDeb(t *testing.T) {
 			}
 		}
 		rec := strings.TrimSpace(run(t, "dpkg-deb", "-f", deb, "Recommends"))
-		for _, want := range []string{"libxml2-utils", "xmlsec1", "poppler-utils", "cups-client"} {
+		for _, want := range []string{"libxml2-utils", "xmlsec1", "poppler-utils", "cups-client", "zbar-tools"} {
 			if !slices.Contains(strings.Split(rec, ", "), want) {
 				t.Errorf("Recommends %q lacks %s", rec, want)
 			}
@@ -402,11 +414,14 @@ func TestDeb(t *testing.T) {
 	if got := run(t, "dpkg-query", "--admindir="+filepath.Join(root, "var/lib/dpkg"), "-W", "-f=${Version}", "cfe-agent"); got != v["DEB_VERSION"] {
 		t.Errorf("dpkg-query: installed version %q, want %q", got, v["DEB_VERSION"])
 	}
-	// The autostart entry is a conffile: unpacked as .dpkg-new until configured.
-	for _, f := range []string{"usr/share/applications/cfe-agent.desktop", "etc/xdg/autostart/cfe-agent.desktop.dpkg-new"} {
+	// The autostart entry is a conffile: unpacked as .dpkg-new until
+	// configured. It passes --autostart (a login where the service already
+	// runs on the same data opens nothing); the menu entry does not.
+	for f, exec := range map[string]string{"usr/share/applications/cfe-agent.desktop": "cfe-agent",
+		"etc/xdg/autostart/cfe-agent.desktop.dpkg-new": "cfe-agent --autostart"} {
 		b, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil || !bytes.Contains(b, []byte("\nName=Agente CFE\n")) || !bytes.Contains(b, []byte("\nExec=cfe-agent\n")) {
-			t.Errorf("%s: want Name=Agente CFE and Exec=cfe-agent (%v):\n%s", f, err, b)
+		if err != nil || !bytes.Contains(b, []byte("\nName=Agente CFE\n")) || !bytes.Contains(b, []byte("\nExec="+exec+"\n")) {
+			t.Errorf("%s: want Name=Agente CFE and Exec=%s (%v):\n%s", f, exec, err, b)
 		}
 	}
 
@@ -417,6 +432,13 @@ func TestDeb(t *testing.T) {
 
 	unitFile := filepath.Join(root, "usr/lib/systemd/system/cfe-agent.service")
 	unit := readUnit(t, unitFile)
+	// One source for both units: the package's is service.SystemdUnit's,
+	// as "cfe-agent service install" writes them.
+	if got, err := os.ReadFile(unitFile); err != nil {
+		t.Error(err)
+	} else if want, err := service.SystemdUnit(packagedService); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("the packaged unit is not service.SystemdUnit's (%v):\n%s\nwant\n%s", err, got, want)
+	}
 	for key, want := range map[string]string{"User": "cfe-agent", "StateDirectory": "cfe-agent", "Restart": "on-failure",
 		"Environment": "TZ=America/Montevideo", "WantedBy": "multi-user.target"} {
 		if unit[key] != want {

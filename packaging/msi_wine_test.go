@@ -120,7 +120,7 @@ func TestMSI_wine(t *testing.T) {
 			t.Errorf("after install: %v", err)
 		}
 	}
-	if got, want := w.regValue(run, "cfe-agent"), `"C:\Program Files\cfe-agent\cfe-agent.exe"`; got != want {
+	if got, want := w.regValue(run, "cfe-agent"), `"C:\Program Files\cfe-agent\cfe-agent.exe" --autostart`; got != want {
 		t.Errorf("after install, Run\\cfe-agent = %q, want %q", got, want)
 	}
 	if got := w.regValue(`HKLM\Software\cfe-agent`, "InstallDir"); got != `C:\Program Files\cfe-agent\` {
@@ -128,6 +128,24 @@ func TestMSI_wine(t *testing.T) {
 	}
 	if len(shortcut()) != 1 {
 		t.Errorf("after install, Start-menu entries %q; want one «Agente CFE»", shortcut())
+	}
+
+	// A service "cfe-agent service install" made (registered here with sc:
+	// this prefix cannot run the Go program). The MSI's ServiceControl
+	// stops it around the upgrade and the uninstall but never deletes it:
+	// the major upgrade uninstalls the old product, and the technician's
+	// service must outlive that.
+	serviceState := func() string {
+		out, err := w.command("wine", "sc", "query", "cfe-agent").CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("SERVICE_NAME: cfe-agent")) {
+			return ""
+		}
+		return string(out)
+	}
+	create := w.command("wine", "sc", "create", "cfe-agent", "binPath=",
+		`"C:\Program Files\cfe-agent\cfe-agent.exe" --data-dir C:\cfe-agent-datos serve`)
+	if out, err := create.CombinedOutput(); err != nil || serviceState() == "" {
+		t.Fatalf("sc create cfe-agent: %v\n%s", err, out)
 	}
 
 	// A newer build of the same installer replaces it (MajorUpgrade); the
@@ -165,6 +183,9 @@ func TestMSI_wine(t *testing.T) {
 	if code := w.msiexec("/i", msi); code == 0 {
 		t.Error("the older MSI installed over the newer one; want it refused")
 	}
+	if st := serviceState(); !strings.Contains(st, "STOPPED") {
+		t.Errorf("after the upgrade, the cfe-agent service: %q; want it still registered, stopped", st)
+	}
 
 	if code := w.msiexec("/x", newer); code != 0 {
 		t.Fatalf("msiexec /x: exit %d", code)
@@ -177,6 +198,9 @@ func TestMSI_wine(t *testing.T) {
 	}
 	if s := shortcut(); len(s) != 0 {
 		t.Errorf("after uninstall, Start-menu entries %q; want none", s)
+	}
+	if serviceState() == "" {
+		t.Error("uninstalling deleted the cfe-agent service: only «cfe-agent service uninstall» removes it")
 	}
 	if got, err := os.ReadFile(filepath.Join(data, "config.yaml")); err != nil || !bytes.Equal(got, config) {
 		t.Errorf("after uninstall, the user's data %s: %q, %v; want it kept", data, got, err)

@@ -99,6 +99,7 @@ echo "dist: wixl $(basename "$msi")"
 
 # .deb.
 cp packaging/linux/* "$stage/linux/"
+"$GO" run ./packaging unit "$stage/linux" # the unit, from service.SystemdUnit
 cp "$(bin linux_amd64)" "$stage/linux/cfe-agent"
 cp "$stage/icons/cfe-agent.png" "$stage/linux/"
 gzip -9n < packaging/linux/cfe-agent.1 > "$stage/linux/cfe-agent.1.gz"

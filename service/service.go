@@ -13,6 +13,13 @@ var ErrNotAdmin = errors.New("service: administrator (root) rights are needed")
 // ErrNotInstalled is returned when the service does not exist.
 var ErrNotInstalled = errors.New("service: not installed")
 
+// ErrPackaged is returned by Install and Uninstall on Linux when systemd
+// loads the service's unit from outside /etc/systemd/system: the .deb's
+// /usr/lib/systemd/system/cfe-agent.service. A second unit of the same name
+// in /etc would override it with another data directory; the packaged one is
+// enabled and disabled with systemctl, and removed with the package.
+var ErrPackaged = errors.New("service: the unit belongs to an installed package")
+
 // ErrUnsupported is returned on platforms without a service manager this
 // package knows.
 var ErrUnsupported = errors.New("service: not supported on this platform")
@@ -33,6 +40,10 @@ type Config struct {
 	// User runs the service on Linux (the unit's User=); the Windows
 	// service runs as LocalSystem.
 	User string
+	// StateDirectory, on Linux, makes the unit a package's: systemd creates
+	// /var/lib/<StateDirectory> (owned by User, mode 0700), which must be
+	// DataDir. Install never sets it (the .deb's unit, from SystemdUnit).
+	StateDirectory string
 }
 
 // Args are the arguments the service passes to Exe: the headless agent on
@@ -72,4 +83,9 @@ type State struct {
 	Detail string
 	// Enabled says the service starts with the machine.
 	Enabled bool
+	// Unit is, on Linux, the unit file systemd loaded (its FragmentPath).
+	Unit string
+	// Packaged says, on Linux, that the unit is not one Install wrote but
+	// a package's (outside /etc/systemd/system).
+	Packaged bool
 }

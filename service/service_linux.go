@@ -16,9 +16,12 @@ import (
 // The seams of the Linux implementation, replaced by tests: where units are
 // written, who the caller is, and how systemctl runs.
 var (
-	unitDir   = "/etc/systemd/system"
-	geteuid   = os.Geteuid
-	systemctl = func(args ...string) ([]byte, error) {
+	unitDir = "/etc/systemd/system"
+	// vendorUnitDirs are where packages install units, read only when
+	// systemctl cannot say which unit it loaded.
+	vendorUnitDirs = []string{"/usr/lib/systemd/system", "/lib/systemd/system"}
+	geteuid        = os.Geteuid
+	systemctl      = func(args ...string) ([]byte, error) {
 		out, err := exec.Command("systemctl", args...).CombinedOutput()
 		if err != nil {
 			return out, fmt.Errorf("systemctl %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
@@ -49,6 +52,9 @@ func Install(c Config) error {
 	gid, _ := strconv.Atoi(u.Gid)
 	if fi, err := os.Stat(c.Exe); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("service: %s is not an executable file", c.Exe)
+	}
+	if st, _ := Query(c.Name); st.Packaged {
+		return fmt.Errorf("%w: %s", ErrPackaged, st.Unit)
 	}
 	if _, err := os.Stat(c.DataDir); errors.Is(err, fs.ErrNotExist) {
 		// ReadWritePaths= needs it to exist when the service starts.
@@ -85,10 +91,15 @@ func writeUnit(p string, data []byte) error {
 }
 
 // Uninstall stops and disables the service and removes its unit. The data
-// directory stays.
+// directory stays. A package's unit is refused (ErrPackaged): the package
+// removes it.
 func Uninstall(name string) error {
-	if err := controllable(name); err != nil {
+	st, err := controllable(name)
+	if err != nil {
 		return err
+	}
+	if st.Packaged {
+		return fmt.Errorf("%w: %s", ErrPackaged, st.Unit)
 	}
 	if _, err := systemctl("disable", "--now", name+".service"); err != nil {
 		return err
@@ -96,13 +107,13 @@ func Uninstall(name string) error {
 	if err := os.Remove(UnitPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	_, err := systemctl("daemon-reload")
+	_, err = systemctl("daemon-reload")
 	return err
 }
 
 // Start starts the installed service.
 func Start(name string) error {
-	if err := controllable(name); err != nil {
+	if _, err := controllable(name); err != nil {
 		return err
 	}
 	_, err := systemctl("start", name+".service")
@@ -111,41 +122,50 @@ func Start(name string) error {
 
 // Stop stops the installed service.
 func Stop(name string) error {
-	if err := controllable(name); err != nil {
+	if _, err := controllable(name); err != nil {
 		return err
 	}
 	_, err := systemctl("stop", name+".service")
 	return err
 }
 
-// controllable refuses before any systemctl call: not root, an invalid
-// name, no unit written by Install.
-func controllable(name string) error {
+// controllable refuses before any systemctl call that changes something:
+// not root, an invalid name, no unit systemd knows (Install's or a
+// package's).
+func controllable(name string) (State, error) {
 	if !validName(name) {
-		return fmt.Errorf("service: invalid name %q", name)
+		return State{}, fmt.Errorf("service: invalid name %q", name)
 	}
 	if geteuid() != 0 {
-		return ErrNotAdmin
+		return State{}, ErrNotAdmin
 	}
-	if _, err := os.Stat(UnitPath(name)); errors.Is(err, fs.ErrNotExist) {
-		return ErrNotInstalled
-	} else if err != nil {
-		return err
+	// When systemctl cannot answer (no systemd running) but a unit file
+	// exists, the control command itself then says why it fails.
+	st, _ := Query(name)
+	if !st.Installed {
+		return st, ErrNotInstalled
 	}
-	return nil
+	return st, nil
 }
 
-// Query reports the service's state; any user may ask.
+// Query reports the service's state; any user may ask. systemd says which
+// unit it loaded (LoadState, FragmentPath): the one Install wrote in
+// /etc/systemd/system or a package's (/usr/lib/systemd/system). Where
+// systemctl cannot answer (systemd is not running) the unit files say
+// whether it is installed.
 func Query(name string) (State, error) {
 	if !validName(name) {
 		return State{}, fmt.Errorf("service: invalid name %q", name)
 	}
-	if _, err := os.Stat(UnitPath(name)); errors.Is(err, fs.ErrNotExist) {
-		return State{}, nil
-	}
-	out, err := systemctl("show", "--property=ActiveState,SubState,UnitFileState", name+".service")
+	out, err := systemctl("show", "--property=LoadState,FragmentPath,ActiveState,SubState,UnitFileState", name+".service")
 	if err != nil {
-		return State{Installed: true}, err
+		for _, dir := range append([]string{unitDir}, vendorUnitDirs...) {
+			p := filepath.Join(dir, name+".service")
+			if _, serr := os.Stat(p); serr == nil {
+				return State{Installed: true, Unit: p, Packaged: dir != unitDir}, err
+			}
+		}
+		return State{}, nil
 	}
 	props := map[string]string{}
 	for _, l := range strings.Split(string(out), "\n") {
@@ -153,10 +173,16 @@ func Query(name string) (State, error) {
 			props[k] = v
 		}
 	}
+	if props["LoadState"] == "not-found" || props["LoadState"] == "" {
+		return State{}, nil
+	}
+	fragment := props["FragmentPath"]
 	return State{
 		Installed: true,
 		Running:   props["ActiveState"] == "active",
 		Enabled:   props["UnitFileState"] == "enabled",
 		Detail:    props["ActiveState"] + " (" + props["SubState"] + ")",
+		Unit:      fragment,
+		Packaged:  fragment != "" && fragment != UnitPath(name),
 	}, nil
 }

@@ -12,27 +12,68 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
-// fakeSystemd replaces the unit directory, the caller's uid and systemctl;
-// it records the systemctl calls.
+// fakeSystemd replaces the unit directories, the caller's uid and
+// systemctl; it records the systemctl calls. Its "systemctl show" loads the
+// unit from the fake /etc/systemd/system, else from the fake
+// /usr/lib/systemd/system (the .deb's), as systemd does, unless show says
+// otherwise; down makes every systemctl call fail (no systemd running).
 type fakeSystemd struct {
-	calls []string
-	show  string // what "systemctl show" prints
+	calls  []string
+	show   string // what "systemctl show" prints, when set
+	active string // ActiveState of a found unit
+	down   bool
+	vendor string // the fake /usr/lib/systemd/system
 }
 
 func useFakeSystemd(t *testing.T, euid int) *fakeSystemd {
-	f := &fakeSystemd{}
-	oldDir, oldUID, oldCtl := unitDir, geteuid, systemctl
+	f := &fakeSystemd{vendor: t.TempDir(), active: "inactive"}
+	oldDir, oldVendor, oldUID, oldCtl := unitDir, vendorUnitDirs, geteuid, systemctl
 	unitDir = t.TempDir()
+	vendorUnitDirs = []string{f.vendor}
 	geteuid = func() int { return euid }
 	systemctl = func(args ...string) ([]byte, error) {
 		f.calls = append(f.calls, strings.Join(args, " "))
-		if args[0] == "show" {
+		if f.down {
+			return nil, errors.New("System has not been booted with systemd as init system (PID 1). Can't operate.")
+		}
+		if args[0] != "show" {
+			return nil, nil
+		}
+		if f.show != "" {
 			return []byte(f.show), nil
 		}
-		return nil, nil
+		unit := args[len(args)-1]
+		for _, dir := range []string{unitDir, f.vendor} {
+			p := filepath.Join(dir, unit)
+			if _, err := os.Stat(p); err == nil {
+				return []byte("LoadState=loaded\nFragmentPath=" + p + "\nActiveState=" + f.active +
+					"\nSubState=dead\nUnitFileState=disabled\n"), nil
+			}
+		}
+		return []byte("LoadState=not-found\nFragmentPath=\nActiveState=inactive\nSubState=dead\nUnitFileState=\n"), nil
 	}
-	t.Cleanup(func() { unitDir, geteuid, systemctl = oldDir, oldUID, oldCtl })
+	t.Cleanup(func() { unitDir, vendorUnitDirs, geteuid, systemctl = oldDir, oldVendor, oldUID, oldCtl })
 	return f
+}
+
+// packagedUnit writes the fake .deb unit, as the package installs it.
+func (f *fakeSystemd) packagedUnit(t *testing.T, name string) string {
+	p := filepath.Join(f.vendor, name+".service")
+	if err := os.WriteFile(p, []byte("[Service]\nExecStart=/usr/bin/cfe-agent --data-dir /var/lib/cfe-agent serve\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// changing lists the systemctl calls that are not "show".
+func (f *fakeSystemd) changing() []string {
+	var out []string
+	for _, c := range f.calls {
+		if !strings.HasPrefix(c, "show ") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func testConfig(t *testing.T) Config {
@@ -85,8 +126,13 @@ func TestInstall_refusals(t *testing.T) {
 			t.Errorf("not root: %v, systemctl %q", err, f.calls)
 		}
 		f = useFakeSystemd(t, 0)
-		if err := op("cfe-agent"); !errors.Is(err, ErrNotInstalled) || len(f.calls) != 0 {
+		if err := op("cfe-agent"); !errors.Is(err, ErrNotInstalled) || len(f.changing()) != 0 {
 			t.Errorf("not installed: %v, systemctl %q", err, f.calls)
+		}
+		f = useFakeSystemd(t, 0)
+		f.down = true
+		if err := op("cfe-agent"); !errors.Is(err, ErrNotInstalled) || len(f.changing()) != 0 {
+			t.Errorf("not installed, no systemd: %v, systemctl %q", err, f.calls)
 		}
 	}
 }
@@ -107,15 +153,17 @@ func TestInstall_lifecycle(t *testing.T) {
 	if fi, err := os.Stat(cfg.DataDir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("data directory: %v %v", fi, err)
 	}
-	if strings.Join(f.calls, "|") != "daemon-reload|enable --now cfe-agent-test.service" {
+	if strings.Join(f.changing(), "|") != "daemon-reload|enable --now cfe-agent-test.service" {
 		t.Errorf("systemctl calls %q", f.calls)
 	}
 
-	f.show = "ActiveState=active\nSubState=running\nUnitFileState=enabled\n"
+	f.show = "LoadState=loaded\nFragmentPath=" + UnitPath(cfg.Name) + "\nActiveState=active\nSubState=running\nUnitFileState=enabled\n"
 	st, err := Query(cfg.Name)
-	if err != nil || st != (State{Installed: true, Running: true, Enabled: true, Detail: "active (running)"}) {
+	if err != nil || st != (State{Installed: true, Running: true, Enabled: true, Detail: "active (running)", Unit: UnitPath(cfg.Name)}) {
 		t.Errorf("Query = %+v, %v", st, err)
 	}
+	f.show = ""
+	f.calls = nil
 	if err := Stop(cfg.Name); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +176,7 @@ func TestInstall_lifecycle(t *testing.T) {
 	if _, err := os.Stat(cfg.DataDir); err != nil {
 		t.Errorf("uninstall removed the data directory: %v", err)
 	}
-	if got := strings.Join(f.calls[2:], "|"); got != "show --property=ActiveState,SubState,UnitFileState cfe-agent-test.service|stop cfe-agent-test.service|disable --now cfe-agent-test.service|daemon-reload" {
+	if got := strings.Join(f.changing(), "|"); got != "stop cfe-agent-test.service|disable --now cfe-agent-test.service|daemon-reload" {
 		t.Errorf("systemctl calls %q", got)
 	}
 	if st, err := Query(cfg.Name); err != nil || st.Installed {
@@ -153,4 +201,68 @@ func TestSystemdUnit_verify(t *testing.T) {
 	if err != nil || strings.Contains(string(out), p) {
 		t.Fatalf("systemd-analyze verify: %v\n%s\n%s", err, out, b)
 	}
+}
+
+// TestQuery_packagedUnit: the .deb's unit (/usr/lib/systemd/system) is the
+// service: status sees it, start and stop control it, and install and
+// uninstall refuse (a second unit of the same name in /etc would override it
+// with another data directory) without writing anything.
+func TestQuery_packagedUnit(t *testing.T) {
+	t.Run("systemd running", func(t *testing.T) {
+		f := useFakeSystemd(t, 0)
+		unit := f.packagedUnit(t, "cfe-agent-test")
+		f.active = "active"
+		st, err := Query("cfe-agent-test")
+		if err != nil || !st.Installed || !st.Packaged || !st.Running || st.Unit != unit {
+			t.Fatalf("Query = %+v, %v", st, err)
+		}
+		if err := Stop("cfe-agent-test"); err != nil {
+			t.Fatal(err)
+		}
+		if err := Start("cfe-agent-test"); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(f.changing(), "|"); got != "stop cfe-agent-test.service|start cfe-agent-test.service" {
+			t.Errorf("systemctl calls %q", got)
+		}
+
+		f.calls = nil
+		cfg := testConfig(t)
+		if err := Install(cfg); !errors.Is(err, ErrPackaged) || !strings.Contains(err.Error(), unit) {
+			t.Errorf("Install = %v, want ErrPackaged naming %s", err, unit)
+		}
+		if err := Uninstall(cfg.Name); !errors.Is(err, ErrPackaged) {
+			t.Errorf("Uninstall = %v, want ErrPackaged", err)
+		}
+		if entries, _ := os.ReadDir(unitDir); len(entries) != 0 || len(f.changing()) != 0 {
+			t.Errorf("a refused install wrote %d units and ran systemctl %q", len(entries), f.changing())
+		}
+		if _, err := os.Stat(cfg.DataDir); !os.IsNotExist(err) {
+			t.Errorf("a refused install created the data directory: %v", err)
+		}
+		if _, err := os.Stat(unit); err != nil {
+			t.Errorf("the packaged unit is gone: %v", err)
+		}
+	})
+	t.Run("an own unit in /etc is not the package's", func(t *testing.T) {
+		f := useFakeSystemd(t, 0)
+		f.packagedUnit(t, "cfe-agent-test")
+		if err := os.WriteFile(UnitPath("cfe-agent-test"), []byte("[Service]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := Query("cfe-agent-test"); err != nil || !st.Installed || st.Packaged || st.Unit != UnitPath("cfe-agent-test") {
+			t.Errorf("Query = %+v, %v", st, err)
+		}
+	})
+	t.Run("no systemd running: the unit files say", func(t *testing.T) {
+		f := useFakeSystemd(t, 0)
+		unit := f.packagedUnit(t, "cfe-agent-test")
+		f.down = true
+		if st, _ := Query("cfe-agent-test"); !st.Installed || !st.Packaged || st.Unit != unit {
+			t.Errorf("Query = %+v", st)
+		}
+		if err := Install(testConfig(t)); !errors.Is(err, ErrPackaged) {
+			t.Errorf("Install = %v, want ErrPackaged", err)
+		}
+	})
 }

@@ -17,6 +17,11 @@ import (
 // on /dev (no PrivateDevices), and the data directory. A "directory" printer
 // whose folder lies outside the data directory needs its own
 // ReadWritePaths= line (systemctl edit).
+//
+// The agent signs only at DGI's time zone: the unit sets
+// TZ=America/Montevideo, whatever the machine's zone. With c.StateDirectory
+// it is the .deb's unit (scripts/dist.sh writes it with "go run ./packaging
+// unit"): systemd creates the data directory /var/lib/<StateDirectory>.
 func SystemdUnit(c Config) ([]byte, error) {
 	if err := c.check(path.IsAbs); err != nil {
 		return nil, err
@@ -24,21 +29,35 @@ func SystemdUnit(c Config) ([]byte, error) {
 	if c.User == "" {
 		return nil, fmt.Errorf("service: no user for the unit")
 	}
+	if c.StateDirectory != "" && (!validName(c.StateDirectory) || c.DataDir != "/var/lib/"+c.StateDirectory) {
+		return nil, fmt.Errorf("service: the state directory %q is not the data directory %s", c.StateDirectory, c.DataDir)
+	}
 	args := append([]string{c.Exe}, c.Args()...)
 	for i, a := range args {
 		args[i] = systemdQuote(a)
 	}
 	var b bytes.Buffer
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	line("# Written by \"cfe-agent service install\"; \"cfe-agent service uninstall\" removes it.")
+	if c.StateDirectory != "" {
+		line("# The agent as a system service, for a machine without a logged-in cashier")
+		line("# (a till server in LAN mode). Installed disabled; enable it with")
+		line("#   sudo systemctl enable --now %s", c.Name)
+		line("# The tray application and this service use the same port: run one or the other.")
+		line("# Generated from cfe-agent's service.SystemdUnit (go run ./packaging unit).")
+	} else {
+		line("# Written by \"cfe-agent service install\"; \"cfe-agent service uninstall\" removes it.")
+	}
 	line("[Unit]")
 	line("Description=%s", specifiers(c.DisplayName+" — "+c.Description))
+	line("Documentation=man:cfe-agent(1) https://github.com/cfe-agent/cfe-agent")
 	line("Wants=network-online.target")
 	line("After=network-online.target cups.service")
 	line("")
 	line("[Service]")
 	line("Type=simple")
 	line("User=%s", specifiers(c.User))
+	line("# DGI's time zone: the agent signs only at America/Montevideo (-03:00).")
+	line("Environment=TZ=America/Montevideo")
 	line("ExecStart=%s", strings.Join(args, " "))
 	line("Restart=on-failure")
 	line("RestartSec=5s")
@@ -46,7 +65,13 @@ func SystemdUnit(c Config) ([]byte, error) {
 	line("UMask=0077")
 	line("NoNewPrivileges=yes")
 	line("ProtectSystem=strict")
-	line("ReadWritePaths=%s", systemdQuote(c.DataDir))
+	if c.StateDirectory != "" {
+		// Writable under ProtectSystem=strict, as every StateDirectory=.
+		line("StateDirectory=%s", c.StateDirectory)
+		line("StateDirectoryMode=0700")
+	} else {
+		line("ReadWritePaths=%s", systemdQuote(c.DataDir))
+	}
 	line("PrivateTmp=yes")
 	line("ProtectKernelTunables=yes")
 	line("ProtectKernelModules=yes")

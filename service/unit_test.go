@@ -21,7 +21,7 @@ func TestSystemdUnit(t *testing.T) {
 	for _, line := range []string{
 		"[Unit]", "Description=Agente CFE — comprobantes fiscales electrónicos al 100%%",
 		"Wants=network-online.target", "After=network-online.target cups.service",
-		"[Service]", "User=caja",
+		"[Service]", "User=caja", "Environment=TZ=America/Montevideo",
 		`ExecStart="/opt/cfe agent/cfe-agent" --data-dir "/home/caja/datos $$CFE" serve`,
 		"Restart=on-failure", "NoNewPrivileges=yes", "ProtectSystem=strict",
 		`ReadWritePaths="/home/caja/datos $$CFE"`, "PrivateTmp=yes",
@@ -35,6 +35,34 @@ func TestSystemdUnit(t *testing.T) {
 		if strings.Contains(got, banned) {
 			t.Errorf("the unit has %s, which breaks printers or the data directory", banned)
 		}
+	}
+}
+
+// TestSystemdUnit_stateDirectory: the .deb's unit (StateDirectory) lets
+// systemd create /var/lib/cfe-agent instead of naming it ReadWritePaths.
+func TestSystemdUnit_stateDirectory(t *testing.T) {
+	c := Config{Name: "cfe-agent", DisplayName: "Agente CFE", Description: "prueba", Exe: "/usr/bin/cfe-agent",
+		DataDir: "/var/lib/cfe-agent", User: "cfe-agent", StateDirectory: "cfe-agent"}
+	b, err := SystemdUnit(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, line := range []string{"ExecStart=/usr/bin/cfe-agent --data-dir /var/lib/cfe-agent serve",
+		"StateDirectory=cfe-agent", "StateDirectoryMode=0700", "ProtectSystem=strict",
+		"Environment=TZ=America/Montevideo", "#   sudo systemctl enable --now cfe-agent"} {
+		if !strings.Contains(got, "\n"+line+"\n") {
+			t.Errorf("the unit lacks the line %q:\n%s", line, got)
+		}
+	}
+	for _, banned := range []string{"ReadWritePaths", "service install"} {
+		if strings.Contains(got, banned) {
+			t.Errorf("the packaged unit has %q:\n%s", banned, got)
+		}
+	}
+	c.DataDir = "/srv/cfe"
+	if b, err := SystemdUnit(c); err == nil {
+		t.Errorf("a state directory that is not the data directory was accepted:\n%s", b)
 	}
 }
 

@@ -103,7 +103,7 @@ func (c *Config) defaults() {
 		c.Refresh = 5 * time.Second
 	}
 	if c.Open == nil {
-		c.Open = openDefault
+		c.Open = OpenDefault
 	}
 }
 

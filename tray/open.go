@@ -5,9 +5,10 @@ import (
 	"runtime"
 )
 
-// openDefault opens target (a URL or a folder) with the desktop's default
-// application, without waiting for it.
-func openDefault(target string) error {
+// OpenDefault opens target (a URL or a folder) with the desktop's default
+// application (xdg-open, open, rundll32's FileProtocolHandler), without
+// waiting for it. The tray's menu and the agent's second start use it.
+func OpenDefault(target string) error {
 	var cmd *exec.Cmd
 	switch runtime.GOOS {
 	case "windows":

@@ -66,7 +66,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	release, err := singleInstance(ctx, os.Stdout, dataDir, m.Serve.headless)
+	release, err := singleInstance(ctx, os.Stdout, dataDir, m.Serve.headless, m.Serve.autostart)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,10 @@ func newAutostartCommand(opts *globalOptions) *cobra.Command {
 				return err
 			}
 			switch {
+			case st.Machine && st.Hidden:
+				fmt.Fprintln(out, "inicio con el sistema: desactivado para este usuario ("+st.UserPath+" oculta la entrada del instalador, "+st.MachinePath+")")
+			case st.Replaced:
+				fmt.Fprintln(out, "inicio con el sistema: activado para este usuario ("+st.UserPath+"), en lugar de la entrada del instalador ("+st.MachinePath+")")
 			case st.Machine && st.User:
 				fmt.Fprintln(out, "inicio con el sistema: activado para todos los usuarios por el instalador ("+st.MachinePath+") y también para este usuario ("+st.UserPath+")")
 			case st.Machine:
@@ -54,16 +58,23 @@ func newAutostartCommand(opts *globalOptions) *cobra.Command {
 }
 
 // setAutostart turns the agent's per-user autostart entry on or off. The
-// entry runs this executable (its resolved absolute path) with the data
+// entry runs this executable (its resolved absolute path) with --autostart
+// and the data
 // directory, when one was chosen by flag or environment (the session that
 // starts it has neither). When the installer enabled the agent for every
-// user, no per-user entry is added, and turning it off says why it cannot.
+// user, the installer's command is not repeated in a per-user entry, but an
+// entry with its own data directory is kept (or refused, naming both
+// entries, where both would start); turning it off hides the installer's
+// entry for this user where the desktop allows it (XDG), and otherwise says
+// who can.
 func setAutostart(opts globalOptions, on bool) error {
 	if !on {
 		err := autostart.Disable(autostartName)
 		if errors.Is(err, autostart.ErrMachineWide) {
+			st, _ := autostart.Query(autostartName)
 			return &cfe.Error{Code: cfe.EINVALID, Op: "autostart", Err: err,
-				Message: "el instalador activó el inicio con el sistema para todos los usuarios de este equipo; solo un administrador puede quitarlo (desinstalando el agente o borrando la entrada del equipo)"}
+				Message: "el instalador activó el inicio con el sistema para todos los usuarios de este equipo (" + st.MachinePath +
+					"), que este usuario no puede desactivar desde el agente: un administrador puede quitarlo borrando esa entrada o desinstalando el agente"}
 		}
 		return err
 	}
@@ -77,13 +88,24 @@ func setAutostart(opts globalOptions, on bool) error {
 	if exe, err = filepath.Abs(exe); err != nil {
 		return err
 	}
-	command := []string{exe}
+	// --autostart: at a login where another agent (the service) already runs
+	// on the data directory, this start exits quietly.
+	e := autostart.Entry{Name: autostartName, DisplayName: "Agente CFE", Command: []string{exe, "--autostart"}}
 	if opts.dataDir != "" || os.Getenv(profiles.EnvDataDir) != "" {
 		dir, err := profiles.DataDir(opts.dataDir)
 		if err != nil {
 			return err
 		}
-		command = append(command, "--data-dir", dir)
+		e.Command = append(e.Command, "--data-dir", dir)
+		e.Custom = true
 	}
-	return autostart.Enable(autostart.Entry{Name: autostartName, DisplayName: "Agente CFE", Command: command})
+	err = autostart.Enable(e)
+	if errors.Is(err, autostart.ErrConflict) {
+		st, _ := autostart.Query(autostartName)
+		return &cfe.Error{Code: cfe.EINVALID, Op: "autostart", Err: err,
+			Message: "el instalador ya inicia el agente para todos los usuarios (" + st.MachinePath + ") con la carpeta de datos predeterminada; " +
+				"una entrada de este usuario (" + st.UserPath + ") con la carpeta " + e.Command[len(e.Command)-1] +
+				" iniciaría un segundo agente al mismo tiempo: use la carpeta predeterminada o pida a un administrador que quite la entrada del equipo"}
+	}
+	return err
 }

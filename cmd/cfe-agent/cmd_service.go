@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -120,6 +121,9 @@ func describeService(st service.State) string {
 		s += "no está en ejecución"
 	}
 	s += " (" + st.Detail + "), "
+	if st.Packaged {
+		s = strings.Replace(s, "instalado, ", "instalado por el paquete ("+st.Unit+"), ", 1)
+	}
 	if st.Enabled {
 		return s + "se inicia al arrancar el equipo"
 	}
@@ -139,6 +143,14 @@ func serviceError(verb string, err error) error {
 	case errors.Is(err, service.ErrNotInstalled):
 		return &cfe.Error{Code: cfe.ENOTFOUND, Op: "service", Err: err,
 			Message: "el servicio " + serviceName + " no está instalado: instálelo con «cfe-agent service install»"}
+	case errors.Is(err, service.ErrPackaged):
+		how := "habilítelo e inícielo con «sudo systemctl enable --now " + serviceName + "» (usa la carpeta de datos /var/lib/cfe-agent)"
+		if verb == "desinstalar" {
+			how = "detenga y deshabilite con «sudo systemctl disable --now " + serviceName + "», o quite el paquete"
+		}
+		return &cfe.Error{Code: cfe.EINVALID, Op: "service", Err: err,
+			Message: "el servicio " + serviceName + " ya lo instaló el paquete del agente (" +
+				strings.TrimPrefix(err.Error(), service.ErrPackaged.Error()+": ") + "); no se escribe otra unidad con el mismo nombre: " + how}
 	case errors.Is(err, service.ErrUnsupported):
 		return &cfe.Error{Code: cfe.EINVALID, Op: "service", Err: err,
 			Message: "el modo servicio existe en Windows y en Linux (systemd); en este sistema use el inicio con la sesión"}

@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/tray"
 )
 
 // One agent runs per data directory. The first start takes an instance lock
@@ -22,7 +21,9 @@ import (
 // Windows) and holds it until it exits; it writes its process id to
 // run/agent.pid. A second start of the tray agent for the same directory does
 // not fail: it opens the running agent's status page (the base URL of the run
-// file the running agent wrote) and exits 0. A second "serve" (or
+// file the running agent wrote) and exits 0; started by an autostart entry
+// (--autostart: at each login, maybe on a machine whose service runs on the
+// same directory) it exits 0 without opening anything. A second "serve" (or
 // --headless) start refuses with a clear error. One-shot commands take no
 // lock.
 
@@ -38,9 +39,9 @@ func instancePIDPath(dataDir string) string { return filepath.Join(dataDir, "run
 
 // singleInstance takes the data directory's instance lock. It returns the
 // function that releases it, or a nil function and a nil error when another
-// agent holds it and this (tray) start opened that agent's status page:
-// the caller then exits 0.
-func singleInstance(ctx context.Context, out io.Writer, dataDir string, headless bool) (func(), error) {
+// agent holds it and this (tray) start opened that agent's status page, or,
+// autostarted, just said so on out: the caller then exits 0.
+func singleInstance(ctx context.Context, out io.Writer, dataDir string, headless, autostarted bool) (func(), error) {
 	if err := os.MkdirAll(filepath.Join(dataDir, "run"), 0o700); err != nil {
 		return nil, err
 	}
@@ -55,6 +56,10 @@ func singleInstance(ctx context.Context, out io.Writer, dataDir string, headless
 	if !errors.Is(err, errInstanceHeld) {
 		return nil, fmt.Errorf("taking the instance lock of %s: %w", dataDir, err)
 	}
+	if autostarted && !headless {
+		fmt.Fprintf(out, "El agente CFE ya está funcionando con estos datos (carpeta %s): el inicio con la sesión termina sin abrir nada\n", dataDir)
+		return nil, nil
+	}
 	info, found := runningInstance(ctx, dataDir)
 	if headless || !found {
 		msg := "ya hay un agente ejecutándose con estos datos (carpeta " + dataDir
@@ -64,7 +69,7 @@ func singleInstance(ctx context.Context, out io.Writer, dataDir string, headless
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "agent.instance", Err: err, Message: msg + "): deténgalo antes de iniciar otro"}
 	}
 	fmt.Fprintf(out, "El agente CFE ya está funcionando (proceso %d): se abre su página de estado, %s/\n", info.PID, info.BaseURL)
-	if err := openURL(info.BaseURL + "/"); err != nil {
+	if err := tray.OpenDefault(info.BaseURL + "/"); err != nil {
 		return nil, fmt.Errorf("no se pudo abrir la página de estado %s/: %w", info.BaseURL, err)
 	}
 	return nil, nil
@@ -108,21 +113,4 @@ func runFileOfPID(dataDir string) (runInfo, bool) {
 		}
 	}
 	return runInfo{}, false
-}
-
-// openURL opens url with the desktop's default browser, without waiting.
-func openURL(url string) error {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
-	case "darwin":
-		cmd = exec.Command("open", url)
-	default:
-		cmd = exec.Command("xdg-open", url)
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
 }

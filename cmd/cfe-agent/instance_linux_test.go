@@ -12,7 +12,8 @@ import (
 
 // TestAgent_SingleInstance runs real processes on one data directory: while
 // an agent runs, a second start of the tray agent opens the running agent's
-// status page (through xdg-open and $BROWSER) and exits 0, a second "serve"
+// status page (through xdg-open and $BROWSER) and exits 0 (started with
+// --autostart, it exits 0 opening nothing), a second "serve"
 // refuses with a Spanish error, and once the first one stops the lock is
 // free again.
 func TestAgent_SingleInstance(t *testing.T) {
@@ -35,7 +36,18 @@ func TestAgent_SingleInstance(t *testing.T) {
 
 	first := startAgent(t, env, "--listen", "127.0.0.1:0")
 
-	out, code := runCLI(t, env, "--listen", "127.0.0.1:0") // the tray agent, as autostart starts it
+	// Started by an autostart entry (at each login, the service holding the
+	// directory): exit 0, say so, open nothing.
+	out, code := runCLI(t, env, "--autostart", "--listen", "127.0.0.1:0")
+	if code != 0 || !strings.Contains(out, "ya está funcionando con estos datos (carpeta "+dataDir+"): el inicio con la sesión termina sin abrir nada") {
+		t.Fatalf("autostart start: exit %d\n%s", code, out)
+	}
+	time.Sleep(500 * time.Millisecond) // xdg-open, had it been started, writes within this
+	if got, err := os.ReadFile(opened); err == nil || len(got) > 0 {
+		t.Fatalf("the autostart start opened %q", got)
+	}
+
+	out, code = runCLI(t, env, "--listen", "127.0.0.1:0") // the tray agent, started by hand
 	if code != 0 || !strings.Contains(out, "ya está funcionando") || !strings.Contains(out, first.baseURL+"/") {
 		t.Fatalf("second tray start: exit %d\n%s", code, out)
 	}

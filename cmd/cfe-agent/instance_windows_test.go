@@ -1,12 +1,17 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/windows"
 )
 
 // TestLockInstance_windows: the named mutex of a data directory is taken
@@ -35,4 +40,44 @@ func TestLockInstance_windows(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	again()
+}
+
+// TestInstanceMutexName_finalPath: an existing folder is named by its final
+// path, so its 8.3 short name (when the volume has them) and its name in
+// other letter case give the same mutex; a folder that cannot be opened
+// falls back to its cleaned absolute path.
+func TestInstanceMutexName_finalPath(t *testing.T) {
+	// Not t.TempDir: Wine 8 cannot remove it; best-effort removal instead.
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("cfe-agent carpeta de datos larga %d", time.Now().UnixNano()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	long := instanceMutexName(dir)
+	if got := instanceMutexName(strings.ToUpper(dir) + `\`); got != long {
+		t.Errorf("the folder in capitals with a trailing separator: %s, want %s", got, long)
+	}
+	final, err := finalPath(dir)
+	if err != nil || !strings.EqualFold(filepath.Base(final), filepath.Base(dir)) {
+		t.Fatalf("finalPath(%s) = %q, %v", dir, final, err)
+	}
+
+	long16, err := windows.UTF16PtrFromString(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]uint16, windows.MAX_PATH)
+	n, err := windows.GetShortPathName(long16, &buf[0], uint32(len(buf)))
+	short := windows.UTF16ToString(buf[:n])
+	if err != nil || n == 0 || strings.EqualFold(short, dir) {
+		t.Logf("no 8.3 name for %s (%v): only the letter case is compared", dir, err)
+	} else if got := instanceMutexName(short); got != long {
+		t.Errorf("the 8.3 name %s gives %s, want %s (the long name's)", short, got, long)
+	}
+
+	missing := filepath.Join(dir, "no-existe")
+	sum := sha256.Sum256([]byte(strings.ToLower(missing)))
+	if got, want := instanceMutexName(missing), `Global\cfe-agent-`+hex.EncodeToString(sum[:16]); got != want {
+		t.Errorf("a missing folder: %s, want %s (its cleaned path)", got, want)
+	}
 }

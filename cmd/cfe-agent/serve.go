@@ -30,6 +30,9 @@ import (
 type serveOptions struct {
 	listen   string // --listen overrides the profile's address
 	headless bool   // --headless: never the tray
+	// --autostart: started by an autostart entry; exits 0 quietly when
+	// another agent runs on the data directory (instance.go).
+	autostart bool
 }
 
 // recentReceipts is how many of the last signed CFEs the state reports.
@@ -44,6 +47,7 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 	var so serveOptions
 	root.Flags().StringVar(&so.listen, "listen", "", "`DIRECCIÓN` de escucha en lugar de la del perfil (por ejemplo 127.0.0.1:18787, 0.0.0.0:18787)")
 	root.Flags().BoolVar(&so.headless, "headless", false, "ejecuta sin el ícono de la bandeja")
+	root.Flags().BoolVar(&so.autostart, "autostart", false, "inicio con la sesión: si ya hay un agente con estos datos, termina sin abrir su página de estado")
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runAgent(cmd.Context(), *opts, so) }
 
 	serve := &cobra.Command{
