@@ -23,6 +23,11 @@
 // between XSD and Go's regexp, ...), so that no part of a schema goes
 // unchecked in silence; Validate refuses xsi:type and xsi:nil for the same
 // reason.
+//
+// Validate first checks that the document is well-formed XML 1.0 with
+// namespaces, as libxml2 does: encoding/xml alone lets through repeated
+// attributes, unbound prefixes, content after the root element and the like
+// (see wellformed.go).
 package xsdvalid
 
 import (
