@@ -36,33 +36,11 @@ func (e *APIError) Error() string {
 	return s
 }
 
-// statusCode maps the service's HTTP statuses to cfe codes. A 429 or a
-// 5xx other than 500 means "not now".
-var statusCode = map[int]string{
-	http.StatusBadRequest:            cfe.EINVALID,
-	http.StatusRequestEntityTooLarge: cfe.EINVALID,
-	http.StatusUnauthorized:          cfe.EUNAUTHORIZED,
-	http.StatusForbidden:             cfe.EFORBIDDEN,
-	http.StatusNotFound:              cfe.ENOTFOUND,
-	http.StatusConflict:              cfe.ECONFLICT,
-	http.StatusTooManyRequests:       cfe.EUNAVAILABLE,
-	http.StatusInternalServerError:   cfe.EINTERNAL,
-}
-
-// toError wraps e in the *cfe.Error of its status, with the service's own
+// toError wraps e in the *cfe.Error of its status (cfe.CodeForHTTPStatus: a
+// 429 or a 5xx other than 500 means "not now"), with the service's own
 // message for the user.
 func (e *APIError) toError(op string) *cfe.Error {
-	code, ok := statusCode[e.Status]
-	switch {
-	case ok:
-	case e.Status >= 500:
-		code = cfe.EUNAVAILABLE
-	case e.Status >= 400:
-		code = cfe.EINVALID
-	default:
-		code = cfe.EINTERNAL
-	}
-	return &cfe.Error{Code: code, Op: op, Message: e.Message, Fields: e.Details, Respuesta: e.Respuesta, Err: e}
+	return &cfe.Error{Code: cfe.CodeForHTTPStatus(e.Status), Op: op, Message: e.Message, Fields: e.Details, Respuesta: e.Respuesta, Err: e}
 }
 
 // errorBody covers every error shape of the service: {error, code, details,

@@ -1,20 +1,19 @@
 package localapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	_ "time/tzdata" // zone rules do not depend on the machine's zoneinfo files
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/health"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/localclient"
@@ -58,29 +57,11 @@ func (f funcIssuer) Issue(ctx context.Context, req *cfe.Request) (*issuer.Result
 	return f(ctx, req)
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testServer is a Server open on a free port, with its log and a client.
 type testServer struct {
 	srv    *localapi.Server
 	client *localclient.Client
-	logs   *syncBuffer
+	logs   *testtool.SyncBuffer
 }
 
 // startServer opens a Server on 127.0.0.1:0 with an issuer that signs
@@ -90,7 +71,7 @@ type testServer struct {
 func startServer(t testing.TB, edit func(*localapi.ServerConfig)) *testServer {
 	t.Helper()
 	t.Setenv("TZ", "America/Montevideo")
-	logs := &syncBuffer{}
+	logs := &testtool.SyncBuffer{}
 	cfg := localapi.ServerConfig{
 		Listen:      "127.0.0.1:0",
 		Version:     "1.2.3",

@@ -25,6 +25,12 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Add([]byte(`<CFE xmlns="http://cfe.dgi.gub.uy" version="1.0"><eTck/></CFE>`))
 	f.Add([]byte(`<?xml version="1.0" encoding="x-desconocido"?><CFE/>`))
+	// Not well-formed in ways encoding/xml lets through (see wellformed.go).
+	f.Add([]byte(`<ns0:CFE version="1.0" version="1.0" xmlns:ns0="http://cfe.dgi.gub.uy"><ns0:eTck/></ns0:CFE>`))
+	f.Add([]byte(`<CFE xmlns="http://cfe.dgi.gub.uy" q:y="1"><q:eTck/></CFE>`))
+	f.Add([]byte(`<p:CFE xmlns:p="http://cfe.dgi.gub.uy"><p:eTck xmlns:p=""/></p:CFE>`))
+	f.Add([]byte(`<CFE xmlns="http://cfe.dgi.gub.uy"/>texto<![CDATA[ ]]><CFE/>`))
+	f.Add([]byte("\ufeff<!--c--><?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><CFE/>"))
 	schemas := map[string]*xsdvalid.Schema{}
 	for _, e := range []string{assets.SchemaCFE, assets.SchemaEnvelope, assets.SchemaEnvelopeReceiver, assets.SchemaCAE, assets.SchemaReport} {
 		schemas[e] = schema(f, e)

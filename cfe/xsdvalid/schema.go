@@ -23,6 +23,11 @@
 // between XSD and Go's regexp, ...), so that no part of a schema goes
 // unchecked in silence; Validate refuses xsi:type and xsi:nil for the same
 // reason.
+//
+// Validate first checks that the document is well-formed XML 1.0 with
+// namespaces, as libxml2 does: encoding/xml alone lets through repeated
+// attributes, unbound prefixes, content after the root element and the like
+// (see wellformed.go).
 package xsdvalid
 
 import (
@@ -34,6 +39,7 @@ import (
 	"github.com/beevik/etree"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/cfe/internal/xsdname"
 )
 
 const (
@@ -290,28 +296,12 @@ func targetNS(el *etree.Element) string {
 
 // resolveQName resolves a QName attribute value in el's scope.
 func resolveQName(el *etree.Element, v string) (qname, error) {
-	prefix, local, ok := strings.Cut(v, ":")
+	space, local, ok := xsdname.Resolve(el, v)
 	if !ok {
-		prefix, local = "", v
+		prefix, _, _ := strings.Cut(v, ":")
+		return qname{}, schemaErr(el, "prefix %q of %q is not declared", prefix, v)
 	}
-	key := "xmlns"
-	if prefix != "" {
-		key = "xmlns:" + prefix
-	}
-	for e := el; e != nil; e = e.Parent() {
-		for _, a := range e.Attr {
-			if a.FullKey() == key {
-				return qname{a.Value, local}, nil
-			}
-		}
-	}
-	if prefix == "" {
-		return qname{"", local}, nil
-	}
-	if prefix == "xml" {
-		return qname{"http://www.w3.org/XML/1998/namespace", local}, nil
-	}
-	return qname{}, schemaErr(el, "prefix %q of %q is not declared", prefix, v)
+	return qname{space, local}, nil
 }
 
 // checkAttrs refuses attributes of a schema element that the engine would

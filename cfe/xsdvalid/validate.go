@@ -1,14 +1,11 @@
 package xsdvalid
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-
-	"golang.org/x/text/encoding/ianaindex"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
@@ -91,56 +88,40 @@ type node struct {
 	path    string
 }
 
-// parse reads doc into a tree of elements.
+// parse reads doc into a tree of elements, refusing a document that is not
+// well-formed XML with namespaces (see wfReader).
 func parse(doc []byte) (*node, error) {
-	d := xml.NewDecoder(bytes.NewReader(doc))
-	d.CharsetReader = func(label string, r io.Reader) (io.Reader, error) {
-		enc, err := ianaindex.IANA.Encoding(label)
-		if err != nil || enc == nil {
-			return nil, fmt.Errorf("encoding %q is not supported", label)
-		}
-		return enc.NewDecoder().Reader(r), nil
-	}
+	r := newWFReader(doc)
 	var root *node
 	var stack []*node
 	var text []*strings.Builder
 	for {
-		line, _ := d.InputPos()
-		tok, err := d.Token()
+		tok, err := r.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, Error{Line: syntaxLine(err, line), Message: "no es XML bien formado: " + err.Error(), Detail: "not well-formed XML: " + err.Error()}
+			return nil, err
 		}
 		switch t := tok.(type) {
-		case xml.StartElement:
+		case *wfStart:
 			if len(stack) >= maxDepth {
-				return nil, Error{Line: line, Message: fmt.Sprintf("el documento anida más de %d elementos", maxDepth),
+				return nil, Error{Line: t.line, Message: fmt.Sprintf("el documento anida más de %d elementos", maxDepth),
 					Detail: fmt.Sprintf("elements nested deeper than %d", maxDepth)}
 			}
-			n := &node{name: t.Name, line: line}
-			for _, a := range t.Attr {
-				if a.Name.Space == "xmlns" || a.Name.Space == "" && a.Name.Local == "xmlns" {
-					continue
-				}
-				n.attrs = append(n.attrs, a)
-			}
+			n := &node{name: t.name, attrs: t.attrs, line: t.line}
 			if len(stack) == 0 {
-				if root != nil {
-					return nil, Error{Line: line, Message: "hay más de un elemento raíz", Detail: "more than one root element"}
-				}
 				root = n
-				n.path = "/" + t.Name.Local
+				n.path = "/" + t.name.Local
 			} else {
 				p := stack[len(stack)-1]
 				same := 1
 				for _, k := range p.kids {
-					if k.name == t.Name {
+					if k.name == t.name {
 						same++
 					}
 				}
-				n.path = p.path + "/" + t.Name.Local
+				n.path = p.path + "/" + t.name.Local
 				if same > 1 {
 					n.path += fmt.Sprintf("[%d]", same)
 				}
@@ -154,16 +135,8 @@ func parse(doc []byte) (*node, error) {
 			n.hasText = strings.TrimLeft(n.text, " \t\r\n") != ""
 			stack, text = stack[:len(stack)-1], text[:len(text)-1]
 		case xml.CharData:
-			if len(text) > 0 {
-				text[len(text)-1].Write(t)
-			}
-		case xml.Directive:
-			return nil, Error{Line: line, Message: "el documento tiene una declaración de tipo (DTD), que no se admite",
-				Detail: "document type declarations are not supported"}
+			text[len(text)-1].Write(t)
 		}
-	}
-	if root == nil {
-		return nil, Error{Message: "el documento no tiene elemento raíz", Detail: "no root element"}
 	}
 	return root, nil
 }

@@ -1,40 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the agent's goroutines and the
-// test's.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // clearAgentEnv empties, for the test's duration, every CFE_AGENT_ variable
 // inherited from the developer's shell (an empty variable overrides
@@ -51,7 +31,7 @@ func clearAgentEnv(t *testing.T) {
 // inProcess is an agent running in the test's process through Main.
 type inProcess struct {
 	*Main
-	logs *lockedBuffer // the log's second copy
+	logs *testtool.SyncBuffer // the log's second copy
 }
 
 // startInProcess opens the agent in this process through Main, headless,
@@ -84,7 +64,7 @@ func startInProcess(t *testing.T, opts globalOptions, so serveOptions, env ...st
 		so.listen = "127.0.0.1:0"
 	}
 	so.headless = true
-	a := &inProcess{Main: NewMain(opts, so), logs: &lockedBuffer{}}
+	a := &inProcess{Main: NewMain(opts, so), logs: &testtool.SyncBuffer{}}
 	a.Stderr = a.logs
 	if err := a.Open(context.Background()); err != nil {
 		t.Fatalf("opening the agent: %v\n%s", err, a.logs)
@@ -163,7 +143,7 @@ func TestAgent_ListenAddresses(t *testing.T) {
 	t.Run("LAN address without LAN mode is refused", func(t *testing.T) {
 		clearAgentEnv(t)
 		m := NewMain(globalOptions{dataDir: t.TempDir()}, serveOptions{listen: "0.0.0.0:0", headless: true})
-		m.Stderr = &lockedBuffer{}
+		m.Stderr = &testtool.SyncBuffer{}
 		err := m.Open(context.Background())
 		if err == nil {
 			m.Close()
@@ -200,7 +180,7 @@ func TestMain_Open(t *testing.T) {
 		clearAgentEnv(t)
 		dataDir := t.TempDir()
 		m := NewMain(globalOptions{dataDir: dataDir, profile: "caja9"}, serveOptions{listen: "127.0.0.1:0", headless: true})
-		m.Stderr = &lockedBuffer{}
+		m.Stderr = &testtool.SyncBuffer{}
 		err := m.Open(context.Background())
 		if err == nil {
 			m.Close()
@@ -224,7 +204,7 @@ func TestMain_Open(t *testing.T) {
 func TestMain_Run(t *testing.T) {
 	clearAgentEnv(t)
 	dataDir := t.TempDir()
-	out := &lockedBuffer{}
+	out := &testtool.SyncBuffer{}
 	m := NewMain(globalOptions{dataDir: dataDir}, serveOptions{listen: "127.0.0.1:0", headless: true})
 	m.Stderr = out
 	ctx, cancel := context.WithCancel(context.Background())

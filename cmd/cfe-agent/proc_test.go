@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -175,23 +173,9 @@ func getAccept(t *testing.T, url, accept string) (http.Header, []byte) {
 	return resp.Header, body
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is the agent's stderr, written by the process while the test
+// reads it.
+type syncBuffer struct{ testtool.SyncBuffer }
 
 // lines returns the buffer's lines that contain every one of parts.
 func (b *syncBuffer) lines(parts ...string) []string {

@@ -101,6 +101,10 @@ type session struct {
 	srv  *localapi.Server
 	stop context.CancelFunc
 	done sync.WaitGroup
+	// calls are the tray's in-process calls using the session (see hold):
+	// close waits for them before it closes the store, as srv.Close drains
+	// the requests of the local module.
+	calls sync.WaitGroup
 }
 
 // open opens a session on r.opts; the caller holds r.mu or is the only user.
@@ -153,6 +157,7 @@ func (r *runner) close() {
 	if err := r.cur.srv.Close(); err != nil {
 		r.log.Error("closing the local module", "err", err)
 	}
+	r.cur.calls.Wait() // no new one: hold takes r.mu, which the caller holds
 	r.cur.stop()
 	r.cur.done.Wait()
 	r.cur.a.Close()
@@ -184,7 +189,9 @@ func (r *runner) reopen(change, undo func() error) error {
 	return err
 }
 
-// current returns the open session, or an EUNAVAILABLE error.
+// current returns the open session, or an EUNAVAILABLE error. It is for
+// reading the session's configuration; a call that uses its store or its
+// server holds it (hold).
 func (r *runner) current() (*session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -204,13 +211,29 @@ func (r *runner) currentWithOptions() (*session, globalOptions, error) {
 	return r.cur, r.opts, nil
 }
 
+// hold returns the open session and r.opts, and holds the session open until
+// release is called: close waits for it, so that a reopen from the tray does
+// not close the store under a call that reads it. A held call must not wait
+// for r.mu (reopen holds it while it waits for the call).
+func (r *runner) hold() (s *session, opts globalOptions, release func(), err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil {
+		return nil, r.opts, nil, cfe.Errorf(cfe.EUNAVAILABLE, "el agente no está funcionando")
+	}
+	s = r.cur
+	s.calls.Add(1) // under r.mu: never while close waits
+	return s, r.opts, s.calls.Done, nil
+}
+
 // State implements tray.Agent in-process: the report the local module's
 // GET /state answers (localapi.Server.Report), as the status page reads it.
 func (r *runner) State(ctx context.Context) (*apitype.StateReport, error) {
-	s, err := r.current()
+	s, _, release, err := r.hold()
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	return s.srv.Report(ctx), nil
 }
 
@@ -236,10 +259,11 @@ func (r *runner) Settings() tray.Settings {
 // POST /pdf does (localapi.Server.Print), with the profile's template and
 // copies.
 func (r *runner) Print(ctx context.Context, uuid, alias string) error {
-	s, err := r.current()
+	s, _, release, err := r.hold()
 	if err != nil {
 		return err
 	}
+	defer release()
 	return s.srv.Print(ctx, printing.CFERef{UUID: uuid}, alias, 0)
 }
 
@@ -292,13 +316,11 @@ func (r *runner) SetAutostart(on bool) error {
 // ExportDiagnostics implements tray.Agent: the archive goes to path, or to
 // the data directory's diagnostics folder when path is "".
 func (r *runner) ExportDiagnostics(ctx context.Context, path string) (string, error) {
-	s, err := r.current()
+	s, opts, release, err := r.hold()
 	if err != nil {
 		return "", err
 	}
-	r.mu.Lock()
-	opts := r.opts
-	r.mu.Unlock()
+	defer release()
 	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg,
 		state: func(ctx context.Context) (*apitype.StateReport, error) { return s.srv.Report(ctx), nil }}, path)
 }

@@ -9,33 +9,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
-
-// syncBuffer is an output the server goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // run executes the command line args and returns its output.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var out syncBuffer
+	var out testtool.SyncBuffer
 	cmd := newRootCommand(context.Background())
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
@@ -82,7 +65,7 @@ func TestCommands(t *testing.T) {
 
 	// Serve until the context ends; the server reports its address.
 	ctx, cancel := context.WithCancel(context.Background())
-	var out2 syncBuffer
+	var out2 testtool.SyncBuffer
 	cmd := newRootCommand(ctx)
 	cmd.SetArgs([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--seed", seed, "--demo-password", "demo-1"})
 	cmd.SetOut(&out2)

@@ -76,32 +76,10 @@ func (e *StatusError) Error() string {
 	return msg
 }
 
-// statusCode maps the module's HTTP statuses to cfe codes, as hosted maps
-// the hosted service's.
-var statusCode = map[int]string{
-	http.StatusBadRequest:            cfe.EINVALID,
-	http.StatusRequestEntityTooLarge: cfe.EINVALID,
-	http.StatusUnauthorized:          cfe.EUNAUTHORIZED,
-	http.StatusForbidden:             cfe.EFORBIDDEN,
-	http.StatusNotFound:              cfe.ENOTFOUND,
-	http.StatusConflict:              cfe.ECONFLICT,
-	http.StatusTooManyRequests:       cfe.EUNAVAILABLE,
-	http.StatusInternalServerError:   cfe.EINTERNAL,
-}
-
-// toError wraps e in the *cfe.Error of its status, with the module's own
-// message for the user.
+// toError wraps e in the *cfe.Error of its status (cfe.CodeForHTTPStatus, as
+// hosted reads the hosted service's), with the module's own message for the user.
 func (e *StatusError) toError(op string) *cfe.Error {
-	code, ok := statusCode[e.StatusCode]
-	switch {
-	case ok:
-	case e.StatusCode >= 500:
-		code = cfe.EUNAVAILABLE
-	case e.StatusCode >= 400:
-		code = cfe.EINVALID
-	default:
-		code = cfe.EINTERNAL
-	}
+	code := cfe.CodeForHTTPStatus(e.StatusCode)
 	msg := e.Message
 	if msg == "" {
 		msg = fmt.Sprintf("el módulo local respondió HTTP %d", e.StatusCode)

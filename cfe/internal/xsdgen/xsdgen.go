@@ -26,6 +26,7 @@ import (
 	"github.com/beevik/etree"
 
 	"github.com/cfe-agent/cfe-agent/assets"
+	"github.com/cfe-agent/cfe-agent/cfe/internal/xsdname"
 )
 
 const (
@@ -160,24 +161,11 @@ func (s *schemaSet) load(dir, name string, seen map[string]bool) error {
 	return nil
 }
 
-// qname resolves a QName attribute value of el: its namespace and local name.
+// qname resolves a QName attribute value of el: its namespace and local
+// name; an undeclared prefix resolves to no namespace.
 func qname(el *etree.Element, v string) (ns, local string) {
-	prefix, local, ok := strings.Cut(v, ":")
-	if !ok {
-		prefix, local = "", v
-	}
-	key := "xmlns"
-	if prefix != "" {
-		key = "xmlns:" + prefix
-	}
-	for e := el; e != nil; e = e.Parent() {
-		for _, a := range e.Attr {
-			if a.FullKey() == key {
-				return a.Value, local
-			}
-		}
-	}
-	return "", local
+	ns, local, _ = xsdname.Resolve(el, v)
+	return ns, local
 }
 
 // children returns the XSD child elements of el, annotations left out.
