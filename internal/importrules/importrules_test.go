@@ -60,8 +60,8 @@ var allowed = map[string][]string{
 	"cfe/internal/xsdname":           {},
 	"cfe/xsdvalid":                   {"cfe", "assets", "cfe/internal/xsdname"},
 	"cfe/internal/xsdgen/cmd/xsdgen": {"cfe/internal/xsdgen"},
-	// The installers' helper (icons) and their tests.
-	"packaging": {"assets"},
+	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
+	"packaging": {"assets", "service"},
 }
 
 // composition roots import what they wire.
