@@ -34,6 +34,9 @@ type Main struct {
 	log     *logs.Log
 	runner  *runner
 	release func() // the data directory's instance lock (instance.go)
+	// stopWindowErr says why Windows' stop messages cannot reach the agent
+	// (stopwindow_windows.go); Run logs it.
+	stopWindowErr error
 }
 
 // errShownRunning is Open's answer when another agent already runs on the
@@ -103,6 +106,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer m.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
 	r := m.runner
+	if m.stopWindowErr != nil {
+		r.log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
+	}
 
 	why := trayUnavailable(ctx, m.Serve.headless)
 	if errors.Is(why, tray.ErrNoHost) {
@@ -128,7 +134,11 @@ func (m *Main) Run(ctx context.Context) error {
 			r.log.Error("the tray failed: stopping", "err", err)
 		}
 	}
-	r.log.Info("shutting down")
+	if cause := context.Cause(ctx); cause != nil {
+		r.log.Info("shutting down", "reason", cause.Error())
+	} else {
+		r.log.Info("shutting down")
+	}
 	return nil
 }
 
