@@ -42,11 +42,7 @@ var windowsUnits = []windowsUnit{
 	}},
 	{pkg: "github.com/cfe-agent/cfe-agent/logs"},
 	{pkg: "github.com/cfe-agent/cfe-agent/printer"},
-	{pkg: "github.com/cfe-agent/cfe-agent/profiles", skip: map[string]string{
-		"TestEnsureDefault_concurrent": "on Windows a goroutine that opens config.yaml while another moves the new " +
-			"file into place gets a sharing violation (Go opens files without FILE_SHARE_DELETE), which Load does " +
-			"not retry: 2 runs in 30 under Wine (to be fixed in profiles)",
-	}},
+	{pkg: "github.com/cfe-agent/cfe-agent/profiles"},
 	{pkg: "github.com/cfe-agent/cfe-agent/store", skip: map[string]string{
 		"TestOpen_Verified": "a Windows bug of store, not of Wine: bbolt on Windows makes the file as large as its " +
 			"mapping, and a fast start maps the recorded size + 256 MB (backgroundCheckRoom), so the file no longer " +
