@@ -83,6 +83,9 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	r := &runner{opts: m.Options, dataDir: dataDir, log: lg.Logger, redactor: lg.Redactor}
 	if err := r.open(ctx); err != nil {
+		// The service and the autostarted tray have no console for main's
+		// message: the log keeps the reason (in Spanish, as shown).
+		lg.Logger.Error("the agent could not start", "err", describe(err))
 		lg.Close() //nolint:errcheck // the error that matters is err
 		release()
 		return err
@@ -106,6 +109,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer m.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
 	r := m.runner
+	signalReady(ctx) // the Windows service reports Running now
 	if m.stopWindowErr != nil {
 		r.log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
 	}

@@ -43,6 +43,7 @@ var windowsUnits = []windowsUnit{
 	{pkg: "github.com/cfe-agent/cfe-agent/logs"},
 	{pkg: "github.com/cfe-agent/cfe-agent/printer"},
 	{pkg: "github.com/cfe-agent/cfe-agent/profiles"},
+	{pkg: "github.com/cfe-agent/cfe-agent/service"},
 	{pkg: "github.com/cfe-agent/cfe-agent/store", skip: map[string]string{
 		"TestOpen_Verified": "a Windows bug of store, not of Wine: bbolt on Windows makes the file as large as its " +
 			"mapping, and a fast start maps the recorded size + 256 MB (backgroundCheckRoom), so the file no longer " +
