@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -314,6 +315,103 @@ func TestWine_Agent(t *testing.T) {
 		runFile := filepath.Join(dataDir, "run", "sandbox.json")
 		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
 		a.stopGracefully(taskkill, runFile, "WM_CLOSE")
+	})
+
+	t.Run("as a service it is Running only once its module answers", func(t *testing.T) {
+		// The profile's fixed port (18787) may be taken on a CI machine:
+		// a free one instead.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		cfgPath := filepath.Join(dataDir, "config.yaml")
+		cfg, err := os.ReadFile(cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := strings.Replace(string(cfg), "listen: 127.0.0.1:18787", "listen: "+addr, 1)
+		if moved == string(cfg) {
+			t.Fatalf("config.yaml has no listen: 127.0.0.1:18787 to move:\n%s", cfg)
+		}
+		if err := os.WriteFile(cfgPath, []byte(moved), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Wine ends the service processes once no other Windows program
+		// runs in the prefix (each service command below exits at once): a
+		// console waiting for a key keeps the session up meanwhile.
+		keep := prefix.Command(context.Background(), "cmd", "/c", "pause")
+		hold, err := keep.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := keep.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			hold.Close()
+			_ = keep.Wait()
+		})
+		// The output goes to a file, not a pipe: Wine's system processes
+		// (services.exe), started by the first of these commands, inherit
+		// its handles and would hold a pipe open for the session.
+		outFile := filepath.Join(t.TempDir(), "service.out")
+		service := func(args ...string) (string, error) {
+			f, err := os.Create(outFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := prefix.Command(ctx, exe, append([]string{"--data-dir", winData, "service"}, args...)...)
+			cmd.Env = prefix.Env(montevideo)
+			cmd.Stdout, cmd.Stderr = f, f
+			err = cmd.Run()
+			out, _ := os.ReadFile(outFile)
+			return string(out), err
+		}
+		// The prefix is cached: a service left by an interrupted run
+		// would start with every Wine session.
+		_, _ = service("uninstall")
+		t.Cleanup(func() { _, _ = service("uninstall") })
+		if out, err := service("install"); err != nil {
+			t.Fatalf("service install: %v\n%s", err, out)
+		}
+		// install starts the service; start waits until the manager says
+		// Running, which the agent reports once Main.Open has returned.
+		if out, err := service("start"); err != nil {
+			t.Fatalf("service start: %v\n%s", err, out)
+		}
+		resp, err := http.Get("http://" + addr + "/health")
+		if err != nil {
+			logs, _ := filepath.Glob(filepath.Join(dataDir, "logs", "*"))
+			var tail []byte
+			for _, f := range logs {
+				b, _ := os.ReadFile(f)
+				tail = append(tail, b...)
+			}
+			if len(tail) > 3000 {
+				tail = tail[len(tail)-3000:]
+			}
+			t.Fatalf("the service is Running but its module does not answer: %v\nthe agent's log ends:\n%s", err, tail)
+		}
+		var h health
+		err = json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if err != nil || h.Version != "wine-test" {
+			t.Errorf("/health of the service: %+v, %v", h, err)
+		}
+		if out, err := service("stop"); err != nil {
+			t.Fatalf("service stop: %v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dataDir, "run", "sandbox.json")); err == nil {
+			t.Error("the stopped service left its run file")
+		}
+		if out, err := service("uninstall"); err != nil {
+			t.Fatalf("service uninstall: %v\n%s", err, out)
+		}
 	})
 }
 
