@@ -85,7 +85,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if err := r.open(ctx); err != nil {
 		// The service and the autostarted tray have no console for main's
 		// message: the log keeps the reason (in Spanish, as shown).
-		lg.Logger.Error("the agent could not start", "err", describe(err))
+		lg.Error("the agent could not start", "err", describe(err))
 		lg.Close() //nolint:errcheck // the error that matters is err
 		release()
 		return err

@@ -27,3 +27,9 @@ func executeRoot(ctx context.Context, root *cobra.Command) error {
 		return root.ExecuteContext(ctx)
 	})
 }
+
+// withReady returns ctx carrying ready, which Main.Run calls once the agent
+// serves (signalReady, ready.go).
+func withReady(ctx context.Context, ready func()) context.Context {
+	return context.WithValue(ctx, readyKey{}, ready)
+}

@@ -4,13 +4,8 @@ import "context"
 
 // readyKey is the context key of the function Main.Run calls once the agent
 // serves (Main.Open returned): the Windows service reports Running then, not
-// when the process starts (cmd_service_windows.go).
+// when the process starts (withReady, cmd_service_windows.go).
 type readyKey struct{}
-
-// withReady returns ctx carrying ready.
-func withReady(ctx context.Context, ready func()) context.Context {
-	return context.WithValue(ctx, readyKey{}, ready)
-}
 
 // signalReady calls the ready function ctx carries, if any.
 func signalReady(ctx context.Context) {
