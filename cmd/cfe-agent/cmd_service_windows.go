@@ -20,7 +20,11 @@ func executeRoot(ctx context.Context, root *cobra.Command) error {
 		return root.ExecuteContext(ctx)
 	}
 	return service.Run(serviceName, func(svcCtx context.Context, ready func()) error {
-		ctx, cancel := context.WithCancel(withReady(ctx, ready))
+		// Only the manager stops the service: Go's runtime turns a console
+		// CTRL_LOGOFF_EVENT, which services receive when any user logs
+		// off, into SIGTERM, and main's signal context would stop the
+		// service with the user's session.
+		ctx, cancel := context.WithCancel(withReady(context.WithoutCancel(ctx), ready))
 		defer cancel()
 		stop := context.AfterFunc(svcCtx, cancel)
 		defer stop()
