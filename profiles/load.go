@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -141,9 +142,12 @@ func LoadWith(dataDir string, o Overrides) (*Config, error) {
 func read(op, dataDir string, over *Overrides) (cfg *Config, unknown []cfe.FieldError, err error) {
 	path := filepath.Join(dataDir, FileName)
 	v := viper.New()
-	v.SetConfigFile(path)
 	v.SetConfigType("yaml")
-	if err := v.ReadInConfig(); err != nil {
+	raw, err := readFile(path) // not v.ReadInConfig: Windows needs readFile's retries
+	if err != nil {
+		return nil, nil, readError(op, path, err)
+	}
+	if err := v.ReadConfig(bytes.NewReader(raw)); err != nil {
 		return nil, nil, readError(op, path, err)
 	}
 	names := v.GetStringMap("profiles")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -268,13 +269,28 @@ func parentIsServicesExe() bool {
 	return strings.EqualFold(filepath.Base(windows.UTF16ToString(buf[:n])), "services.exe")
 }
 
+// Exit codes of a failed service (service-specific, so the recovery
+// actions apply and `sc query` shows which step failed).
+const (
+	// ExitStartFailed: run returned before it called ready (the agent could
+	// not open: a bad configuration, a busy port, a locked store).
+	ExitStartFailed = 1
+	// ExitRunFailed: run failed after the service was running.
+	ExitRunFailed = 2
+)
+
+// startWaitHint is the StartPending wait hint: how long the manager should
+// expect opening the agent to take before it reports Running.
+const startWaitHint = 30 * time.Second
+
 // Run runs run under the service control manager as the service called
 // name, until the manager asks it to stop (Stop, or the machine shutting
-// down: ctx is then canceled) or run returns. It reports StartPending, then
-// Running once run has been called, StopPending while run winds down, and
-// Stopped; a run that fails exits with an error code, so the recovery
-// actions restart it.
-func Run(name string, run func(ctx context.Context) error) error {
+// down: ctx is then canceled) or run returns. The service is StartPending
+// until run calls ready (the agent serves), Running after; StopPending while
+// run winds down, then Stopped. A run that fails exits with a
+// service-specific error code (ExitStartFailed before ready, ExitRunFailed
+// after), so the recovery actions restart it; Run returns run's error.
+func Run(name string, run func(ctx context.Context, ready func()) error) error {
 	h := &handler{run: run}
 	if err := svc.Run(name, h); err != nil {
 		return err
@@ -283,31 +299,44 @@ func Run(name string, run func(ctx context.Context) error) error {
 }
 
 type handler struct {
-	run func(ctx context.Context) error
+	run func(ctx context.Context, ready func()) error
 	err error // run's result, for the caller of Run
 }
 
 func (h *handler) Execute(_ []string, req <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
-	status <- svc.Status{State: svc.StartPending}
+	pending := svc.Status{State: svc.StartPending, WaitHint: uint32(startWaitHint.Milliseconds())}
+	status <- pending
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	readyCh := make(chan struct{})
+	var once sync.Once
+	ready := func() { once.Do(func() { close(readyCh) }) }
 	done := make(chan error, 1)
-	go func() { done <- h.run(ctx) }()
-	const accepts = svc.AcceptStop | svc.AcceptShutdown
-	status <- svc.Status{State: svc.Running, Accepts: accepts}
+	go func() { done <- h.run(ctx, ready) }()
+	running := false
 	for {
 		select {
+		case <-readyCh:
+			readyCh = nil // reported once
+			running = true
+			status <- svc.Status{State: svc.Running, Accepts: svc.AcceptStop | svc.AcceptShutdown}
 		case h.err = <-done:
 			status <- svc.Status{State: svc.StopPending}
-			if h.err != nil {
-				return true, 1 // a service-specific error: the recovery actions apply
+			switch {
+			case h.err == nil:
+				return false, 0
+			case running:
+				return true, ExitRunFailed
+			default:
+				return true, ExitStartFailed
 			}
-			return false, 0
 		case r := <-req:
 			switch r.Cmd {
 			case svc.Interrogate:
 				status <- r.CurrentStatus
 			case svc.Stop, svc.Shutdown:
+				// Only accepted once Running (Accepts); a shutdown during
+				// the start stops the same way.
 				status <- svc.Status{State: svc.StopPending, WaitHint: uint32(stateWait.Milliseconds())}
 				cancel()
 				h.err = <-done

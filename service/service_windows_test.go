@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc"
 )
 
 // helperConfig tells this test binary, started by the service control
@@ -19,6 +24,12 @@ import (
 type helperConfig struct {
 	Listen  string `json:"listen"`
 	Stopped string `json:"stopped"`
+	// OpenDelay is how long the helper takes to "open" before it listens
+	// and calls ready: a Running reported before ready would be seen with
+	// no /health yet.
+	OpenDelay time.Duration `json:"open_delay"`
+	// FailOpen makes the helper's open fail (before ready).
+	FailOpen bool `json:"fail_open"`
 }
 
 // TestMain runs the service helper when the service control manager started
@@ -46,11 +57,16 @@ func serviceHelper() int {
 	if json.Unmarshal(b, &hc) != nil {
 		return 2
 	}
-	err = Run("cfe-agent-test", func(ctx context.Context) error {
+	err = Run("cfe-agent-test", func(ctx context.Context, ready func()) error {
+		time.Sleep(hc.OpenDelay)
+		if hc.FailOpen {
+			return errors.New("the helper's open failed")
+		}
 		ln, err := net.Listen("tcp", hc.Listen)
 		if err != nil {
 			return err
 		}
+		ready()
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprint(w, `{"ok":true}`)
 		}), ReadHeaderTimeout: 5 * time.Second}
@@ -67,10 +83,11 @@ func serviceHelper() int {
 	return 0
 }
 
-// TestService_windows installs this test binary as a throwaway service,
-// starts it, waits for its /health on a free loopback port, checks its
-// state, stops it (the handler winds down cleanly) and uninstalls it.
-func TestService_windows(t *testing.T) {
+// installHelper installs this test binary as a throwaway service whose
+// helper follows hc (Listen and Stopped are filled in), and uninstalls it when
+// the test ends. It returns the service's name and the helper's settings.
+func installHelper(t *testing.T, hc helperConfig) (string, helperConfig) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -85,9 +102,9 @@ func TestService_windows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
+	hc.Listen = ln.Addr().String()
 	ln.Close()
-	hc := helperConfig{Listen: addr, Stopped: filepath.Join(dir, "stopped")}
+	hc.Stopped = filepath.Join(dir, "stopped")
 	b, _ := json.Marshal(hc)
 	if err := os.WriteFile(filepath.Join(dir, "helper.json"), b, 0o644); err != nil {
 		t.Fatal(err)
@@ -109,24 +126,26 @@ func TestService_windows(t *testing.T) {
 	if err := Install(cfg); err == nil {
 		t.Error("a second install of the same name was accepted")
 	}
+	return name, hc
+}
 
-	var body []byte
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get("http://" + addr + "/health")
-		if err == nil {
-			body = make([]byte, 64)
-			n, _ := resp.Body.Read(body)
-			body = body[:n]
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			st, qerr := Query(name)
-			t.Fatalf("no /health within 30 s: %v (state %+v, %v)", err, st, qerr)
-		}
+// TestService_windows installs this test binary as a throwaway service that
+// takes a while to open, waits until the manager says Running and finds its
+// /health up at that moment, checks its state, stops it (the handler winds
+// down cleanly) and uninstalls it.
+func TestService_windows(t *testing.T) {
+	name, hc := installHelper(t, helperConfig{OpenDelay: 1500 * time.Millisecond})
+	if err := Start(name); err != nil { // Install started it: Start waits for Running
+		t.Fatal(err)
 	}
-	if string(body) != `{"ok":true}` {
-		t.Errorf("/health = %q", body)
+	resp, err := http.Get("http://" + hc.Listen + "/health")
+	if err != nil {
+		t.Fatalf("the manager says Running but /health is not up: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != `{"ok":true}` {
+		t.Errorf("/health = %q, %v", body, err)
 	}
 	st, err := Query(name)
 	if err != nil || !st.Installed || !st.Running || !st.Enabled {
@@ -150,5 +169,29 @@ func TestService_windows(t *testing.T) {
 	}
 	if err := Start(name); !errors.Is(err, ErrNotInstalled) {
 		t.Errorf("Start after Uninstall = %v, want ErrNotInstalled", err)
+	}
+}
+
+// TestService_windowsFailedOpen: a service whose open fails is never
+// Running: Start reports it stopped while starting, and the manager keeps
+// the service-specific exit code ExitStartFailed.
+func TestService_windowsFailedOpen(t *testing.T) {
+	name, _ := installHelper(t, helperConfig{FailOpen: true, OpenDelay: 500 * time.Millisecond})
+	err := Start(name)
+	if err == nil || !strings.Contains(err.Error(), "stopped while starting") {
+		t.Fatalf("Start of a service whose open fails = %v, want stopped while starting", err)
+	}
+	m, s, err := open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Disconnect() //nolint:errcheck // closing a handle
+	defer s.Close()      //nolint:errcheck // closing a handle
+	st, err := s.Query()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != svc.Stopped || st.Win32ExitCode != uint32(windows.ERROR_SERVICE_SPECIFIC_ERROR) || st.ServiceSpecificExitCode != ExitStartFailed {
+		t.Errorf("the failed service's status = %+v, want Stopped with service-specific exit code %d", st, ExitStartFailed)
 	}
 }

@@ -34,6 +34,9 @@ type Main struct {
 	log     *logs.Log
 	runner  *runner
 	release func() // the data directory's instance lock (instance.go)
+	// stopWindowErr says why Windows' stop messages cannot reach the agent
+	// (stopwindow_windows.go); Run logs it.
+	stopWindowErr error
 }
 
 // errShownRunning is Open's answer when another agent already runs on the
@@ -80,6 +83,9 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	r := &runner{opts: m.Options, dataDir: dataDir, log: lg.Logger, redactor: lg.Redactor}
 	if err := r.open(ctx); err != nil {
+		// The service and the autostarted tray have no console for main's
+		// message: the log keeps the reason (in Spanish, as shown).
+		lg.Error("the agent could not start", "err", describe(err))
 		lg.Close() //nolint:errcheck // the error that matters is err
 		release()
 		return err
@@ -103,6 +109,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer m.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
 	r := m.runner
+	signalReady(ctx) // the Windows service reports Running now
+	if m.stopWindowErr != nil {
+		r.log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
+	}
 
 	why := trayUnavailable(ctx, m.Serve.headless)
 	if errors.Is(why, tray.ErrNoHost) {
@@ -128,7 +138,11 @@ func (m *Main) Run(ctx context.Context) error {
 			r.log.Error("the tray failed: stopping", "err", err)
 		}
 	}
-	r.log.Info("shutting down")
+	if cause := context.Cause(ctx); cause != nil {
+		r.log.Info("shutting down", "reason", cause.Error())
+	} else {
+		r.log.Info("shutting down")
+	}
 	return nil
 }
 

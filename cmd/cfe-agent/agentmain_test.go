@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -194,6 +195,23 @@ func TestMain_Open(t *testing.T) {
 		}
 		if err := m.Close(); err != nil {
 			t.Errorf("closing a Main that did not open: %v", err)
+		}
+		// The service and the autostarted tray have no console: the log
+		// file keeps the reason, as the user would read it.
+		files, err := filepath.Glob(filepath.Join(logs.Dir(dataDir), "*"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no log file in %s (%v)", logs.Dir(dataDir), err)
+		}
+		var logged []byte
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logged = append(logged, b...)
+		}
+		if !bytes.Contains(logged, []byte(`msg="the agent could not start"`)) || !bytes.Contains(logged, []byte(`\"caja9\"`)) {
+			t.Errorf("the log does not say why the agent could not start (naming caja9):\n%s", logged)
 		}
 	})
 }

@@ -11,16 +11,29 @@ import (
 // executeRoot runs the command tree. Started by the service control manager
 // (the service's command line is "--data-dir DIR serve"), it runs under
 // service.Run, which reports the service's state and cancels ctx on Stop or
-// shutdown, so the headless agent closes as on SIGTERM.
+// shutdown, so the headless agent closes as on SIGTERM. The service is
+// Running once Main.Open has returned (the module serves: Main.Run calls the
+// ready function ctx carries); an Open that fails ends the service with
+// service.ExitStartFailed, its error in the agent's log (Main.Open).
 func executeRoot(ctx context.Context, root *cobra.Command) error {
 	if !service.IsService() {
 		return root.ExecuteContext(ctx)
 	}
-	return service.Run(serviceName, func(svcCtx context.Context) error {
-		ctx, cancel := context.WithCancel(ctx)
+	return service.Run(serviceName, func(svcCtx context.Context, ready func()) error {
+		// Only the manager stops the service: Go's runtime turns a console
+		// CTRL_LOGOFF_EVENT, which services receive when any user logs
+		// off, into SIGTERM, and main's signal context would stop the
+		// service with the user's session.
+		ctx, cancel := context.WithCancel(withReady(context.WithoutCancel(ctx), ready))
 		defer cancel()
 		stop := context.AfterFunc(svcCtx, cancel)
 		defer stop()
 		return root.ExecuteContext(ctx)
 	})
+}
+
+// withReady returns ctx carrying ready, which Main.Run calls once the agent
+// serves (signalReady, ready.go).
+func withReady(ctx context.Context, ready func()) context.Context {
+	return context.WithValue(ctx, readyKey{}, ready)
 }

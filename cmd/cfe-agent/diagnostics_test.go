@@ -23,7 +23,7 @@ func TestDiagnostics(t *testing.T) {
 	p.signExample("7f3e4d5c-6a7b-4c8d-9e0f-1a2b3c4d5e6f")
 
 	out := filepath.Join(t.TempDir(), "diag.zip")
-	cmd := exec.Command(agentBin, "diagnostics", "-o", out)
+	cmd := exec.Command(agentBinary(t), "diagnostics", "-o", out)
 	cmd.Env = env
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("diagnostics: %v\n%s", err, b)

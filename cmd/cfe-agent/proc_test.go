@@ -56,7 +56,7 @@ func startProc(t *testing.T, env []string, args ...string) *agentProc {
 			p.dataDir = v
 		}
 	}
-	p.cmd = exec.Command(agentBin, args...)
+	p.cmd = exec.Command(agentBinary(t), args...)
 	p.cmd.Env = env
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {

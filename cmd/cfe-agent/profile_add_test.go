@@ -18,7 +18,7 @@ import (
 // runCLIInput runs a one-shot command with input on its stdin.
 func runCLIInput(t *testing.T, env []string, input string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(agentBin, args...)
+	cmd := exec.Command(agentBinary(t), args...)
 	cmd.Env, cmd.Stdin = env, strings.NewReader(input)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -86,7 +85,7 @@ func hasAttr(r slog.Record, key string) bool {
 // not listening yet refuses the connection: errNotListening.
 func getState(base string) error {
 	resp, err := http.Get(base + "/state")
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	if errors.Is(err, errConnRefused) {
 		return errNotListening
 	}
 	if err != nil {

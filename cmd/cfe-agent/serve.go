@@ -67,7 +67,13 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 // runAgent runs the agent until ctx ends or the cashier chooses "Salir":
 // Main.Run (agentmain.go).
 func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
-	return NewMain(opts, so).Run(ctx)
+	// On Windows a hidden window turns taskkill's WM_CLOSE and the end of
+	// the session into the same stop (stopwindow_windows.go).
+	ctx, closed, err := watchStopMessages(ctx)
+	defer closed()
+	m := NewMain(opts, so)
+	m.stopWindowErr = err
+	return m.Run(ctx)
 }
 
 // trayUnavailable says why the agent runs headless, or nil when it shows the

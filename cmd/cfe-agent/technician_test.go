@@ -24,7 +24,7 @@ import (
 // its exit code.
 func runCLISplit(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(agentBin, args...)
+	cmd := exec.Command(agentBinary(t), args...)
 	cmd.Env = env
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,10 +22,6 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
 )
-
-// guiLDFlags are the link flags of the shipped Windows agent: the GUI
-// subsystem (no console window) and a version the test recognises.
-const guiLDFlags = "-s -w -H=windowsgui -X main.version=wine-test"
 
 // listeningRE is the agent's log line once its module listens.
 var listeningRE = regexp.MustCompile(`msg="cfe-agent listening" base_url=(\S+)`)
@@ -172,15 +170,17 @@ func pdfText(t *testing.T, path string) string {
 	return string(out)
 }
 
-// TestWine_Agent runs the shipped form of cfe-agent.exe under Wine: serve with a
-// Windows data directory, sign, render, stop; then the Linux build reopens the
-// same data directory with nothing lost.
+// TestWine_Agent runs the shipped form of cfe-agent.exe (make windows) under
+// Wine: serve with a Windows data directory, sign, render, stop it the
+// Windows way (taskkill without /f, the end of the session) and see it close
+// cleanly; then the Linux build reopens the same data directory with nothing
+// lost.
 func TestWine_Agent(t *testing.T) {
 	prefix := wine.New(t)
 	testtool.Require(t, "xmlsec1")
 	testtool.Require(t, "xmllint")
 	testtool.Require(t, "pdftotext")
-	exe := wine.Build(t, "./cmd/cfe-agent", guiLDFlags)
+	exe := wine.BuildAgent(t, "wine-test") // make windows: the shipped link flags and resources
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	// Wine hands the Linux environment to the Windows program: TZ sets both
@@ -236,39 +236,12 @@ func TestWine_Agent(t *testing.T) {
 			fmt.Sprintf("Serie %s Nº %d", first.Serie, first.Numero),
 			"Representacion impresa de prueba sin valor fiscal")
 
-		// No graceful stop reaches a headless GUI-subsystem process under
-		// Wine: it has no console for a Ctrl+C event (SIGINT to the Wine
-		// process does nothing) and no window for taskkill's WM_CLOSE.
-		// The test tries both (a graceful stop must exit 0 and remove the
-		// run file), and else stops the agent the hard way, as a power
-		// cut or a forced end of task would: the Linux build then reopens
-		// the store.
-		graceful := ""
-		if err := a.cmd.Process.Signal(os.Interrupt); err == nil && a.exited(2*time.Second) {
-			graceful = "SIGINT to the Wine process (Ctrl+C)"
-		} else {
-			tk := prefix.Command(context.Background(), "taskkill", "/im", "cfe-agent.exe")
-			_ = tk.Run() // "Close message sent to top-level windows" even with none
-			if a.exited(2 * time.Second) {
-				graceful = "taskkill without /f (WM_CLOSE)"
-			}
-		}
-		if graceful != "" {
-			// A graceful stop (the agent may get a window for
-			// WM_CLOSE): it exits 0 and removes its run file.
-			t.Logf("%s stopped the agent: a graceful stop under Wine", graceful)
-			if code := a.cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("the agent stopped by %s exited %d, want 0", graceful, code)
-			}
-			if _, err := os.Stat(filepath.Join(dataDir, "run", "sandbox.json")); err == nil {
-				t.Errorf("the agent stopped by %s left its run file", graceful)
-			}
-		} else {
-			prefix.Kill()
-			if !a.exited(30 * time.Second) {
-				t.Fatal("the agent outlived wineserver -k")
-			}
-		}
+		// taskkill without /f posts WM_CLOSE to the agent's hidden stop
+		// window (cmd/cfe-agent/stopwindow_windows.go), as an installer or
+		// Task Manager's "End task" would.
+		runFile := filepath.Join(dataDir, "run", "sandbox.json")
+		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
+		a.stopGracefully(taskkill, runFile, "WM_CLOSE")
 	})
 	if first.Codigo != "00" {
 		t.FailNow()
@@ -286,7 +259,7 @@ func TestWine_Agent(t *testing.T) {
 		a := start(t, cmd)
 		var h health
 		if code := a.call(http.MethodGet, "/health", nil, &h); code != http.StatusOK || !h.OK {
-			t.Fatalf("/health after the Windows agent was killed: %d %+v", code, h)
+			t.Fatalf("/health after the Windows agent stopped: %d %+v", code, h)
 		}
 		again := a.sign(uuid)
 		if again.Codigo != "00" || again.Numero != first.Numero || again.XML != first.XML {
@@ -325,10 +298,10 @@ func TestWine_Agent(t *testing.T) {
 		if !regexp.MustCompile(`file=C:\\users\\[^\\]+\\AppData\\Roaming\\cfe-agent\\certs\\`).MatchString(a.log.String()) {
 			t.Errorf("the agent's log names no certificate under C:\\users\\…\\AppData\\Roaming\\cfe-agent:\n%s", a.log.String())
 		}
-		prefix.Kill()
-		if !a.exited(30 * time.Second) {
-			t.Fatal("the agent outlived wineserver -k")
-		}
+		// The end of the session (log-off, shutdown): wineboot -e sends
+		// WM_QUERYENDSESSION and WM_ENDSESSION to every top-level window.
+		endSession := prefix.Command(context.Background(), "wineboot", "-e")
+		a.stopGracefully(endSession, filepath.Join(dir, "run", "sandbox.json"), "Windows is ending the session")
 	})
 
 	t.Run("a machine zone other than Montevideo answers 96", func(t *testing.T) {
@@ -339,11 +312,149 @@ func TestWine_Agent(t *testing.T) {
 		if res.Codigo != "96" || res.Numero != 0 {
 			t.Errorf("signing with the zone UTC under Wine: %s %s-%d %q, want 96 and no number", res.Codigo, res.Serie, res.Numero, res.Mensaje)
 		}
-		prefix.Kill()
-		if !a.exited(30 * time.Second) {
-			t.Fatal("the agent outlived wineserver -k")
+		runFile := filepath.Join(dataDir, "run", "sandbox.json")
+		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
+		a.stopGracefully(taskkill, runFile, "WM_CLOSE")
+	})
+
+	t.Run("as a service it is Running only once its module answers", func(t *testing.T) {
+		// The profile's fixed port (18787) may be taken on a CI machine:
+		// a free one instead.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		cfgPath := filepath.Join(dataDir, "config.yaml")
+		cfg, err := os.ReadFile(cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := strings.Replace(string(cfg), "listen: 127.0.0.1:18787", "listen: "+addr, 1)
+		if moved == string(cfg) {
+			t.Fatalf("config.yaml has no listen: 127.0.0.1:18787 to move:\n%s", cfg)
+		}
+		if err := os.WriteFile(cfgPath, []byte(moved), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Wine ends the service processes once no other Windows program
+		// runs in the prefix (each service command below exits at once): a
+		// console waiting for a key keeps the session up meanwhile.
+		keep := prefix.Command(context.Background(), "cmd", "/c", "pause")
+		hold, err := keep.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := keep.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			hold.Close()
+			_ = keep.Wait()
+		})
+		// The output goes to a file, not a pipe: Wine's system processes
+		// (services.exe), started by the first of these commands, inherit
+		// its handles and would hold a pipe open for the session.
+		outFile := filepath.Join(t.TempDir(), "service.out")
+		service := func(args ...string) (string, error) {
+			f, err := os.Create(outFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := prefix.Command(ctx, exe, append([]string{"--data-dir", winData, "service"}, args...)...)
+			cmd.Env = prefix.Env(montevideo)
+			cmd.Stdout, cmd.Stderr = f, f
+			err = cmd.Run()
+			out, _ := os.ReadFile(outFile)
+			return string(out), err
+		}
+		// The prefix is cached: a service left by an interrupted run
+		// would start with every Wine session.
+		_, _ = service("uninstall")
+		t.Cleanup(func() { _, _ = service("uninstall") })
+		if out, err := service("install"); err != nil {
+			t.Fatalf("service install: %v\n%s", err, out)
+		}
+		// install starts the service; start waits until the manager says
+		// Running, which the agent reports once Main.Open has returned.
+		if out, err := service("start"); err != nil {
+			t.Fatalf("service start: %v\n%s", err, out)
+		}
+		resp, err := http.Get("http://" + addr + "/health")
+		if err != nil {
+			logs, _ := filepath.Glob(filepath.Join(dataDir, "logs", "*"))
+			var tail []byte
+			for _, f := range logs {
+				b, _ := os.ReadFile(f)
+				tail = append(tail, b...)
+			}
+			if len(tail) > 3000 {
+				tail = tail[len(tail)-3000:]
+			}
+			t.Fatalf("the service is Running but its module does not answer: %v\nthe agent's log ends:\n%s", err, tail)
+		}
+		var h health
+		err = json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if err != nil || h.Version != "wine-test" {
+			t.Errorf("/health of the service: %+v, %v", h, err)
+		}
+		if out, err := service("stop"); err != nil {
+			t.Fatalf("service stop: %v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dataDir, "run", "sandbox.json")); err == nil {
+			t.Error("the stopped service left its run file")
+		}
+		if out, err := service("uninstall"); err != nil {
+			t.Fatalf("service uninstall: %v\n%s", err, out)
 		}
 	})
+}
+
+// windowsPID is the process id the agent wrote in its run file: under Wine
+// the Windows one, which differs from the Linux process's.
+func windowsPID(t *testing.T, runFile string) int {
+	t.Helper()
+	b, err := os.ReadFile(runFile)
+	if err != nil {
+		t.Fatalf("the agent's run file: %v", err)
+	}
+	var info struct {
+		PID int `json:"pid"`
+	}
+	if err := json.Unmarshal(b, &info); err != nil || info.PID <= 0 {
+		t.Fatalf("the agent's run file %s names no pid (%v): %s", runFile, err, b)
+	}
+	return info.PID
+}
+
+// stopGracefully runs stop, a Windows way of asking the agent under Wine to
+// end (never a forced kill), and checks the clean stop: the agent logs
+// "shutting down" with a reason containing reason, removes its run file and
+// exits 0.
+func (a *agent) stopGracefully(stop *exec.Cmd, runFile, reason string) {
+	t := a.t
+	t.Helper()
+	out, err := stop.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(stop.Args[1:], " "), err, out)
+	}
+	if !a.exited(30 * time.Second) {
+		t.Fatalf("the agent did not stop within 30 s of %s (%s)", strings.Join(stop.Args[1:], " "), strings.TrimSpace(string(out)))
+	}
+	if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("the agent stopped by %s exited %d, want 0", strings.Join(stop.Args[1:], " "), code)
+	}
+	if _, err := os.Stat(runFile); err == nil {
+		t.Errorf("the agent stopped by %s left its run file", strings.Join(stop.Args[1:], " "))
+	}
+	if !regexp.MustCompile(`msg="shutting down" reason="[^"]*` + regexp.QuoteMeta(reason)).MatchString(a.log.String()) {
+		t.Errorf("the agent stopped by %s did not log \"shutting down\" for %q:\n%s", strings.Join(stop.Args[1:], " "), reason, a.log.String())
+	}
 }
 
 // cleanEnv is the test's environment without the agent's settings, which the

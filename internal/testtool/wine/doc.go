@@ -14,6 +14,9 @@
 //     lacks; the prefix gets a small replacement DLL (shim/prng.c) built with
 //     x86_64-w64-mingw32-gcc when the prefix is made. The DLL is never
 //     committed: it is built from the source beside this file.
+//   - The prefix uses Wine's null graphics driver (HKCU\Software\Wine\Drivers,
+//     Graphics=null): without a display Wine creates no window otherwise,
+//     and the agent's hidden stop window is how taskkill stops it gracefully.
 //   - The test's clean-up kills the prefix's wineserver (and with it every
 //     Windows process of the test), then releases the lock.
 //

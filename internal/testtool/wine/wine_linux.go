@@ -26,7 +26,7 @@ var shimSource []byte
 
 // layout changes when the way a prefix is prepared changes, so that caches
 // made the old way are not reused.
-const layout = "1"
+const layout = "2" // 2: Wine's null graphics driver (windows without a display)
 
 // readyFile marks a prefix whose preparation finished.
 const readyFile = ".cfe-ready"
@@ -123,6 +123,15 @@ func (p *Prefix) create(gcc string) {
 	boot.Env = p.Env()
 	if out, err := boot.CombinedOutput(); err != nil {
 		t.Fatalf("wineboot -i in %s: %v\n%s", p.Dir, err, out)
+	}
+	// Wine's null graphics driver: without a display (no X server in CI)
+	// Wine refuses to create any window unless told to use it, and the
+	// agent's hidden stop window (cmd/cfe-agent/stopwindow_windows.go) is
+	// what taskkill's WM_CLOSE reaches.
+	reg := exec.CommandContext(ctx, p.wine, "reg", "add", `HKCU\Software\Wine\Drivers`, "/v", "Graphics", "/d", "null", "/f")
+	reg.Env = p.Env()
+	if out, err := reg.CombinedOutput(); err != nil {
+		t.Fatalf("setting Wine's null graphics driver: %v\n%s", err, out)
 	}
 	// wineboot returns before the prefix is written: the wineserver saves
 	// the registry when it exits.
@@ -242,6 +251,23 @@ func Build(t testing.TB, pkg, ldflags string) string {
 	cmd.Env = goEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("GOOS=windows go build %s: %v\n%s", pkg, err, out)
+	}
+	return exe
+}
+
+// BuildAgent builds cfe-agent.exe the way it ships: `make windows` (the
+// GUI-subsystem link flags of the Makefile's WINDOWS_LDFLAGS, and the icon,
+// version and manifest resources) with VERSION=version, into a file of the
+// test's temporary folder, and returns its Linux path. The resources' .syso
+// is written where the Makefile writes it (cmd/cfe-agent, ignored by git).
+func BuildAgent(t testing.TB, version string) string {
+	t.Helper()
+	mk := testtool.Require(t, "make")
+	exe := filepath.Join(t.TempDir(), "cfe-agent.exe")
+	cmd := exec.Command(mk, "--no-print-directory", "windows", "WINDOWS_EXE="+exe, "VERSION="+version)
+	cmd.Dir = testtool.RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make windows: %v\n%s", err, out)
 	}
 	return exe
 }
