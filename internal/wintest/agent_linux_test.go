@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,29 +25,11 @@ import (
 // listeningRE is the agent's log line once its module listens.
 var listeningRE = regexp.MustCompile(`msg="cfe-agent listening" base_url=(\S+)`)
 
-// syncBuffer is an io.Writer the process writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // agent is a running cfe-agent, Windows (under Wine) or Linux.
 type agent struct {
 	t       *testing.T
 	cmd     *exec.Cmd
-	log     *syncBuffer
+	log     *testtool.SyncBuffer
 	done    chan struct{}
 	baseURL string
 }
@@ -56,7 +37,7 @@ type agent struct {
 // start runs cmd and waits until the agent listens.
 func start(t *testing.T, cmd *exec.Cmd) *agent {
 	t.Helper()
-	a := &agent{t: t, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	a := &agent{t: t, cmd: cmd, log: &testtool.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = a.log, a.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
