@@ -32,7 +32,6 @@ package xsdvalid
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -570,7 +569,7 @@ func (s *Schema) simpleType(st *etree.Element, name string) (*typeDef, error) {
 		case "enumeration":
 			enum = append(enum, v)
 		case "pattern":
-			if err := checkPattern(v); err != nil {
+			if err := xsdname.CheckPattern(v); err != nil {
 				return nil, schemaErr(f, "%v", err)
 			}
 			patterns = append(patterns, v)
@@ -627,22 +626,6 @@ func (s *Schema) simpleType(st *etree.Element, name string) (*typeDef, error) {
 	td := &typeDef{name: name, simple: f}
 	s.typeMemo[st] = td
 	return td, nil
-}
-
-// unsafePattern finds the constructs whose meaning differs between XSD's
-// regular expressions and Go's: anchors (literal in XSD), class subtraction,
-// the multi-character escapes that are Unicode-wide in XSD and ASCII in Go,
-// XSD's name escapes, and the dot (XSD's excludes \r and \n).
-var unsafePattern = regexp.MustCompile(`[\^$.]|-\[|\\[dDwWsSiIcC]`)
-
-func checkPattern(p string) error {
-	if m := unsafePattern.FindString(p); m != "" {
-		return fmt.Errorf("pattern %q uses %q, whose meaning differs between XSD and Go", p, m)
-	}
-	if _, err := regexp.Compile(`^(?:` + p + `)$`); err != nil {
-		return fmt.Errorf("pattern %q: %w", p, err)
-	}
-	return nil
 }
 
 // complexType resolves a complex type.

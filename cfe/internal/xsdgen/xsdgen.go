@@ -19,7 +19,6 @@ import (
 	"go/format"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -366,7 +365,7 @@ func (s *schemaSet) resolve(st *etree.Element, name string, depth int) (SimpleTy
 		case "enumeration":
 			enum = append(enum, v)
 		case "pattern":
-			if err = checkPattern(v); err != nil {
+			if err = xsdname.CheckPattern(v); err != nil {
 				return SimpleType{}, fmt.Errorf("type %s: %w", name, err)
 			}
 			patterns = append(patterns, v)
@@ -420,22 +419,6 @@ func tighterMax(cur, n int) int {
 		return n
 	}
 	return cur
-}
-
-// unsafePattern finds the constructs whose meaning differs between XSD's
-// regular expressions and Go's: anchors (literal in XSD), class subtraction,
-// the multi-character escapes that are Unicode-wide in XSD and ASCII in Go,
-// XSD's name escapes, and the dot (XSD's excludes \r).
-var unsafePattern = regexp.MustCompile(`[\^$.]|-\[|\\[dDwWsSiIcC]`)
-
-func checkPattern(p string) error {
-	if m := unsafePattern.FindString(p); m != "" {
-		return fmt.Errorf("pattern %q uses %q, whose meaning differs between XSD and Go", p, m)
-	}
-	if _, err := regexp.Compile(`^(?:` + p + `)$`); err != nil {
-		return fmt.Errorf("pattern %q: %w", p, err)
-	}
-	return nil
 }
 
 // Source returns the gofmt'ed Go file of the schema, for package pkg.

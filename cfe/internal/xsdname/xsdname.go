@@ -1,6 +1,8 @@
-// Package xsdname resolves the QName values of XML Schema attributes (type,
-// base, ref, ...) against the namespace declarations in scope, for the two
-// readers of DGI's schemas: cfe/internal/xsdgen and cfe/xsdvalid.
+// Package xsdname holds what the two readers of DGI's schemas,
+// cfe/internal/xsdgen and cfe/xsdvalid, must read alike: the QName values of
+// XML Schema attributes (type, base, ref, ...), resolved against the
+// namespace declarations in scope, and the xs:pattern values Go's regexp
+// can check with XSD's meaning.
 package xsdname
 
 import (
