@@ -4,19 +4,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
-// TestDeb_maintainerScripts runs the .deb's postinst and prerm with
-// getent, adduser, systemctl and deb-systemd-invoke replaced by recorders
-// on PATH, and a running systemd simulated (CFE_AGENT_RUN_SYSTEMD names an
-// existing directory, or none): postinst makes the unit's system user only
-// when it is missing and, on an upgrade with systemd running, restarts a
-// running service on the new program; prerm stops the service only when
-// the package goes away.
+// TestDeb_maintainerScripts runs the .deb's postinst, prerm and postrm
+// with getent, adduser, mkdir, chown, systemctl, deb-systemd-invoke and
+// deb-systemd-helper replaced by recorders on PATH, a running systemd
+// simulated (CFE_AGENT_RUN_SYSTEMD names an existing directory, or none) and
+// the service's data directory in a temporary folder (CFE_AGENT_STATE_DIR):
+// postinst makes the unit's system user and its data directory (cfe-agent,
+// 0700) only when missing and, on an upgrade with systemd running, restarts a
+// running service on the new program; prerm stops the service only when the
+// package goes away; postrm reloads systemd on remove and drops
+// deb-systemd-helper's record on purge, and neither touches the data
+// directory. systemd's tools failing fail no script; a user or data directory
+// that cannot be made fails postinst.
 func TestDeb_maintainerScripts(t *testing.T) {
 	testtool.Require(t, "dpkg-deb")
 	sh := testtool.Require(t, "sh")
@@ -25,47 +31,93 @@ func TestDeb_maintainerScripts(t *testing.T) {
 	control := t.TempDir()
 	run(t, "dpkg-deb", "-e", deb, control)
 	user := packagedService.User
-	newUser := []string{"getent passwd " + user,
-		"adduser --system --group --home /var/lib/cfe-agent --no-create-home --gecos Agente CFE " + user,
-		"getent group lp", "adduser " + user + " lp"}
+	addUser := "adduser --system --group --home /var/lib/cfe-agent --no-create-home --gecos Agente CFE " + user
+	newUser := []string{"getent passwd " + user, addUser, "getent group lp", "adduser " + user + " lp"}
 	oldUser := []string{"getent passwd " + user, "getent group lp", "adduser " + user + " lp"}
+	// $STATE stands for the data directory's path.
+	newState := []string{"mkdir -m 0700 $STATE", "chown " + user + ": $STATE"}
 	with := func(a []string, b ...string) []string { return append(append([]string{}, a...), b...) }
+	systemdTools := []string{"systemctl", "deb-systemd-invoke", "deb-systemd-helper"}
 
 	tests := []struct {
 		name       string
 		script     string
 		args       []string
 		userExists bool
-		systemd    bool
+		stateDir   bool     // the data directory exists
+		systemd    bool     // systemd runs
+		noHelper   bool     // deb-systemd-helper is not installed
+		failing    []string // the recorders that exit 1
+		wantFail   bool     // the script must exit non-zero
 		want       []string // the commands run, in order
 	}{
-		{"postinst configure, no user yet", "postinst", []string{"configure"}, false, false, newUser},
-		{"postinst configure, systemd", "postinst", []string{"configure"}, false, true,
-			with(newUser, "systemctl --system daemon-reload")},
-		{"postinst configure, the user exists", "postinst", []string{"configure"}, true, false, oldUser},
-		{"postinst configure 0.0.1 (upgrade), systemd", "postinst", []string{"configure", "0.0.1"}, true, true,
-			with(oldUser, "systemctl --system daemon-reload", "deb-systemd-invoke try-restart cfe-agent.service")},
-		{"postinst configure 0.0.1 (upgrade), no systemd", "postinst", []string{"configure", "0.0.1"}, true, false, oldUser},
-		{"postinst abort-upgrade", "postinst", []string{"abort-upgrade", "0.0.1"}, false, true, nil},
-		{"prerm remove, systemd", "prerm", []string{"remove"}, false, true, []string{"deb-systemd-invoke stop cfe-agent.service"}},
-		{"prerm remove, no systemd", "prerm", []string{"remove"}, false, false, nil},
-		{"prerm upgrade, systemd", "prerm", []string{"upgrade", "0.0.2"}, false, true, nil},
+		{name: "postinst configure, no user yet", script: "postinst", args: []string{"configure"},
+			want: with(newUser, newState...)},
+		{name: "postinst configure, systemd", script: "postinst", args: []string{"configure"}, systemd: true,
+			want: with(newUser, append(newState, "systemctl --system daemon-reload")...)},
+		{name: "postinst configure, the user exists", script: "postinst", args: []string{"configure"}, userExists: true,
+			want: with(oldUser, newState...)},
+		{name: "postinst configure, the user and data directory exist", script: "postinst", args: []string{"configure"},
+			userExists: true, stateDir: true, want: oldUser},
+		{name: "postinst configure 0.0.1 (upgrade), systemd", script: "postinst", args: []string{"configure", "0.0.1"},
+			userExists: true, stateDir: true, systemd: true,
+			want: with(oldUser, "systemctl --system daemon-reload", "deb-systemd-invoke try-restart cfe-agent.service")},
+		{name: "postinst configure 0.0.1 (upgrade), systemd tools fail", script: "postinst", args: []string{"configure", "0.0.1"},
+			userExists: true, stateDir: true, systemd: true, failing: systemdTools,
+			want: with(oldUser, "systemctl --system daemon-reload", "deb-systemd-invoke try-restart cfe-agent.service")},
+		{name: "postinst configure 0.0.1 (upgrade), no systemd", script: "postinst", args: []string{"configure", "0.0.1"},
+			userExists: true, stateDir: true, want: oldUser},
+		{name: "postinst configure, adding to lp fails", script: "postinst", args: []string{"configure"},
+			userExists: true, stateDir: true, failing: []string{"adduser"}, want: oldUser},
+		{name: "postinst configure, the user cannot be made", script: "postinst", args: []string{"configure"},
+			systemd: true, failing: []string{"adduser"}, wantFail: true, want: []string{"getent passwd " + user, addUser}},
+		{name: "postinst configure, the data directory cannot be made", script: "postinst", args: []string{"configure"},
+			userExists: true, systemd: true, failing: []string{"mkdir"}, wantFail: true, want: with(oldUser, newState[0])},
+		{name: "postinst abort-upgrade", script: "postinst", args: []string{"abort-upgrade", "0.0.1"}, systemd: true},
+		{name: "prerm remove, systemd", script: "prerm", args: []string{"remove"}, systemd: true,
+			want: []string{"deb-systemd-invoke stop cfe-agent.service"}},
+		{name: "prerm remove, systemd tools fail", script: "prerm", args: []string{"remove"}, systemd: true,
+			failing: systemdTools, want: []string{"deb-systemd-invoke stop cfe-agent.service"}},
+		{name: "prerm remove, no systemd", script: "prerm", args: []string{"remove"}},
+		{name: "prerm upgrade, systemd", script: "prerm", args: []string{"upgrade", "0.0.2"}, systemd: true},
+		{name: "postrm remove, systemd", script: "postrm", args: []string{"remove"}, stateDir: true, systemd: true,
+			want: []string{"systemctl --system daemon-reload"}},
+		{name: "postrm remove, systemd tools fail", script: "postrm", args: []string{"remove"}, stateDir: true,
+			systemd: true, failing: systemdTools, want: []string{"systemctl --system daemon-reload"}},
+		{name: "postrm remove, no systemd", script: "postrm", args: []string{"remove"}, stateDir: true},
+		{name: "postrm purge", script: "postrm", args: []string{"purge"}, stateDir: true, systemd: true,
+			want: []string{"deb-systemd-helper purge cfe-agent.service"}},
+		{name: "postrm purge, systemd tools fail", script: "postrm", args: []string{"purge"}, stateDir: true,
+			systemd: true, failing: systemdTools, want: []string{"deb-systemd-helper purge cfe-agent.service"}},
+		{name: "postrm purge, no deb-systemd-helper", script: "postrm", args: []string{"purge"}, stateDir: true,
+			systemd: true, noHelper: true},
+		{name: "postrm upgrade", script: "postrm", args: []string{"upgrade", "0.0.2"}, stateDir: true, systemd: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bin := t.TempDir()
 			log := filepath.Join(bin, "log")
-			// Each recorder appends its command line; getent finds the user
-			// only when it exists, and always the lp group.
-			recorder := "#!" + sh + "\necho \"${0##*/} $*\" >> '" + log + "'\n"
-			getent := recorder + "[ \"$1\" = group ] && exit 0\n"
-			if tt.userExists {
-				getent += "exit 0\n"
-			} else {
-				getent += "exit 2\n"
+			// Each recorder appends its command line, then exits 1 when it is
+			// one of tt.failing; getent finds the user only when it exists,
+			// and always the lp group.
+			recorders := map[string]string{}
+			for _, name := range []string{"getent", "adduser", "mkdir", "chown", "systemctl", "deb-systemd-invoke", "deb-systemd-helper"} {
+				body := "#!" + sh + "\necho \"${0##*/} $*\" >> '" + log + "'\n"
+				if slices.Contains(tt.failing, name) {
+					body += "exit 1\n"
+				}
+				recorders[name] = body
 			}
-			for name, body := range map[string]string{"getent": getent, "adduser": recorder, "systemctl": recorder,
-				"deb-systemd-invoke": recorder} {
+			recorders["getent"] += "[ \"$1\" = group ] && exit 0\n"
+			if tt.userExists {
+				recorders["getent"] += "exit 0\n"
+			} else {
+				recorders["getent"] += "exit 2\n"
+			}
+			if tt.noHelper {
+				delete(recorders, "deb-systemd-helper")
+			}
+			for name, body := range recorders {
 				if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -76,10 +128,25 @@ func TestDeb_maintainerScripts(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// The data directory, with a receipt in it when it exists.
+			stateDir := filepath.Join(t.TempDir(), "var-lib-cfe-agent")
+			receipt := filepath.Join(stateDir, "store", "cfe.db")
+			if tt.stateDir {
+				if err := os.MkdirAll(filepath.Dir(receipt), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(receipt, []byte("comprobantes"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
 			cmd := exec.Command(sh, append([]string{filepath.Join(control, tt.script)}, tt.args...)...)
-			cmd.Env = []string{"PATH=" + bin, "CFE_AGENT_RUN_SYSTEMD=" + runSystemd}
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s %s: %v\n%s", tt.script, tt.args, err, out)
+			cmd.Env = []string{"PATH=" + bin, "CFE_AGENT_RUN_SYSTEMD=" + runSystemd, "CFE_AGENT_STATE_DIR=" + stateDir}
+			out, err := cmd.CombinedOutput()
+			switch {
+			case tt.wantFail && err == nil:
+				t.Errorf("%s %s exited 0, want a failure\n%s", tt.script, tt.args, out)
+			case !tt.wantFail && err != nil:
+				t.Errorf("%s %s: %v, want exit 0\n%s", tt.script, tt.args, err, out)
 			}
 			b, err := os.ReadFile(log)
 			if err != nil && !os.IsNotExist(err) {
@@ -89,8 +156,14 @@ func TestDeb_maintainerScripts(t *testing.T) {
 			if len(b) == 0 {
 				got = nil
 			}
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("%s %s ran\n%s\nwant\n%s", tt.script, tt.args, strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			want := strings.ReplaceAll(strings.Join(tt.want, "\n"), "$STATE", stateDir)
+			if strings.Join(got, "\n") != want {
+				t.Errorf("%s %s ran\n%s\nwant\n%s", tt.script, tt.args, strings.Join(got, "\n"), want)
+			}
+			if tt.stateDir {
+				if b, err := os.ReadFile(receipt); err != nil || string(b) != "comprobantes" {
+					t.Errorf("%s %s: the data directory's receipt is %q, %v; want it untouched", tt.script, tt.args, b, err)
+				}
 			}
 		})
 	}

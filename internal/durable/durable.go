@@ -15,7 +15,8 @@ import (
 // directory, synced before it takes path's name, and syncs the directory, so
 // that path never holds a partial file and the new content survives a power
 // cut once WriteFile returns. With replace, an existing file is replaced
-// (rename); without, an existing file is kept and the error wraps
+// (rename, retried on Windows while another process holds path open:
+// renameOver); without, an existing file is kept and the error wraps
 // fs.ErrExist (a link; on Windows a move that replaces nothing). The file gets
 // mode 0600 and a missing directory 0700.
 //
@@ -44,7 +45,7 @@ func WriteFile(path string, data []byte, replace bool) error {
 		return err
 	}
 	if replace {
-		err = os.Rename(tmp.Name(), path)
+		err = renameOver(tmp.Name(), path)
 	} else {
 		err = linkNew(tmp.Name(), path)
 	}

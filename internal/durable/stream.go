@@ -8,7 +8,8 @@ import (
 // WriteFileFunc is WriteFile for content too large to hold in memory (a copy
 // of the store): write fills a temporary file in path's directory, which is
 // synced, closed and handed to check by name; only when check accepts it does
-// it take path's name (replacing an existing file), and the directory is
+// it take path's name (replacing an existing file, as WriteFile does: retried
+// on Windows while another process holds path open), and the directory is
 // synced. On any failure, or a crash meanwhile, path keeps its old content
 // (or stays absent) and the temporary file is removed (after a crash it may
 // remain, named "."+base+".tmp-*": never path).
@@ -35,7 +36,7 @@ func WriteFileFunc(path string, write func(f *os.File) error, check func(tmp str
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := renameOver(tmp.Name(), path); err != nil {
 		return err
 	}
 	return SyncDir(dir)

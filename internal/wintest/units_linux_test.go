@@ -29,9 +29,7 @@ type windowsUnit struct {
 
 // windowsUnits lists the packages with Windows code (files *_windows.go or
 // `go:build windows`) and the tests Wine cannot run. Add a package here when it
-// gets Windows code. Not here: internal/durable, whose two tests assert Unix
-// file modes (0600, 0700) that Windows has not; the profiles tests run its
-// Windows code.
+// gets Windows code.
 var windowsUnits = []windowsUnit{
 	{pkg: "github.com/cfe-agent/cfe-agent/autostart"},
 	// Its TestMain builds no agent binary under Wine (no go there): the tests
@@ -41,6 +39,10 @@ var windowsUnits = []windowsUnit{
 		"TestDoctor_sumatra": "its simulated machines name files by Unix paths (/opt/cfe-agent/…), which the " +
 			"lookup joins with Windows separators under Windows, so the simulated files are never found " +
 			"(a fixture of the test; printer's Windows tests cover the lookup)",
+	}},
+	{pkg: "github.com/cfe-agent/cfe-agent/internal/durable", skip: map[string]string{
+		"TestWriteFile":            "it asserts Unix file modes (0600, 0700), which Windows has not",
+		"TestWriteFile_NewFolders": "it asserts Unix folder modes (0700), which Windows has not",
 	}},
 	{pkg: "github.com/cfe-agent/cfe-agent/issuer", skip: map[string]string{
 		"TestMachineZone_TZ": "one case names the zone by a Unix path (/usr/share/zoneinfo/…), which Windows has not",
