@@ -1,0 +1,59 @@
+package wintest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
+)
+
+// TestWine_ServiceStartWhileTrayRuns: with an agent (the cashier's tray, here
+// `serve`) holding the data directory, "service start" refuses, telling to
+// close the tray agent, instead of starting a service that stops at once;
+// the service is installed on that same directory (the installing user's).
+func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
+	prefix := wine.New(t)
+	exe := wine.BuildAgent(t, "wine-test")
+	dataDir := t.TempDir()
+	winData := prefix.WindowsPath(dataDir)
+	montevideo := "TZ=America/Montevideo"
+
+	cmd := prefix.Command(context.Background(), exe, "--data-dir", winData, "serve", "--listen", "127.0.0.1:0")
+	cmd.Env = prefix.Env(montevideo)
+	start(t, cmd) // holds the data directory's Global mutex until the test ends
+
+	// Output to a file, not a pipe: services.exe, started by the first
+	// service command, inherits its handles (see TestWine_Agent).
+	outFile := filepath.Join(t.TempDir(), "service.out")
+	service := func(args ...string) (string, error) {
+		f, err := os.Create(outFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c := prefix.Command(ctx, exe, append([]string{"--data-dir", winData, "service"}, args...)...)
+		c.Env = prefix.Env(montevideo)
+		c.Stdout, c.Stderr = f, f
+		err = c.Run()
+		out, _ := os.ReadFile(outFile)
+		return string(out), err
+	}
+	_, _ = service("uninstall") // one an interrupted run left in the cached prefix
+	t.Cleanup(func() { _, _ = service("uninstall") })
+	if out, err := service("install"); err != nil {
+		t.Fatalf("service install: %v\n%s", err, out)
+	}
+	out, err := service("start")
+	if err == nil {
+		t.Fatalf("service start succeeded while another agent holds %s:\n%s", winData, out)
+	}
+	if !strings.Contains(out, "cierre el agente de la bandeja") || !strings.Contains(out, winData) {
+		t.Errorf("service start's refusal does not tell to close the tray agent of %s:\n%s", winData, out)
+	}
+}
