@@ -45,6 +45,9 @@ func newServiceCommand(opts *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkServiceDataDir(c.DataDir); err != nil {
+				return err
+			}
 			if err := service.Install(c); err != nil {
 				return serviceError("instalar", err)
 			}

@@ -51,6 +51,10 @@ func checkInstanceFree(dataDir string) error {
 	return nil // another error is the service's to report
 }
 
+// checkServiceDataDir is "service install"'s check before it installs and
+// starts the service on dataDir: no other agent may hold it.
+func checkServiceDataDir(dataDir string) error { return checkInstanceFree(dataDir) }
+
 // describedError is an error whose text is describe's (Spanish, for the
 // Event Log, where the service writes why it stopped); it unwraps to err.
 type describedError struct{ err error }

@@ -12,19 +12,20 @@ import (
 )
 
 // TestWine_ServiceStartWhileTrayRuns: with an agent (the cashier's tray, here
-// `serve`) holding the data directory, "service start" refuses, telling to
-// close the tray agent, instead of starting a service that stops at once;
-// the service is installed on that same directory (the installing user's).
+// `serve`) holding the data directory, "service install" and "service start"
+// on that same directory (the installing user's) refuse, telling to close
+// the tray agent, instead of starting a service that stops at once.
 func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
 	prefix := wine.New(t)
 	exe := wine.BuildAgent(t, "wine-test")
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	montevideo := "TZ=America/Montevideo"
-
-	cmd := prefix.Command(context.Background(), exe, "--data-dir", winData, "serve", "--listen", "127.0.0.1:0")
-	cmd.Env = prefix.Env(montevideo)
-	start(t, cmd) // holds the data directory's Global mutex until the test ends
+	serve := func() *agent {
+		cmd := prefix.Command(context.Background(), exe, "--data-dir", winData, "serve", "--listen", "127.0.0.1:0")
+		cmd.Env = prefix.Env(montevideo)
+		return start(t, cmd) // holds the data directory's Global mutex until it ends
+	}
 
 	// Output to a file, not a pipe: services.exe, started by the first
 	// service command, inherits its handles (see TestWine_Agent).
@@ -44,16 +45,39 @@ func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
 		out, _ := os.ReadFile(outFile)
 		return string(out), err
 	}
+	refused := func(what string, out string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("service %s succeeded while another agent holds %s:\n%s", what, winData, out)
+		}
+		if !strings.Contains(out, "cierre el agente de la bandeja") || !strings.Contains(out, winData) {
+			t.Errorf("service %s's refusal does not tell to close the tray agent of %s:\n%s", what, winData, out)
+		}
+	}
 	_, _ = service("uninstall") // one an interrupted run left in the cached prefix
 	t.Cleanup(func() { _, _ = service("uninstall") })
+
+	tray := serve()
+	out, err := service("install")
+	refused("install", out, err)
+	if out, err := service("status"); err != nil || !strings.Contains(out, "no instalado") {
+		t.Errorf("after the refused install: %v\n%s", err, out)
+	}
+	_ = tray.cmd.Process.Kill()
+	<-tray.done
+
+	// Installed (and stopped) while the directory is free; then the tray
+	// agent starts again.
 	if out, err := service("install"); err != nil {
 		t.Fatalf("service install: %v\n%s", err, out)
 	}
-	out, err := service("start")
-	if err == nil {
-		t.Fatalf("service start succeeded while another agent holds %s:\n%s", winData, out)
+	// Stop takes effect once the start has ended (a pending start accepts
+	// no stop): start waits for it, and may fail (port 18787 taken here).
+	_, _ = service("start")
+	if out, err := service("stop"); err != nil {
+		t.Fatalf("service stop: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "cierre el agente de la bandeja") || !strings.Contains(out, winData) {
-		t.Errorf("service start's refusal does not tell to close the tray agent of %s:\n%s", winData, out)
-	}
+	serve()
+	out, err = service("start")
+	refused("start", out, err)
 }
