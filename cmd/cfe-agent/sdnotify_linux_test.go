@@ -26,13 +26,13 @@ func listenNotify(t *testing.T) *notifySocket {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	n := &notifySocket{path: filepath.Join(dir, "notify"), states: make(chan string, 16)}
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: n.path, Net: "unixgram"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { _ = conn.Close() })
 	go func() {
 		buf := make([]byte, 4096)
 		for {
