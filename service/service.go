@@ -20,6 +20,10 @@ var ErrNotInstalled = errors.New("service: not installed")
 // enabled and disabled with systemctl, and removed with the package.
 var ErrPackaged = errors.New("service: the unit belongs to an installed package")
 
+// ErrStartFailed is Start's error when the service stopped before it ran
+// (Windows: the reason is in the Event Log and the agent's log).
+var ErrStartFailed = errors.New("service: the service stopped while starting")
+
 // ErrUnsupported is returned on platforms without a service manager this
 // package knows.
 var ErrUnsupported = errors.New("service: not supported on this platform")

@@ -15,8 +15,14 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 )
 
-// stateWait bounds how long Stop and Uninstall wait for the service to stop.
-const stateWait = 30 * time.Second
+// stateWait bounds how long Start, Stop and Uninstall wait for the service
+// while it shows no progress (its CheckPoint does not advance); a var so the
+// tests can shorten it.
+var stateWait = 30 * time.Second
+
+// stateWaitCap bounds the whole wait, progress or not: a start that checks
+// the whole store after a crash may take minutes, not forever.
+const stateWaitCap = 10 * time.Minute
 
 // restartDelay is the wait before the service control manager restarts a
 // failed agent.
@@ -87,6 +93,10 @@ func Install(c Config) error {
 		_ = s.Delete()
 		return fmt.Errorf("service: setting the recovery actions: %w", err)
 	}
+	if err := registerEventSource(c.Name); err != nil {
+		_ = s.Delete()
+		return fmt.Errorf("service: registering the event source: %w", err)
+	}
 	return s.Start()
 }
 
@@ -117,7 +127,10 @@ func Uninstall(name string) error {
 	if err := stop(s); err != nil {
 		return err
 	}
-	return s.Delete()
+	if err := s.Delete(); err != nil {
+		return err
+	}
+	return removeEventSource(name)
 }
 
 // Start starts the installed service and waits until it runs.
@@ -160,9 +173,9 @@ func stop(s *mgr.Service) error {
 }
 
 func waitState(s *mgr.Service, want svc.State) error {
-	deadline := time.Now().Add(stateWait)
+	w := newStateWaiter(time.Now())
 	for {
-		st, err := s.Query()
+		st, err := queryStatus(s)
 		if err != nil {
 			return err
 		}
@@ -170,13 +183,60 @@ func waitState(s *mgr.Service, want svc.State) error {
 			return nil
 		}
 		if want == svc.Running && st.State == svc.Stopped {
-			return errors.New("service: the service stopped while starting (see the agent's log)")
+			return fmt.Errorf("%w (exit code %d, service-specific %d)", ErrStartFailed, st.Win32ExitCode, st.ServiceSpecificExitCode)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("service: still %s after %s", stateName(st.State), stateWait)
+		if err := w.check(time.Now(), st); err != nil {
+			return err
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// queryStatus is mgr.Service.Query with the CheckPoint and WaitHint, which
+// Query leaves out.
+func queryStatus(s *mgr.Service) (svc.Status, error) {
+	var t windows.SERVICE_STATUS_PROCESS
+	var needed uint32
+	err := windows.QueryServiceStatusEx(s.Handle, windows.SC_STATUS_PROCESS_INFO, (*byte)(unsafe.Pointer(&t)), uint32(unsafe.Sizeof(t)), &needed)
+	if err != nil {
+		return svc.Status{}, err
+	}
+	return svc.Status{
+		State:                   svc.State(t.CurrentState),
+		Accepts:                 svc.Accepted(t.ControlsAccepted),
+		CheckPoint:              t.CheckPoint,
+		WaitHint:                t.WaitHint,
+		ProcessId:               t.ProcessId,
+		Win32ExitCode:           t.Win32ExitCode,
+		ServiceSpecificExitCode: t.ServiceSpecificExitCode,
+	}, nil
+}
+
+// stateWaiter decides when waiting for a pending service is given up: after
+// stateWait without progress (the service's CheckPoint, which a starting
+// agent advances every startProgressEvery, stays the same) or stateWaitCap
+// in all.
+type stateWaiter struct {
+	start, progress time.Time // when the wait began; when CheckPoint last changed
+	checkPoint      uint32
+}
+
+func newStateWaiter(now time.Time) *stateWaiter {
+	return &stateWaiter{start: now, progress: now}
+}
+
+// check records st, seen at now, and returns an error once the wait is over.
+func (w *stateWaiter) check(now time.Time, st svc.Status) error {
+	if st.CheckPoint != w.checkPoint {
+		w.checkPoint, w.progress = st.CheckPoint, now
+	}
+	switch {
+	case now.Sub(w.start) > stateWaitCap:
+		return fmt.Errorf("service: still %s after %s", stateName(st.State), stateWaitCap)
+	case now.Sub(w.progress) > stateWait:
+		return fmt.Errorf("service: still %s after %s without progress", stateName(st.State), stateWait)
+	}
+	return nil
 }
 
 // Query reports the service's state.
@@ -203,17 +263,51 @@ func Query(name string) (State, error) {
 // startType reads the service's start type alone (mgr.Service.Config also
 // reads settings Wine does not know).
 func startType(s *mgr.Service) (uint32, error) {
+	cfg, err := queryConfig(s)
+	if err != nil {
+		return 0, err
+	}
+	return cfg.StartType, nil
+}
+
+// queryConfig reads the service's QUERY_SERVICE_CONFIG.
+func queryConfig(s *mgr.Service) (*windows.QUERY_SERVICE_CONFIG, error) {
 	var needed uint32
 	err := windows.QueryServiceConfig(s.Handle, nil, 0, &needed)
 	if !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER) {
-		return 0, err
+		return nil, err
 	}
 	buf := make([]byte, needed)
 	cfg := (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(&buf[0]))
 	if err := windows.QueryServiceConfig(s.Handle, cfg, needed, &needed); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return cfg.StartType, nil
+	return cfg, nil
+}
+
+// InstalledDataDir returns the data directory the installed service called
+// name runs on: the --data-dir of its command line (Config.Args).
+func InstalledDataDir(name string) (string, error) {
+	m, s, err := open(name)
+	if err != nil {
+		return "", err
+	}
+	defer m.Disconnect() //nolint:errcheck // closing a handle
+	defer func() { _ = s.Close() }()
+	cfg, err := queryConfig(s)
+	if err != nil {
+		return "", err
+	}
+	args, err := windows.DecomposeCommandLine(windows.UTF16PtrToString(cfg.BinaryPathName))
+	if err != nil {
+		return "", err
+	}
+	for i, a := range args {
+		if a == "--data-dir" && i+1 < len(args) {
+			return args[i+1], nil
+		}
+	}
+	return "", fmt.Errorf("service: the command line of %s names no data directory", name)
 }
 
 func stateName(s svc.State) string {
@@ -280,8 +374,13 @@ const (
 )
 
 // startWaitHint is the StartPending wait hint: how long the manager should
-// expect opening the agent to take before it reports Running.
+// expect to wait for the next progress report (or Running).
 const startWaitHint = 30 * time.Second
+
+// startProgressEvery is how often a starting service re-sends StartPending
+// with its CheckPoint advanced, so a slow open (a full store check after a
+// crash) is not taken for a hung start; a var so the tests can shorten it.
+var startProgressEvery = 5 * time.Second
 
 // Run runs run under the service control manager as the service called
 // name, until the manager asks it to stop (Stop, or the machine shutting
@@ -291,7 +390,7 @@ const startWaitHint = 30 * time.Second
 // service-specific error code (ExitStartFailed before ready, ExitRunFailed
 // after), so the recovery actions restart it; Run returns run's error.
 func Run(name string, run func(ctx context.Context, ready func()) error) error {
-	h := &handler{run: run}
+	h := &handler{name: name, run: run}
 	if err := svc.Run(name, h); err != nil {
 		return err
 	}
@@ -299,8 +398,9 @@ func Run(name string, run func(ctx context.Context, ready func()) error) error {
 }
 
 type handler struct {
-	run func(ctx context.Context, ready func()) error
-	err error // run's result, for the caller of Run
+	name string // the service's, also its event source
+	run  func(ctx context.Context, ready func()) error
+	err  error // run's result, for the caller of Run
 }
 
 func (h *handler) Execute(_ []string, req <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
@@ -313,15 +413,24 @@ func (h *handler) Execute(_ []string, req <-chan svc.ChangeRequest, status chan<
 	ready := func() { once.Do(func() { close(readyCh) }) }
 	done := make(chan error, 1)
 	go func() { done <- h.run(ctx, ready) }()
+	progress := time.NewTicker(startProgressEvery)
+	defer progress.Stop()
 	running := false
 	for {
 		select {
+		case <-progress.C:
+			pending.CheckPoint++
+			status <- pending
 		case <-readyCh:
 			readyCh = nil // reported once
 			running = true
+			progress.Stop()
 			status <- svc.Status{State: svc.Running, Accepts: svc.AcceptStop | svc.AcceptShutdown}
 		case h.err = <-done:
 			status <- svc.Status{State: svc.StopPending}
+			if h.err != nil {
+				h.reportFailure(running)
+			}
 			switch {
 			case h.err == nil:
 				return false, 0
@@ -344,4 +453,15 @@ func (h *handler) Execute(_ []string, req <-chan svc.ChangeRequest, status chan<
 			}
 		}
 	}
+}
+
+// reportFailure writes run's error to the Event Log: the only place a start
+// that failed before the agent opened its log can be read. A failure to
+// write it has nowhere left to go.
+func (h *handler) reportFailure(running bool) {
+	id, msg := uint32(eventStartFailed), "el agente CFE no pudo iniciar el servicio "+h.name+": "+h.err.Error()
+	if running {
+		id, msg = eventRunFailed, "el servicio "+h.name+" del agente CFE se detuvo por un error: "+h.err.Error()
+	}
+	_ = reportEvent(h.name, id, msg)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/registry"
 	"golang.org/x/sys/windows/svc"
 )
 
@@ -30,6 +31,8 @@ type helperConfig struct {
 	OpenDelay time.Duration `json:"open_delay"`
 	// FailOpen makes the helper's open fail (before ready).
 	FailOpen bool `json:"fail_open"`
+	// ProgressEvery, when set, replaces startProgressEvery in the helper.
+	ProgressEvery time.Duration `json:"progress_every"`
 }
 
 // TestMain runs the service helper when the service control manager started
@@ -56,6 +59,9 @@ func serviceHelper() int {
 	var hc helperConfig
 	if json.Unmarshal(b, &hc) != nil {
 		return 2
+	}
+	if hc.ProgressEvery > 0 {
+		startProgressEvery = hc.ProgressEvery
 	}
 	err = Run("cfe-agent-test", func(ctx context.Context, ready func()) error {
 		time.Sleep(hc.OpenDelay)
@@ -147,6 +153,12 @@ func TestService_windows(t *testing.T) {
 	if err != nil || string(body) != `{"ok":true}` {
 		t.Errorf("/health = %q, %v", body, err)
 	}
+	if msgFile, err := eventSourceMessageFile(name); err != nil || !strings.HasSuffix(msgFile, `\EventCreate.exe`) {
+		t.Errorf("the event source %s after Install: message file %q, %v", name, msgFile, err)
+	}
+	if dir, err := InstalledDataDir(name); err != nil || dir != filepath.Dir(hc.Stopped) {
+		t.Errorf("InstalledDataDir = %q, %v, want %q", dir, err, filepath.Dir(hc.Stopped))
+	}
 	st, err := Query(name)
 	if err != nil || !st.Installed || !st.Running || !st.Enabled {
 		t.Errorf("Query while running = %+v, %v", st, err)
@@ -167,6 +179,9 @@ func TestService_windows(t *testing.T) {
 	if st, err := Query(name); err != nil || st.Installed {
 		t.Errorf("Query after Uninstall = %+v, %v", st, err)
 	}
+	if _, err := eventSourceMessageFile(name); !errors.Is(err, windows.ERROR_FILE_NOT_FOUND) {
+		t.Errorf("the event source %s after Uninstall: %v, want it gone", name, err)
+	}
 	if err := Start(name); !errors.Is(err, ErrNotInstalled) {
 		t.Errorf("Start after Uninstall = %v, want ErrNotInstalled", err)
 	}
@@ -178,7 +193,7 @@ func TestService_windows(t *testing.T) {
 func TestService_windowsFailedOpen(t *testing.T) {
 	name, _ := installHelper(t, helperConfig{FailOpen: true, OpenDelay: 500 * time.Millisecond})
 	err := Start(name)
-	if err == nil || !strings.Contains(err.Error(), "stopped while starting") {
+	if !errors.Is(err, ErrStartFailed) {
 		t.Fatalf("Start of a service whose open fails = %v, want stopped while starting", err)
 	}
 	m, s, err := open(name)
@@ -193,5 +208,52 @@ func TestService_windowsFailedOpen(t *testing.T) {
 	}
 	if st.State != svc.Stopped || st.Win32ExitCode != uint32(windows.ERROR_SERVICE_SPECIFIC_ERROR) || st.ServiceSpecificExitCode != ExitStartFailed {
 		t.Errorf("the failed service's status = %+v, want Stopped with service-specific exit code %d", st, ExitStartFailed)
+	}
+}
+
+// TestService_windowsSlowStart: a service that takes longer to open than
+// Start waits without progress still starts, because it advances its
+// CheckPoint while StartPending (here every 200 ms, with stateWait cut to
+// 3 s, more than Wine takes to start the process, and an open of 8 s).
+func TestService_windowsSlowStart(t *testing.T) {
+	saved := stateWait
+	stateWait = 3 * time.Second
+	t.Cleanup(func() { stateWait = saved })
+	name, hc := installHelper(t, helperConfig{OpenDelay: 8 * time.Second, ProgressEvery: 200 * time.Millisecond})
+	if err := Start(name); err != nil {
+		t.Fatalf("Start of a slow service that shows progress = %v", err)
+	}
+	resp, err := http.Get("http://" + hc.Listen + "/health")
+	if err != nil {
+		t.Fatalf("the manager says Running but /health is not up: %v", err)
+	}
+	resp.Body.Close()
+	if err := Stop(name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventSourceMessageFile reads the EventMessageFile of the Application
+// log's event source name from the registry.
+func eventSourceMessageFile(name string) (string, error) {
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, `SYSTEM\CurrentControlSet\Services\EventLog\Application\`+name, registry.QUERY_VALUE)
+	if err != nil {
+		return "", err
+	}
+	defer k.Close()
+	v, _, err := k.GetStringValue("EventMessageFile")
+	return v, err
+}
+
+// TestReportEvent_unregisteredSource: writing an event for a source no
+// install registered is accepted (the service writes its failure even when
+// the install's registration is missing).
+func TestReportEvent_unregisteredSource(t *testing.T) {
+	name := fmt.Sprintf("cfe-agent-test-unregistered-%d", time.Now().UnixNano()%1_000_000_000)
+	if err := reportEvent(name, eventStartFailed, "prueba de cfe-agent: origen sin registrar"); err != nil {
+		t.Fatalf("reportEvent with an unregistered source: %v", err)
+	}
+	if err := removeEventSource(name); err != nil {
+		t.Errorf("removing a source that was never registered: %v", err)
 	}
 }

@@ -52,9 +52,16 @@ func SystemdUnit(c Config) ([]byte, error) {
 	line("Documentation=man:cfe-agent(1) https://github.com/cfe-agent/cfe-agent")
 	line("Wants=network-online.target")
 	line("After=network-online.target cups.service")
+	// A start that keeps failing (the port held by another program) stops
+	// being retried after 5 attempts in 2 minutes.
+	line("StartLimitIntervalSec=120")
+	line("StartLimitBurst=5")
 	line("")
 	line("[Service]")
-	line("Type=simple")
+	// The agent sends READY=1 once it serves (signalReady): "systemctl
+	// start" returns then, and reports a start that fails.
+	line("Type=notify")
+	line("NotifyAccess=main")
 	line("User=%s", specifiers(c.User))
 	line("# DGI's time zone: the agent signs only at America/Montevideo (-03:00).")
 	line("Environment=TZ=America/Montevideo")

@@ -21,6 +21,7 @@ func TestSystemdUnit(t *testing.T) {
 	for _, line := range []string{
 		"[Unit]", "Description=Agente CFE — comprobantes fiscales electrónicos al 100%%",
 		"Wants=network-online.target", "After=network-online.target cups.service",
+		"StartLimitIntervalSec=120", "StartLimitBurst=5", "Type=notify", "NotifyAccess=main",
 		"[Service]", "User=caja", "Environment=TZ=America/Montevideo",
 		`ExecStart="/opt/cfe agent/cfe-agent" --data-dir "/home/caja/datos $$CFE" serve`,
 		"Restart=on-failure", "NoNewPrivileges=yes", "ProtectSystem=strict",

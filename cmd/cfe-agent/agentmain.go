@@ -109,7 +109,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer m.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
 	r := m.runner
-	signalReady(ctx) // the Windows service reports Running now
+	signalReady(ctx, r.log) // the Windows service reports Running now; systemd's start returns
 	if m.stopWindowErr != nil {
 		r.log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
 	}
@@ -138,6 +138,7 @@ func (m *Main) Run(ctx context.Context) error {
 			r.log.Error("the tray failed: stopping", "err", err)
 		}
 	}
+	signalStopping(r.log)
 	if cause := context.Cause(ctx); cause != nil {
 		r.log.Info("shutting down", "reason", cause.Error())
 	} else {

@@ -45,6 +45,9 @@ func newServiceCommand(opts *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkServiceDataDir(c.DataDir); err != nil {
+				return err
+			}
 			if err := service.Install(c); err != nil {
 				return serviceError("instalar", err)
 			}
@@ -103,7 +106,7 @@ func newServiceCommand(opts *globalOptions) *cobra.Command {
 	}
 	cmd.AddCommand(install,
 		control("uninstall", "Detiene y quita el servicio (la carpeta de datos queda)", "desinstalar", "desinstalado (los datos quedan)", service.Uninstall),
-		control("start", "Inicia el servicio instalado", "iniciar", "iniciado", service.Start),
+		control("start", "Inicia el servicio instalado", "iniciar", "iniciado", startService),
 		control("stop", "Detiene el servicio instalado", "detener", "detenido", service.Stop),
 		status, unit)
 	return cmd
@@ -132,7 +135,10 @@ func describeService(st service.State) string {
 
 // serviceError says in Spanish why a service operation failed.
 func serviceError(verb string, err error) error {
+	var said *cfe.Error
 	switch {
+	case errors.As(err, &said) && said.Op == "service":
+		return err // already says it (startService)
 	case errors.Is(err, service.ErrNotAdmin):
 		how := "ejecútelo con sudo"
 		if runtime.GOOS == "windows" {

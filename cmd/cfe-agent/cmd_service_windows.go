@@ -14,7 +14,9 @@ import (
 // shutdown, so the headless agent closes as on SIGTERM. The service is
 // Running once Main.Open has returned (the module serves: Main.Run calls the
 // ready function ctx carries); an Open that fails ends the service with
-// service.ExitStartFailed, its error in the agent's log (Main.Open).
+// service.ExitStartFailed, its error in the agent's log (Main.Open) and in
+// the Windows Event Log (service.Run), which also has the errors that come
+// before the log is open (the data directory, the instance lock).
 func executeRoot(ctx context.Context, root *cobra.Command) error {
 	if !service.IsService() {
 		return root.ExecuteContext(ctx)
@@ -28,7 +30,10 @@ func executeRoot(ctx context.Context, root *cobra.Command) error {
 		defer cancel()
 		stop := context.AfterFunc(svcCtx, cancel)
 		defer stop()
-		return root.ExecuteContext(ctx)
+		if err := root.ExecuteContext(ctx); err != nil {
+			return describedError{err} // the Event Log gets the Spanish reason
+		}
+		return nil
 	})
 }
 

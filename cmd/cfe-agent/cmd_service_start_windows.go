@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/service"
+)
+
+// startService starts the installed service. While the service is stopped
+// it first checks its data directory's instance lock: held, a tray agent
+// (most likely the installing user's, started at login) has the directory,
+// and the service would stop at once; the command says so instead. A start
+// that fails names where the reason is: the Windows Event Log (the service's
+// source, written when the agent cannot even open its log) and the agent's
+// log.
+func startService(name string) error {
+	dataDir, err := service.InstalledDataDir(name)
+	if err != nil {
+		return err
+	}
+	if st, err := service.Query(name); err == nil && !st.Running {
+		if err := checkInstanceFree(dataDir); err != nil {
+			return err
+		}
+	}
+	err = service.Start(name)
+	if errors.Is(err, service.ErrStartFailed) {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "service", Err: err,
+			Message: "el servicio " + name + " se detuvo al iniciarse: el motivo está en el Visor de eventos (Registros de " +
+				"Windows > Aplicación, origen " + name + ") y en el registro del agente, " +
+				filepath.Join(dataDir, "logs", "cfe-agent.log")}
+	}
+	return err
+}
+
+// checkInstanceFree refuses when another agent holds dataDir's instance
+// lock (the Global mutex): the service would stop at once. It takes the lock
+// only to see it is free, and releases it.
+func checkInstanceFree(dataDir string) error {
+	release, err := lockInstance(dataDir)
+	if errors.Is(err, errInstanceHeld) {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "service", Err: err,
+			Message: "otro agente CFE usa la carpeta de datos del servicio (" + dataDir + "): cierre el agente de la " +
+				"bandeja («Salir» en el menú de su ícono) antes de iniciar el servicio"}
+	}
+	if err == nil {
+		release()
+	}
+	return nil // another error is the service's to report
+}
+
+// checkServiceDataDir is "service install"'s check before it installs and
+// starts the service on dataDir: no other agent may hold it.
+func checkServiceDataDir(dataDir string) error { return checkInstanceFree(dataDir) }
+
+// describedError is an error whose text is describe's (Spanish, for the
+// Event Log, where the service writes why it stopped); it unwraps to err.
+type describedError struct{ err error }
+
+func (e describedError) Error() string { return describe(e.err) }
+func (e describedError) Unwrap() error { return e.err }
