@@ -58,7 +58,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			err = fmt.Errorf("tray: %v", r)
 		}
 	}()
-	go logHostChanges(ctx, m.log)
+	// Subscribed before the icon registers, so that no host change is missed.
+	hostLog := watchHostLog(ctx, m.log)
+	go hostLog()
 	systray.Run(func() {
 		m.build()
 		go func() {

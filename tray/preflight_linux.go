@@ -63,16 +63,19 @@ func Available(ctx context.Context) error {
 // watchHostChanges subscribes conn to the tray host's NameOwnerChanged and
 // returns the channel the signals arrive on.
 func watchHostChanges(ctx context.Context, conn *dbus.Conn) (<-chan *dbus.Signal, error) {
+	// The channel first: a signal that arrives as soon as the match is
+	// added has somewhere to go.
+	signals := make(chan *dbus.Signal, 8)
+	conn.Signal(signals)
 	if err := conn.AddMatchSignalContext(ctx,
 		dbus.WithMatchObjectPath("/org/freedesktop/DBus"),
 		dbus.WithMatchInterface("org.freedesktop.DBus"),
 		dbus.WithMatchMember("NameOwnerChanged"),
 		dbus.WithMatchArg(0, watcherName),
 	); err != nil {
+		conn.RemoveSignal(signals)
 		return nil, fmt.Errorf("watching the session bus for a tray host: %w", err)
 	}
-	signals := make(chan *dbus.Signal, 8)
-	conn.Signal(signals)
 	return signals, nil
 }
 
@@ -86,32 +89,37 @@ func newOwner(sig *dbus.Signal) string {
 	return owner
 }
 
-// logHostChanges logs the tray host going away and coming back until ctx
-// ends; the tray library registers the item again with each new host.
-func logHostChanges(ctx context.Context, log *slog.Logger) {
+// watchHostLog subscribes to the tray host's comings and goings at once, so
+// that a change right after the tray starts is not missed, and returns the
+// loop that logs them until ctx ends; the tray library registers the item
+// again with each new host.
+func watchHostLog(ctx context.Context, log *slog.Logger) (loop func()) {
 	conn, err := sessionBus(ctx)
 	if err != nil {
 		log.Warn("tray: cannot watch the tray host", "err", err)
-		return
+		return func() {}
 	}
-	defer conn.Close() //nolint:errcheck // only signals were read
 	signals, err := watchHostChanges(ctx, conn)
 	if err != nil {
+		conn.Close() //nolint:errcheck // only signals were to be read
 		log.Warn("tray: cannot watch the tray host", "err", err)
-		return
+		return func() {}
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case sig, ok := <-signals:
-			if !ok || sig == nil {
+	return func() {
+		defer conn.Close() //nolint:errcheck // only signals were read
+		for {
+			select {
+			case <-ctx.Done():
 				return
-			}
-			if newOwner(sig) == "" {
-				log.Warn("tray: the tray host went away; the icon returns when one starts again")
-			} else {
-				log.Info("tray: a tray host appeared; registering the icon with it")
+			case sig, ok := <-signals:
+				if !ok || sig == nil {
+					return
+				}
+				if newOwner(sig) == "" {
+					log.Warn("tray: the tray host went away; the icon returns when one starts again")
+				} else {
+					log.Info("tray: a tray host appeared; registering the icon with it")
+				}
 			}
 		}
 	}

@@ -14,5 +14,5 @@ func Available(context.Context) error { return nil }
 // WaitHost returns at once: the notification area always exists.
 func WaitHost(context.Context) error { return nil }
 
-// logHostChanges has nothing to watch: the notification area always exists.
-func logHostChanges(context.Context, *slog.Logger) {}
+// watchHostLog has nothing to watch: the notification area always exists.
+func watchHostLog(context.Context, *slog.Logger) (loop func()) { return func() {} }
