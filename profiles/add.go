@@ -39,7 +39,7 @@ func Add(dataDir, name string, p Profile, activate bool) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	path := filepath.Join(dataDir, FileName)
-	raw, err := readFile(path)
+	raw, err := durable.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/durable"
 )
 
 // EnvPrefix starts the name of every environment variable the agent reads.
@@ -143,7 +144,7 @@ func read(op, dataDir string, over *Overrides) (cfg *Config, unknown []cfe.Field
 	path := filepath.Join(dataDir, FileName)
 	v := viper.New()
 	v.SetConfigType("yaml")
-	raw, err := readFile(path) // not v.ReadInConfig: Windows needs readFile's retries
+	raw, err := durable.ReadFile(path) // not v.ReadInConfig: Windows needs durable.ReadFile's retries
 	if err != nil {
 		return nil, nil, readError(op, path, err)
 	}

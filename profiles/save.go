@@ -106,7 +106,7 @@ func Use(dataDir, name string) error {
 // file back atomically, keeping its comments and the order of its keys.
 func editFile(op, dataDir string, edit func(doc *yaml.Node) error) error {
 	path := filepath.Join(dataDir, FileName)
-	raw, err := readFile(path)
+	raw, err := durable.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}

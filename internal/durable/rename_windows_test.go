@@ -51,7 +51,7 @@ func TestWriteFile_windowsHeldTarget(t *testing.T) {
 	release := holdOpen(t, premise)
 	err := os.Rename(premise+".new", premise)
 	release()
-	if !transientRenameError(err) {
+	if !heldError(err) {
 		t.Fatalf("os.Rename over a file held open: %v, want ERROR_ACCESS_DENIED or ERROR_SHARING_VIOLATION", err)
 	}
 

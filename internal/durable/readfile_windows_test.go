@@ -1,4 +1,4 @@
-package profiles
+package durable
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ func holdExclusive(t *testing.T, path string) func() {
 }
 
 func TestReadFile_windows(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), "config.yaml")
 	want := []byte("active: sandbox\n")
 	if err := os.WriteFile(path, want, 0o600); err != nil {
 		t.Fatal(err)
@@ -40,23 +40,23 @@ func TestReadFile_windows(t *testing.T) {
 		}
 		timer := time.AfterFunc(200*time.Millisecond, release)
 		defer timer.Stop()
-		got, err := readFile(path)
+		got, err := ReadFile(path)
 		if err != nil || string(got) != string(want) {
-			t.Fatalf("readFile = %q, %v; want %q", got, err, want)
+			t.Fatalf("ReadFile = %q, %v; want %q", got, err, want)
 		}
 	})
 
 	t.Run("a file held for good fails with the sharing violation", func(t *testing.T) {
 		release := holdExclusive(t, path)
 		defer release()
-		if _, err := readFile(path); !errors.Is(err, windows.ERROR_SHARING_VIOLATION) {
-			t.Fatalf("readFile of a file held throughout: %v, want ERROR_SHARING_VIOLATION", err)
+		if _, err := ReadFile(path); !errors.Is(err, windows.ERROR_SHARING_VIOLATION) {
+			t.Fatalf("ReadFile of a file held throughout: %v, want ERROR_SHARING_VIOLATION", err)
 		}
 	})
 
 	t.Run("a missing file fails at once as not found", func(t *testing.T) {
-		if _, err := readFile(path + ".missing"); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("readFile of a missing file: %v, want not found", err)
+		if _, err := ReadFile(path + ".missing"); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("ReadFile of a missing file: %v, want not found", err)
 		}
 	})
 }
