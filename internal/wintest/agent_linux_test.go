@@ -334,25 +334,7 @@ func TestWine_Agent(t *testing.T) {
 			hold.Close()
 			_ = keep.Wait()
 		})
-		// The output goes to a file, not a pipe: Wine's system processes
-		// (services.exe), started by the first of these commands, inherit
-		// its handles and would hold a pipe open for the session.
-		outFile := filepath.Join(t.TempDir(), "service.out")
-		service := func(args ...string) (string, error) {
-			f, err := os.Create(outFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := prefix.Command(ctx, exe, append([]string{"--data-dir", winData, "service"}, args...)...)
-			cmd.Env = prefix.Env(montevideo)
-			cmd.Stdout, cmd.Stderr = f, f
-			err = cmd.Run()
-			out, _ := os.ReadFile(outFile)
-			return string(out), err
-		}
+		service := serviceCommand(t, prefix, exe, winData)
 		// The prefix is cached: a service left by an interrupted run
 		// would start with every Wine session.
 		_, _ = service("uninstall")
@@ -448,4 +430,28 @@ func cleanEnv() []string {
 		}
 	}
 	return env
+}
+
+// serviceCommand returns a function that runs `cfe-agent.exe --data-dir
+// winData service ARGS...` in prefix, with a Montevideo zone and a minute's
+// limit, and returns its output. The output goes to a file, not a pipe:
+// Wine's system processes (services.exe), started by the first of these
+// commands, inherit its handles and would hold a pipe open for the session.
+func serviceCommand(t *testing.T, prefix *wine.Prefix, exe, winData string) func(args ...string) (string, error) {
+	outFile := filepath.Join(t.TempDir(), "service.out")
+	return func(args ...string) (string, error) {
+		f, err := os.Create(outFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := prefix.Command(ctx, exe, append([]string{"--data-dir", winData, "service"}, args...)...)
+		cmd.Env = prefix.Env("TZ=America/Montevideo")
+		cmd.Stdout, cmd.Stderr = f, f
+		err = cmd.Run()
+		out, _ := os.ReadFile(outFile)
+		return string(out), err
+	}
 }

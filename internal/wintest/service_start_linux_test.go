@@ -2,11 +2,8 @@ package wintest
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
 )
@@ -27,24 +24,7 @@ func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
 		return start(t, cmd) // holds the data directory's Global mutex until it ends
 	}
 
-	// Output to a file, not a pipe: services.exe, started by the first
-	// service command, inherits its handles (see TestWine_Agent).
-	outFile := filepath.Join(t.TempDir(), "service.out")
-	service := func(args ...string) (string, error) {
-		f, err := os.Create(outFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		c := prefix.Command(ctx, exe, append([]string{"--data-dir", winData, "service"}, args...)...)
-		c.Env = prefix.Env(montevideo)
-		c.Stdout, c.Stderr = f, f
-		err = c.Run()
-		out, _ := os.ReadFile(outFile)
-		return string(out), err
-	}
+	service := serviceCommand(t, prefix, exe, winData) // agent_linux_test.go
 	refused := func(what string, out string, err error) {
 		t.Helper()
 		if err == nil {
