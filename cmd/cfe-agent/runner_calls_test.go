@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/cfe-agent/cfe-agent/logs"
 )
 
 // TestRunner_callsDuringReopen: the tray's in-process calls (State here)
@@ -22,18 +19,7 @@ import (
 // are also reported). The switches fall at random points of the calls: before
 // the wait, most runs of this test failed, not all.
 func TestRunner_callsDuringReopen(t *testing.T) {
-	clearAgentEnv(t)
-	dataDir := t.TempDir()
-	r := &runner{opts: globalOptions{dataDir: dataDir, listen: "127.0.0.1:0"}, dataDir: dataDir,
-		log: slog.New(slog.DiscardHandler), redactor: &logs.Redactor{}}
-	if err := r.open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		r.mu.Lock()
-		r.close()
-		r.mu.Unlock()
-	}()
+	r := openTestRunner(t)
 
 	stop := make(chan struct{})
 	var reports atomic.Int64
@@ -95,18 +81,7 @@ func TestRunner_callsDuringReopen(t *testing.T) {
 // (it holds r.mu) leaves the session's store open and does not finish; it
 // finishes once the call releases the session.
 func TestRunner_hold(t *testing.T) {
-	clearAgentEnv(t)
-	dataDir := t.TempDir()
-	r := &runner{opts: globalOptions{dataDir: dataDir, listen: "127.0.0.1:0"}, dataDir: dataDir,
-		log: slog.New(slog.DiscardHandler), redactor: &logs.Redactor{}}
-	if err := r.open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		r.mu.Lock()
-		r.close()
-		r.mu.Unlock()
-	}()
+	r := openTestRunner(t)
 	s, _, release, err := r.hold()
 	if err != nil {
 		t.Fatal(err)

@@ -173,14 +173,7 @@ func TestRunner_open(t *testing.T) {
 // each switch reopens the agent, and the runner's options are read and
 // written only under its lock (-race reports otherwise).
 func TestRunner_UseProfile(t *testing.T) {
-	clearAgentEnv(t)
-	dataDir := t.TempDir()
-	r := &runner{opts: globalOptions{dataDir: dataDir, listen: "127.0.0.1:0"}, dataDir: dataDir,
-		log: slog.New(slog.DiscardHandler), redactor: &logs.Redactor{}}
-	if err := r.open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
+	r := openTestRunner(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 4 {
@@ -204,4 +197,24 @@ func TestRunner_UseProfile(t *testing.T) {
 	if s.a.name != "sandbox" || r.opts.profile != "sandbox" {
 		t.Errorf("after the switches: profile %q, option %q", s.a.name, r.opts.profile)
 	}
+}
+
+// openTestRunner opens a runner on the default profile in a temporary data
+// directory, listening on a free loopback port, with no agent variables
+// from the environment; the test's clean-up closes it under its lock.
+func openTestRunner(t *testing.T) *runner {
+	t.Helper()
+	clearAgentEnv(t)
+	dataDir := t.TempDir()
+	r := &runner{opts: globalOptions{dataDir: dataDir, listen: "127.0.0.1:0"}, dataDir: dataDir,
+		log: slog.New(slog.DiscardHandler), redactor: &logs.Redactor{}}
+	if err := r.open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.mu.Lock()
+		r.close()
+		r.mu.Unlock()
+	})
+	return r
 }
