@@ -224,7 +224,7 @@ func (v *validator) lan(at, name string, p Profile) {
 		case seen[tok]:
 			v.fail(field, "token repetido: cada terminal necesita el suyo")
 		case isExampleToken(string(tok)):
-			v.fail(field, "es un token de ejemplo de la documentación: genere uno propio con «cfe-agent lan token»")
+			v.fail(field, "es un token de ejemplo (de config.yaml o de la documentación): genere uno propio con «cfe-agent lan token»")
 		default:
 			if bits, why := rateToken(string(tok), known); bits < MinLANTokenBits {
 				v.fail(field, "token débil: %s; se estiman %d bits de azar y se requieren al menos %d: genere uno con «cfe-agent lan token»",
