@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 // lanTokenRE is NewLANToken's format.
@@ -184,4 +185,30 @@ func TestExampleTokens(t *testing.T) {
 			t.Errorf("%q in upper case is not refused", e)
 		}
 	}
+	// Every token in lan token's format that the README or docs/ show is
+	// one of them, or a placeholder too weak to pass.
+	root := testtool.RepoRoot(t)
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := 0
+	for _, f := range append(docs, filepath.Join(root, "README.md")) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range lanTokenInText.FindAllString(string(b), -1) {
+			shown++
+			if !isExampleToken(tok) && LANTokenBits(tok, nil) >= MinLANTokenBits {
+				t.Errorf("%s shows the token %q, which is not refused as an example", filepath.Base(f), tok)
+			}
+		}
+	}
+	if shown == 0 {
+		t.Error("the README shows no example token: has lan token's format changed?")
+	}
 }
+
+// lanTokenInText finds lan token's format in a text.
+var lanTokenInText = regexp.MustCompile(`\b[0-9a-hjkmnp-tv-z]{4}(-[0-9a-hjkmnp-tv-z]{4}){6}\b`)
