@@ -128,28 +128,35 @@ func TestSecurity_LANThrottleConcurrent(t *testing.T) {
 // lanPipeline is a LAN-mode server driven through its pipeline with the
 // remote addresses LAN callers would have, an injected clock and its log.
 type lanPipeline struct {
-	s     *Server
-	clock *time.Time
-	logs  *testtool.SyncBuffer
+	s    *Server
+	logs *testtool.SyncBuffer
+
+	mu    sync.Mutex
+	clock time.Time
 }
 
 func newLANPipeline(t *testing.T, lan LANConfig) *lanPipeline {
 	t.Helper()
-	clock := time.Date(2026, 5, 14, 15, 4, 5, 0, time.UTC)
-	p := &lanPipeline{clock: &clock, logs: &testtool.SyncBuffer{}}
-	var mu sync.Mutex
+	p := &lanPipeline{clock: time.Date(2026, 5, 14, 15, 4, 5, 0, time.UTC), logs: &testtool.SyncBuffer{}}
 	p.s = NewServer(ServerConfig{Listen: "127.0.0.1:0", Issuer: noIssuer{}, State: emptyState{},
 		Logger: slog.New(slog.NewJSONHandler(p.logs, nil)),
 		Now: func() time.Time {
-			mu.Lock()
-			defer mu.Unlock()
-			return *p.clock
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.clock
 		}, LAN: lan})
 	if err := p.s.Open(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.s.Close() })
 	return p
+}
+
+// advance moves the server's clock on by d.
+func (p *lanPipeline) advance(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clock = p.clock.Add(d)
 }
 
 // get sends GET /state from remote with tok (none when "").
@@ -214,7 +221,7 @@ func TestSecurity_LANPrefixAndCeiling(t *testing.T) {
 	}
 	// Twelve seconds later the ceiling has one try: a stranger's right token
 	// gets in, and it is trusted from then on.
-	*p.clock = p.clock.Add(12 * time.Second)
+	p.advance(12 * time.Second)
 	if rec := p.get("203.0.113.10:2", token); rec.Code != http.StatusOK {
 		t.Fatalf("a stranger with the right token once the ceiling earned a try: %d", rec.Code)
 	}
