@@ -286,16 +286,22 @@ type guessNet struct {
 	terminalB netip.Addr   // in the first guessers' /64
 }
 
+// guessNetSeq numbers the calls of setupGuessNetns in this process.
+var guessNetSeq atomic.Int32
+
 // setupGuessNetns makes a namespace linked to this one by a veth pair: the
 // agent's side has P::1/64, the namespace's P::2/64, where P is a /64 of
-// fd5c:fe00:N::/48 (N from the process id); the guessers' and terminals'
+// fd5c:fe00:N::/48 (N from the process id and a sequence); the guessers' and terminals'
 // addresses are on the namespace's loopback, in other /64s of the /48,
 // which this side routes through P::2 (so the kernel keeps one neighbour,
 // not a thousand). Everything goes when the test ends.
 func setupGuessNetns(t *testing.T, ipTool string) guessNet {
 	t.Helper()
-	pid := os.Getpid()
-	n := pid % 0xffff
+	// Names and the /48 are new for every call: the kernel destroys a
+	// deleted namespace's veth pair (and its route) asynchronously, so a
+	// next run in this process could find them still there.
+	pid, seq := os.Getpid(), int(guessNetSeq.Add(1))
+	n := (pid + 7919*seq) % 0xffff
 	pfx := func(sub uint16, host uint64) netip.Addr {
 		var a [16]byte
 		a[0], a[1], a[2], a[3] = 0xfd, 0x5c, 0xfe, 0x00
@@ -306,10 +312,10 @@ func setupGuessNetns(t *testing.T, ipTool string) guessNet {
 		}
 		return netip.AddrFrom16(a)
 	}
-	g := guessNet{ns: fmt.Sprintf("cfe-guess-%d", pid), agent: pfx(0, 1),
+	g := guessNet{ns: fmt.Sprintf("cfe-guess-%d-%d", pid, seq), agent: pfx(0, 1),
 		terminalA: pfx(0x100, 0xa), terminalB: pfx(1, 0xb00)}
 	peer := pfx(0, 2)
-	hostIf, peerIf := fmt.Sprintf("cfgs%dh", pid%100000), fmt.Sprintf("cfgs%dn", pid%100000)
+	hostIf, peerIf := fmt.Sprintf("cfgs%d-%dh", pid%100000, seq%100), fmt.Sprintf("cfgs%d-%dn", pid%100000, seq%100)
 	run := func(stdin string, args ...string) error {
 		cmd := exec.Command(ipTool, args...)
 		cmd.Stdin = strings.NewReader(stdin)
