@@ -212,3 +212,12 @@ func TestExampleTokens(t *testing.T) {
 
 // lanTokenInText finds lan token's format in a text.
 var lanTokenInText = regexp.MustCompile(`\b[0-9a-hjkmnp-tv-z]{4}(-[0-9a-hjkmnp-tv-z]{4}){6}\b`)
+
+// BenchmarkRateToken is the cost of rating one token of lan token's format
+// (each configured token is rated once per load).
+func BenchmarkRateToken(b *testing.B) {
+	known := profileWords("caja1", validConfig().Profiles["caja1"])
+	for b.Loop() {
+		rateToken("ncmm-egrz-x76k-x45j-srrf-f6n6-338h", known)
+	}
+}
