@@ -40,12 +40,16 @@
 //     addresses are refused with 403 unless LAN mode is enabled; with LAN
 //     mode they must present one of the per-terminal tokens, as
 //     "Authorization: Bearer <token>" or "X-CFE-Token: <token>", compared in
-//     constant time (401 otherwise). An address that sent 10 wrong or
-//     missing tokens without pause is answered 429 with Retry-After,
-//     whatever it presents, until it earns a try back (one every 6 s): a
-//     right token from it waits too, or throttling would not slow a guesser
-//     down. Other addresses are never affected (lanthrottle.go,
-//     internal/throttle).
+//     constant time (401 otherwise). Wrong or missing tokens are counted
+//     per address (10 without pause, then one try every 6 s), per IPv4 /24
+//     or IPv6 /64 (30, then one every 2 s) and over all LAN callers (60,
+//     then one a second: the ceiling). A caller held by a tier out of tries
+//     is answered 429 with Retry-After, whatever it presents: a right token
+//     waits too, or throttling would not slow a guesser down. The prefix
+//     tier and the ceiling hold only callers that have not presented a
+//     valid token in the last 24 hours (the other addresses of such a
+//     caller's prefix are free of the ceiling), so a guesser's many sources
+//     do not stop the shop's terminals (lanthrottle.go, internal/throttle).
 //
 // Every response carries X-Content-Type-Options: nosniff, Cache-Control:
 // no-store and an X-Request-Id (the caller's, when it sent a well-formed one).

@@ -22,7 +22,7 @@ func TestSecurity_LANThrottle(t *testing.T) {
 		t.Skip("creating a network namespace needs root")
 	}
 	ipTool := testtool.Require(t, "ip")
-	hostIP, peerIP := setupNetns(t, ipTool)
+	ns, hostIP, peerIP := setupNetns(t, ipTool)
 	const token = "terminal-token-0123456789"
 	ts := startServer(t, func(c *localapi.ServerConfig) {
 		c.Listen = hostIP + ":0"
@@ -74,7 +74,7 @@ func TestSecurity_LANThrottle(t *testing.T) {
 	// The namespace's address, B, is not blocked by A's failures, and its own
 	// failure counts for B alone.
 	calls := []string{ts.srv.BaseURL() + " " + token, ts.srv.BaseURL() + " guess", ts.srv.BaseURL() + " " + token}
-	if got := runInNetns(t, ipTool, calls); strings.Join(got, ",") != "200,401,200" {
+	if got := runInNetns(t, ipTool, ns, calls); strings.Join(got, ",") != "200,401,200" {
 		t.Fatalf("from %s (another address): statuses %v, want 200, 401, 200", peerIP, got)
 	}
 	if strings.Contains(ts.logs.String(), token) {

@@ -253,9 +253,12 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 					Mensaje: "envíe Authorization: Bearer <token> o " + headerToken + ": <token>"}}})
 			return
 		case s.lanThrottled(w, r):
-			// A right token, but wrong ones from the same address used its
-			// tries while it was checked: the answer must not tell them apart.
+			// A right token, but wrong ones from the same address (or, for a
+			// caller not yet trusted, its prefix or anywhere) used the tries
+			// while it was checked: the answer must not tell them apart.
 			return
+		default:
+			s.lanPassed(r)
 		}
 		next.ServeHTTP(w, r)
 	})

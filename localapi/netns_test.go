@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
@@ -28,7 +29,7 @@ func TestSecurity_CallerFromAnotherAddress(t *testing.T) {
 		t.Skip("creating a network namespace needs root")
 	}
 	ipTool := testtool.Require(t, "ip")
-	hostIP, peerIP := setupNetns(t, ipTool)
+	ns, hostIP, peerIP := setupNetns(t, ipTool)
 
 	const token = "terminal-token-0123456789"
 	lanOn := startServer(t, func(c *localapi.ServerConfig) {
@@ -53,7 +54,7 @@ func TestSecurity_CallerFromAnotherAddress(t *testing.T) {
 	for i, tc := range tests {
 		calls[i] = tc.srv.srv.BaseURL() + " " + tc.token
 	}
-	got := runInNetns(t, ipTool, calls)
+	got := runInNetns(t, ipTool, ns, calls)
 	for i, tc := range tests {
 		if got[i] != tc.want {
 			t.Errorf("%s: the remote client got %q, want %q", tc.name, got[i], tc.want)
@@ -92,11 +93,11 @@ func TestHelperNetnsClient(t *testing.T) {
 	}
 }
 
-// runInNetns runs TestHelperNetnsClient inside the namespace and returns the
-// status of each call.
-func runInNetns(t *testing.T, ipTool string, calls []string) []string {
+// runInNetns runs TestHelperNetnsClient inside the namespace ns and returns
+// the status of each call.
+func runInNetns(t *testing.T, ipTool, ns string, calls []string) []string {
 	t.Helper()
-	cmd := exec.Command(ipTool, "netns", "exec", netnsName(), os.Args[0],
+	cmd := exec.Command(ipTool, "netns", "exec", ns, os.Args[0],
 		"-test.run=^TestHelperNetnsClient$", "-test.count=1")
 	cmd.Env = append(os.Environ(), envNetnsCalls+"="+strings.Join(calls, "\n"))
 	out, err := cmd.CombinedOutput()
@@ -114,18 +115,22 @@ func runInNetns(t *testing.T, ipTool string, calls []string) []string {
 	return got
 }
 
-func netnsName() string { return fmt.Sprintf("cfe-localapi-%d", os.Getpid()) }
+// netnsSeq numbers the namespaces of this process: each test gets its own
+// names, since the kernel destroys a deleted namespace's veth pair
+// asynchronously, and a next test reusing the name could find it still there.
+var netnsSeq atomic.Int32
 
-// setupNetns creates the namespace and a veth pair with a /30 of
-// 10.213.N.0 (N from the process id, so that parallel runs do not collide),
-// and removes them when the test ends. It returns this side's and the
-// namespace's addresses.
-func setupNetns(t *testing.T, ipTool string) (hostIP, peerIP string) {
+// setupNetns creates a namespace and a veth pair with a /30 of 10.213.N.0
+// (N from the process id and the sequence, so that parallel runs and
+// successive tests do not collide), and removes them when the test ends. It
+// returns the namespace's name, this side's address and the namespace's.
+func setupNetns(t *testing.T, ipTool string) (ns, hostIP, peerIP string) {
 	t.Helper()
-	ns := netnsName()
-	n := os.Getpid() % 250
+	seq := int(netnsSeq.Add(1))
+	ns = fmt.Sprintf("cfe-localapi-%d-%d", os.Getpid(), seq)
+	n := (os.Getpid() + 37*seq) % 250
 	hostIP, peerIP = fmt.Sprintf("10.213.%d.1", n), fmt.Sprintf("10.213.%d.2", n)
-	hostIf, peerIf := fmt.Sprintf("cfla%dh", os.Getpid()%100000), fmt.Sprintf("cfla%dn", os.Getpid()%100000)
+	hostIf, peerIf := fmt.Sprintf("cfla%d-%dh", os.Getpid()%100000, seq%100), fmt.Sprintf("cfla%d-%dn", os.Getpid()%100000, seq%100)
 
 	run := func(args ...string) error {
 		out, err := exec.Command(ipTool, args...).CombinedOutput()
@@ -163,5 +168,5 @@ func setupNetns(t *testing.T, ipTool string) (hostIP, peerIP string) {
 			t.Fatal(err)
 		}
 	}
-	return hostIP, peerIP
+	return ns, hostIP, peerIP
 }

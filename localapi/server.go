@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -108,6 +109,14 @@ type LANConfig struct {
 	// zero.
 	MaxFailures   int
 	FailureWindow time.Duration
+	// PrefixFailures are the same over every address of an IPv4 /24 or an
+	// IPv6 /64, and TotalFailures over all LAN callers together: the
+	// ceiling of failures per FailureWindow. Callers that presented a valid
+	// token in the last 24 hours are held by their own address only, and
+	// the other addresses of their prefix by the prefix, not the ceiling
+	// (lanthrottle.go). 30 and 60 when zero.
+	PrefixFailures int
+	TotalFailures  int
 }
 
 // Server is the local REST module. Open starts it, Close stops it.
@@ -131,6 +140,10 @@ type Server struct {
 
 	// lanFails throttles addresses that present wrong LAN tokens (lanthrottle.go).
 	lanFails *throttle.Throttle
+	// lanCeilingLogged is when the LAN's failure ceiling was last logged as
+	// reached (Unix nanoseconds of now()), so that a long attack logs it
+	// once per failure window rather than at every try it earns back.
+	lanCeilingLogged atomic.Int64
 
 	ln       net.Listener
 	srv      *http.Server

@@ -19,8 +19,8 @@ const (
 	secretLiveKey      = "xx_live_4f0a9c2e7b11d3aa"
 	secretTestKey      = "xx_test_9e8d7c6b5a493827"
 	secretHosted       = "contrasena-del-servicio-Qw7"
-	secretToken1       = "token-caja-uno-0123456789"
-	secretToken2       = "token-caja-dos-9876543210"
+	secretToken1       = "qn63-g4qp-qfm9-nps3-zwrz-117y-jea6"
+	secretToken2       = "a8sx-bhhe-jskv-5w64-8kb1-3ag6-yb99"
 )
 
 var allSecrets = []string{secretCertPassword, secretLiveKey, secretTestKey, secretHosted, secretToken1, secretToken2}

@@ -131,9 +131,33 @@ func LoadWith(dataDir string, o Overrides) (*Config, error) {
 		return nil, err
 	}
 	if err := cfg.validate(op, unknown...); err != nil {
-		return nil, err
+		return nil, fromEnv(err, cfg.Active, o)
 	}
 	return cfg, nil
+}
+
+// fromEnv names, in the message of each broken rule of the active profile
+// whose value an environment variable gave, that variable: the technician
+// would otherwise look for it in config.yaml.
+func fromEnv(err error, active string, o Overrides) error {
+	var e *cfe.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	for i, f := range e.Fields {
+		for _, env := range envOverrides {
+			key := "profiles." + active + "." + env.key
+			if f.Campo != key && !strings.HasPrefix(f.Campo, key+"[") || os.Getenv(EnvPrefix+env.name) == "" ||
+				env.key == "listen" && o.Listen != "" {
+				continue
+			}
+			e.Fields[i].Mensaje += " (valor de " + EnvPrefix + env.name + ")"
+		}
+	}
+	if len(e.Fields) == 1 {
+		e.Message = e.Fields[0].Campo + ": " + e.Fields[0].Mensaje
+	}
+	return e
 }
 
 // read decodes dataDir/config.yaml with defaults filled in, and with the
@@ -173,6 +197,9 @@ func read(op, dataDir string, over *Overrides) (cfg *Config, unknown []cfe.Field
 		fields := decodeFields(err)
 		// mapstructure walks maps in random order.
 		slices.SortFunc(fields, func(a, b cfe.FieldError) int { return strings.Compare(a.Campo, b.Campo) })
+		if over != nil {
+			return nil, nil, fromEnv(invalid(op, fields), strings.ToLower(v.GetString("active")), *over)
+		}
 		return nil, nil, invalid(op, fields)
 	}
 	slices.Sort(md.Unused)

@@ -322,13 +322,17 @@ func TestLoad_env(t *testing.T) {
 			{"CFE_AGENT_COMPANY_RESOLUCION", "Res. 798/2012", "profiles.caja1.company.resolucion"},
 			{"CFE_AGENT_COMPANY_WEB_URL", "laesquina.com.uy", "profiles.caja1.company.web_url"},
 			{"CFE_AGENT_PRINT_CONSTANCIA_IVA_AL_DIA", "sí", "profiles.caja1.print.constancia_iva_al_dia"},
+			{"CFE_AGENT_LAN_TOKENS", secretToken1 + ",1111111111111111", "profiles.caja1.lan.tokens[1]"},
 		} {
 			t.Run(tt.env, func(t *testing.T) {
 				t.Setenv(tt.env, tt.value)
 				_, err := Load(dir)
-				wantInvalid(t, err, tt.field)
-				if strings.Contains(err.Error(), secretTestKey) {
-					t.Errorf("error %q shows the key", err)
+				e := wantInvalid(t, err, tt.field)
+				if strings.Contains(err.Error(), secretTestKey) || strings.Contains(err.Error(), "1111") {
+					t.Errorf("error %q shows the secret", err)
+				}
+				if tt.env != "CFE_AGENT_PROFILE" && !strings.Contains(e.Fields[0].Mensaje, "(valor de "+tt.env+")") {
+					t.Errorf("message %q does not name %s", e.Fields[0].Mensaje, tt.env)
 				}
 			})
 		}

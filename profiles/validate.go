@@ -23,7 +23,6 @@ import (
 var apiKeyPrefixes = map[Environment]string{Produccion: "xx_live_", Sandbox: "xx_test_"}
 
 const (
-	minTokenLen = 16
 	maxCopies   = 10
 	maxLeyenda  = 300
 	minFontSize = 6
@@ -109,7 +108,7 @@ func (v *validator) profile(at string, p Profile) {
 	v.company(at+".company", p)
 	v.issuingPoint(at+".issuing_point", p.IssuingPoint)
 	v.listen(at, p)
-	v.lan(at+".lan", p.LAN)
+	v.lan(at+".lan", strings.TrimPrefix(at, "profiles."), p)
 	for i, o := range p.AllowedOrigins {
 		v.origin(fmt.Sprintf("%s.allowed_origins[%d]", at, i), o)
 	}
@@ -204,20 +203,33 @@ func (v *validator) listen(at string, p Profile) {
 	}
 }
 
-func (v *validator) lan(at string, l LAN) {
+// lan checks LAN mode: each terminal's token must be its own, one that can
+// travel in a header, and hold MinLANTokenBits of chance (rateToken), which
+// also refuses the example tokens and tokens built from the profile's data.
+// Messages never show a token, nor a part of one.
+func (v *validator) lan(at, name string, p Profile) {
+	l := p.LAN
 	if l.Enabled && len(l.Tokens) == 0 {
 		v.fail(at+".tokens", "con lan.enabled se requiere al menos un token por terminal")
 	}
+	known := profileWords(name, p)
 	seen := make(map[Secret]bool, len(l.Tokens))
 	for i, tok := range l.Tokens {
 		field := fmt.Sprintf("%s.tokens[%d]", at, i)
 		switch {
-		case utf8.RuneCountInString(string(tok)) < minTokenLen:
-			v.fail(field, "el token debe tener al menos %d caracteres", minTokenLen)
-		case strings.ContainsFunc(string(tok), func(r rune) bool { return unicode.IsSpace(r) || r == ',' }):
-			v.fail(field, "el token no puede contener espacios ni comas")
+		case utf8.RuneCountInString(string(tok)) > maxTokenLen:
+			v.fail(field, "el token admite a lo sumo %d caracteres", maxTokenLen)
+		case strings.ContainsFunc(string(tok), func(r rune) bool { return unicode.IsSpace(r) || r == ',' || unicode.IsControl(r) }):
+			v.fail(field, "el token no puede contener espacios, comas ni caracteres de control")
 		case seen[tok]:
 			v.fail(field, "token repetido: cada terminal necesita el suyo")
+		case isExampleToken(string(tok)):
+			v.fail(field, "es un token de ejemplo (de config.yaml o de la documentación): genere uno propio con «cfe-agent lan token»")
+		default:
+			if bits, why := rateToken(string(tok), known); bits < MinLANTokenBits {
+				v.fail(field, "token débil: %s; se estiman %d bits de azar y se requieren al menos %d: genere uno con «cfe-agent lan token»",
+					reasons[why], int(bits), MinLANTokenBits)
+			}
 		}
 		seen[tok] = true
 	}

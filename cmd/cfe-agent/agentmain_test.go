@@ -113,7 +113,7 @@ func getReport(t *testing.T, url string, v any) int {
 func TestAgent_ListenAddresses(t *testing.T) {
 	t.Run("all interfaces", func(t *testing.T) {
 		a := startInProcess(t, globalOptions{}, serveOptions{listen: "0.0.0.0:0"},
-			"CFE_AGENT_LAN_ENABLED=true", "CFE_AGENT_LAN_TOKENS=token-de-la-caja-numero-2")
+			"CFE_AGENT_LAN_ENABLED=true", "CFE_AGENT_LAN_TOKENS=ncmm-egrz-x76k-x45j-srrf-f6n6-338h")
 		base := a.BaseURL()
 		if !strings.HasPrefix(base, "http://0.0.0.0:") {
 			t.Fatalf("base_url %q, want http://0.0.0.0:<port>", base)
