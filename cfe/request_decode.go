@@ -275,12 +275,14 @@ const msgDecimalText = "se espera un número, por ejemplo 1234.56: como texto, s
 	"y un signo - opcionales (sin exponente, signo +, espacios ni punto al principio o al final)"
 
 // DecimalPattern is the form of an amount sent as a JSON string, as the local
-// module's description (openapi.json, schema Decimal) writes it; plainDecimal
-// is its implementation.
-const DecimalPattern = `^-?[0-9]+(\.[0-9]+)?$`
+// module's description (openapi.json, schema Decimal, with its maxLength of
+// maxNumberLen) writes it. plainDecimal checks the form; the bound on the
+// decimals is the maxExponent check every amount gets.
+const DecimalPattern = `^-?[0-9]+(\.[0-9]{1,30})?$`
 
-// plainDecimal reports whether s matches DecimalPattern: an optional minus,
-// ASCII digits, and optionally a point followed by more digits.
+// plainDecimal reports whether s is an optional minus, ASCII digits, and
+// optionally a point followed by more digits (DecimalPattern without its
+// bound on the number of decimals).
 func plainDecimal(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	whole, frac, point := strings.Cut(s, ".")

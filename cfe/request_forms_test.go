@@ -24,7 +24,7 @@ func ticketWith(line, extra string) string {
 // field, and an accepted one reads as the value it writes.
 func TestDecodeRequest_decimalForms(t *testing.T) {
 	t.Parallel()
-	if DecimalPattern != `^-?[0-9]+(\.[0-9]+)?$` {
+	if DecimalPattern != `^-?[0-9]+(\.[0-9]{1,30})?$` || maxNumberLen != 40 || maxExponent != 30 {
 		t.Fatalf("DecimalPattern %q changed: the forms below test the old one", DecimalPattern)
 	}
 	pattern := regexp.MustCompile(DecimalPattern)
@@ -49,12 +49,13 @@ func TestDecodeRequest_decimalForms(t *testing.T) {
 	accepted := []struct{ json, value string }{
 		{`"152.50"`, "152.5"}, {`"-3"`, "-3"}, {`"007"`, "7"}, {`"0.000"`, "0"}, {`"-0"`, "0"},
 		{`152.50`, "152.5"}, {`1e3`, "1000"}, {`1E3`, "1000"}, {`1.5e+2`, "150"}, {`-2.5E-1`, "-0.25"},
-		{`-0`, "0"}, {`0.1`, "0.1"},
+		{`-0`, "0"}, {`0.1`, "0.1"}, {`"0.` + strings.Repeat("0", 29) + `1"`, "0." + strings.Repeat("0", 29) + "1"},
 	}
 	refused := []string{
 		`"1e3"`, `"1E3"`, `"1.5e+2"`, `"+5"`, `".5"`, `"-.5"`, `"5."`, `" 5"`, `"5 "`, `"5\n"`, `"\t5"`, `""`,
 		`"-"`, `"--1"`, `"1.2.3"`, `"1,5"`, `"0x10"`, `"NaN"`, `"Infinity"`, `"١٢"`, `"５"`,
 		`[]`, `{}`, `[1]`, `true`, `false`,
+		`"0.` + strings.Repeat("0", 30) + `1"`, `"` + strings.Repeat("9", 41) + `"`, `1e31`, `1e-31`,
 	}
 	for _, pl := range places {
 		for _, a := range accepted {
@@ -73,7 +74,7 @@ func TestDecodeRequest_decimalForms(t *testing.T) {
 				t.Errorf("%s = %s: got %v, want 01 naming the field\n%s", pl.campo, form, err, describeFields(ErrorFields(err)))
 			}
 			var s string
-			if json.Unmarshal([]byte(form), &s) == nil && pattern.MatchString(s) {
+			if json.Unmarshal([]byte(form), &s) == nil && pattern.MatchString(s) && len(s) <= maxNumberLen {
 				t.Errorf("%s matches DecimalPattern: it does not belong with the refused forms", form)
 			}
 		}
