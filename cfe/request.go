@@ -471,6 +471,20 @@ func (m *mapper) items(ds []RequestDetalle, fam Element) []Item {
 // Validate to reject them.
 func (m *mapper) quantities(it *Item, d *RequestDetalle, i int, fam Element) {
 	priced := fam != ElemRemito && fam != ElemResguardo
+	if fam == ElemResguardo {
+		// An e-Resguardo line has no quantity, price or amount (V24 zone B:
+		// B-C9, B-C11 and B-C24 are "0", not applicable, for e-Resguardo). A
+		// value sent, 0 included, is refused naming it rather than dropped;
+		// Validate refuses the rest of what its lines cannot carry.
+		for _, f := range []struct {
+			name string
+			v    *decimal.Decimal
+		}{{"cantidad", d.Cantidad}, {"precioUnitario", d.PrecioUnitario}, {"montoItem", d.MontoItem}} {
+			if f.v != nil {
+				m.add(itemPath(i, f.name), "no corresponde en e-Resguardo: sus líneas solo llevan indicadorFacturacion y retencionesPercepciones")
+			}
+		}
+	}
 	if it.UniMed == "" && fam != ElemResguardo {
 		it.UniMed = "N/A" // DGI: "En caso que no corresponda, poner N/A"
 	}

@@ -266,3 +266,28 @@ func TestToCFE_remitoCurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestToCFE_resguardoLineValues: an e-Resguardo line carries no quantity,
+// price or amount; one sent is refused naming it, 0 included (it used to be
+// dropped without a word when 0).
+func TestToCFE_resguardoLineValues(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"0", "1", "-0.000"} {
+		for _, set := range []struct {
+			campo string
+			set   func(*RequestDetalle)
+		}{
+			{"cfe.detalles[0].cantidad", func(d *RequestDetalle) { d.Cantidad = decp(v) }},
+			{"cfe.detalles[0].precioUnitario", func(d *RequestDetalle) { d.PrecioUnitario = decp(v) }},
+			{"cfe.detalles[0].montoItem", func(d *RequestDetalle) { d.MontoItem = decp(v) }},
+		} {
+			r := validRequest(EResguardo)
+			set.set(&r.CFE.Detalles[0])
+			_, err := r.ToCFE(testParams())
+			wantField(t, err, set.campo, "no corresponde en e-Resguardo")
+		}
+	}
+	if _, err := issue(validRequest(EResguardo)); err != nil {
+		t.Fatalf("an e-Resguardo without them: %v", err)
+	}
+}
