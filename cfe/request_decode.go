@@ -36,11 +36,10 @@ var hostedOnlyFields = []string{
 // as PHP clients send empty arrays; anywhere else (idDoc, a list's element,
 // an amount, a date) it is the wrong kind of value and an error. An empty
 // object {} also stands for an absent complementoFiscal on a type that has
-// no zone K. Payment
-// means and references also take the names production clients of the hosted
-// service send (the alias tags of RequestMedioPago and RequestReferencia);
-// the names of theirs that DGI's CFE has no place for are accepted and
-// ignored, and any other unknown name is still an error.
+// no zone K. Payment means and references also take the names production
+// clients of the hosted service send (the alias tags of RequestMedioPago and
+// RequestReferencia); the names of theirs that DGI's CFE has no place for are
+// accepted and ignored, and any other unknown name is still an error.
 //
 // Text must be valid UTF-8 as received: a string with bytes that are not UTF-8
 // or with a \u escape of a lone surrogate is refused, naming its field,
