@@ -109,7 +109,8 @@ type RequestReceptor struct {
 // RequestTotales are zone A's totals. All are optional: the agent computes
 // them, and every total the request does carry must equal the computed one to
 // the cent. tipoMoneda (default UYU), tipoCambio and montoIvaOtraTasa are
-// inputs no formula gives.
+// inputs no formula gives. An e-Remito has no currency: it takes neither
+// tipoMoneda nor tipoCambio.
 type RequestTotales struct {
 	TipoMoneda              string                `json:"tipoMoneda"`
 	TipoCambio              *decimal.Decimal      `json:"tipoCambio"`
@@ -307,10 +308,8 @@ func (r *Request) ToCFE(p IssueParams) (*CFE, error) {
 	if c.Totales.TpoMoneda == "" && fam != ElemRemito {
 		c.Totales.TpoMoneda = "UYU"
 	}
-	if fam == ElemRemito && c.Totales.TpoMoneda != "" && !currencyRE.MatchString(c.Totales.TpoMoneda) {
-		// e-Remito totals are CantLinDet only: a currency a POS sends anyway
-		// is not written, but it must still be one.
-		m.add("cfe.totales.tipoMoneda", "código ISO 4217 de 3 letras mayúsculas (UYU, USD, EUR, …)")
+	if fam == ElemRemito {
+		m.remitoCurrency(rc.Totales)
 	}
 	m.checkPaymentCurrency(rc.MediosPago, c.Totales)
 	if len(m.probs) > 0 {
@@ -472,10 +471,38 @@ func (m *mapper) items(ds []RequestDetalle, fam Element) []Item {
 // Validate to reject them.
 func (m *mapper) quantities(it *Item, d *RequestDetalle, i int, fam Element) {
 	priced := fam != ElemRemito && fam != ElemResguardo
+	if fam == ElemResguardo {
+		// An e-Resguardo line has no quantity, price or amount (V24 zone B:
+		// B-C9, B-C11 and B-C24 are "0", not applicable, for e-Resguardo). A
+		// value sent, 0 included, is refused naming it rather than dropped;
+		// Validate refuses the rest of what its lines cannot carry.
+		for _, f := range []struct {
+			name string
+			v    *decimal.Decimal
+		}{{"cantidad", d.Cantidad}, {"precioUnitario", d.PrecioUnitario}, {"montoItem", d.MontoItem}} {
+			if f.v != nil {
+				m.add(itemPath(i, f.name), "no corresponde en e-Resguardo: sus líneas solo llevan indicadorFacturacion y retencionesPercepciones")
+			}
+		}
+	}
 	if it.UniMed == "" && fam != ElemResguardo {
 		it.UniMed = "N/A" // DGI: "En caso que no corresponda, poner N/A"
 	}
 	switch {
+	case d.Cantidad != nil && d.Cantidad.IsZero() && fam != ElemResguardo:
+		// A line of quantity 0 is refused, "0", "-0" and "0.000" alike. DGI
+		// (Formato de los CFE V24, zone B, B-C9 Cantidad): "Cantidad del ítem.
+		// Se admite negativo sólo para eliminar un ítem del propio CFE". A
+		// quantity is what is sold, delivered or moved, and the one value
+		// other than a positive one DGI admits is a negative that removes an
+		// item of the same CFE. A quantity of 0 describes nothing: on an
+		// e-Remito it moves nothing; priced, it is a line of amount 0 (B-C24 =
+		// B-C9 × B-C11 − B-C13 + B-C17). The one line without value DGI
+		// provides for is the free delivery (B-C4 = 5: B-C11 = 0, B-C24 = 0),
+		// and it keeps its quantity ("docenas de trece").
+		m.add(itemPath(i, "cantidad"), "debe ser distinta de 0: una línea con cantidad 0 no describe ningún bien ni servicio "+
+			"(una entrega gratuita lleva su cantidad, con indicador 5 y precio 0; para quitar un ítem del mismo comprobante "+
+			"se usa una cantidad negativa)")
 	case d.Cantidad != nil:
 		it.Cantidad = *d.Cantidad
 	case fam != ElemResguardo:
@@ -557,6 +584,24 @@ func (m *mapper) globals(gs []RequestGlobalAdjust, items []Item) []GlobalAdjust 
 			GlosaDR: g.Glosa, ValorDR: value, IndFactDR: g.IndicadorFacturacion}
 	}
 	return out
+}
+
+// remitoCurrency refuses a currency or an exchange rate on an e-Remito. Its
+// totals are CantLinDet only (CFEType.xsd, eRem's Totales; TpoMoneda and
+// TpoCambio are in every other type's), so either would be dropped from what
+// is signed while the caller believes it was: refused, naming the field,
+// whatever its value.
+func (m *mapper) remitoCurrency(t *RequestTotales) {
+	if t == nil {
+		return
+	}
+	const why = "no corresponde en e-Remito: DGI no le da moneda ni tipo de cambio (sus totales son solo la cantidad de líneas); no lo envíe"
+	if t.TipoMoneda != "" {
+		m.add("cfe.totales.tipoMoneda", why)
+	}
+	if t.TipoCambio != nil {
+		m.add("cfe.totales.tipoCambio", why)
+	}
 }
 
 func (m *mapper) payments(ps []RequestMedioPago) []MedioPago {

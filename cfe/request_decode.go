@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -24,16 +25,21 @@ var hostedOnlyFields = []string{
 }
 
 // DecodeRequest reads one emission request (a JSON object) from r, of any
-// size: limiting it is the caller's job. Amounts may be JSON numbers or
-// strings and are read as decimals, never through float64. A field of an
-// unexpected type or unknown to the request shape is an error, except the
-// hosted-only top-level fields, which are ignored. An empty JSON array stands
-// for an absent object, as PHP clients send empty arrays, and so does an
-// empty object {} for complementoFiscal on a type that has no zone K. Payment
-// means and references also take the names production clients of the hosted
-// service send (the alias tags of RequestMedioPago and RequestReferencia);
-// the names of theirs that DGI's CFE has no place for are accepted and
-// ignored, and any other unknown name is still an error.
+// size: limiting it is the caller's job. Amounts may be JSON numbers, in any
+// of JSON's forms, or strings of the plain form DecimalPattern, and are read
+// as decimals, never through float64; integers are JSON numbers whose value
+// is whole. These are the forms the local module's description (openapi.json)
+// gives, and a test holds the two to each other. A field of an unexpected
+// type or unknown to the request shape is an error, except the hosted-only
+// top-level fields, which are ignored. An empty JSON array stands for an
+// absent optional object (cfe, emisor, receptor, totales, complementoFiscal),
+// as PHP clients send empty arrays; anywhere else (idDoc, a list's element,
+// an amount, a date) it is the wrong kind of value and an error. An empty
+// object {} also stands for an absent complementoFiscal on a type that has
+// no zone K. Payment means and references also take the names production
+// clients of the hosted service send (the alias tags of RequestMedioPago and
+// RequestReferencia); the names of theirs that DGI's CFE has no place for are
+// accepted and ignored, and any other unknown name is still an error.
 //
 // Text must be valid UTF-8 as received: a string with bytes that are not UTF-8
 // or with a \u escape of a lone surrogate is refused, naming its field,
@@ -145,8 +151,8 @@ func (d *strictDecoder) decode(path string, v any, dst reflect.Value) {
 	}
 	switch dst.Kind() {
 	case reflect.Pointer:
-		if dst.Type().Elem().Kind() == reflect.Struct && isEmptyArray(v) {
-			return
+		if isRequestStruct(dst.Type().Elem()) && isEmptyArray(v) {
+			return // an optional object sent as PHP's empty array: absent
 		}
 		p := reflect.New(dst.Type().Elem())
 		d.decode(path, v, p.Elem())
@@ -172,9 +178,11 @@ func (d *strictDecoder) decode(path string, v any, dst reflect.Value) {
 		}
 		dst.SetString(s)
 	case reflect.Int, reflect.Int64:
-		n, ok := v.(json.Number)
-		i, err := strconv.ParseInt(string(n), 10, 64)
-		if !ok || err != nil || dst.OverflowInt(i) {
+		i, ok := d.integer(path, v)
+		if !ok {
+			return
+		}
+		if dst.OverflowInt(i) {
 			d.probs.add(path, "se espera un número entero")
 			return
 		}
@@ -186,9 +194,6 @@ func (d *strictDecoder) decode(path string, v any, dst reflect.Value) {
 
 // object assigns a JSON object to a struct, by the fields' json names.
 func (d *strictDecoder) object(path string, v any, dst reflect.Value) {
-	if isEmptyArray(v) {
-		return
-	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		d.probs.add(path, "se espera un objeto")
@@ -227,7 +232,12 @@ func (d *strictDecoder) object(path string, v any, dst reflect.Value) {
 	}
 }
 
-// decimal reads an amount from a JSON number or a string, exactly.
+// decimal reads an amount from a JSON number or a string, exactly. A JSON
+// number may take any of JSON's forms (12.5, -0, 1.25e1): JSON's grammar
+// already refuses +5, .5 and 5., and a description typed "number" cannot
+// tell 1.25e1 from 12.5. A string must be the plain form the local module's
+// description gives (DecimalPattern): "1e3", "+5", ".5", "5.", " 5" and ""
+// are refused rather than read as what a lenient parser makes of them.
 func (d *strictDecoder) decimal(path string, v any) (decimal.Decimal, bool) {
 	var s string
 	switch x := v.(type) {
@@ -235,6 +245,10 @@ func (d *strictDecoder) decimal(path string, v any) (decimal.Decimal, bool) {
 		s = string(x)
 	case string:
 		s = x
+		if !plainDecimal(s) {
+			d.probs.add(path, "%s", msgDecimalText)
+			return decimal.Decimal{}, false
+		}
 	default:
 		d.probs.add(path, "se espera un número")
 		return decimal.Decimal{}, false
@@ -253,6 +267,60 @@ func (d *strictDecoder) decimal(path string, v any) (decimal.Decimal, bool) {
 		return x, true
 	}
 	return decimal.Decimal{}, false
+}
+
+// msgDecimalText explains the one form an amount sent as a string may take.
+const msgDecimalText = "se espera un número, por ejemplo 1234.56: como texto, solo dígitos con un punto decimal " +
+	"y un signo - opcionales (sin exponente, signo +, espacios ni punto al principio o al final)"
+
+// DecimalPattern is the form of an amount sent as a JSON string, as the local
+// module's description (openapi.json, schema Decimal, with its maxLength of
+// maxNumberLen) writes it. plainDecimal checks the form; the bound on the
+// decimals is the maxExponent check every amount gets.
+const DecimalPattern = `^-?[0-9]+(\.[0-9]{1,30})?$`
+
+// plainDecimal reports whether s is an optional minus, ASCII digits, and
+// optionally a point followed by more digits (DecimalPattern without its
+// bound on the number of decimals).
+func plainDecimal(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, point := strings.Cut(s, ".")
+	return allDigits(whole) && (!point || allDigits(frac))
+}
+
+// integer reads a whole number from a JSON number. Like the description's
+// "integer" (JSON Schema: a number whose fractional part is zero), it takes
+// the number's value whatever its form: 101, 101.0 and 1.01e2 are all 101;
+// 101.5, strings and numbers beyond int64 are refused.
+func (d *strictDecoder) integer(path string, v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		d.probs.add(path, "se espera un número entero")
+		return 0, false
+	}
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i, true
+	}
+	if len(n) <= maxNumberLen {
+		x, err := decimal.NewFromString(string(n))
+		if err == nil && x.Exponent() >= -maxExponent && x.Exponent() <= maxExponent && x.IsInteger() &&
+			!x.LessThan(minInt64) && !x.GreaterThan(maxInt64) {
+			return x.IntPart(), true
+		}
+	}
+	d.probs.add(path, "se espera un número entero")
+	return 0, false
+}
+
+var (
+	minInt64 = decimal.NewFromInt(math.MinInt64)
+	maxInt64 = decimal.NewFromInt(math.MaxInt64)
+)
+
+// isRequestStruct reports whether t is one of the request's object shapes,
+// rather than a value read from a scalar (an amount, a date).
+func isRequestStruct(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && t != decimalType && t != dateType
 }
 
 func isEmptyObject(v any) bool {

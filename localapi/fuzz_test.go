@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"path"
 	"strings"
 	"testing"
 )
@@ -102,4 +104,36 @@ func loopbackOrDeclared(host string) bool {
 		return true
 	}
 	return false
+}
+
+// FuzzCleanProxyPath: whatever request target net/http accepts, a path the
+// proxy passes as clean is one that no server behind it can read as another
+// route, stated here independently of the code: decoded once or twice
+// (a server that decodes again), it is already in path.Clean's form (no
+// "." or ".." segment, no empty segment, no trailing slash), and it has no
+// ";" path parameter and no backslash.
+func FuzzCleanProxyPath(f *testing.F) {
+	for _, s := range []string{
+		"/api/v1/comprobante/previsualizar/..;", "/api/v1/cfeemitido/1%2F..%2F..%2Fapikeys", "/api/v1/a%5C..%5Cb",
+		"/api/v1/%252e%252e", "/api/v1/%c0%ae", "/api/v1/cfeemitido/42/", "//api/v1/x", "/api/v1/./x",
+		"/api/v1/comprobante/previsualizar/v1.2.pdf", "/api/v1/comprobante/previsualizar/a%20b", "/api/v1/%2525",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		u, err := url.ParseRequestURI(target)
+		if err != nil || !cleanProxyPath(u.EscapedPath()) {
+			return
+		}
+		once := u.Path
+		twice, err := url.PathUnescape(once)
+		if err != nil {
+			twice = once // a second decoder would refuse it, or leave it as it is
+		}
+		for _, p := range []string{once, twice} {
+			if p != path.Clean(p) || strings.ContainsAny(p, `;\`) {
+				t.Fatalf("%q passed as clean, but decodes to %q", target, p)
+			}
+		}
+	})
 }

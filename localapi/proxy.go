@@ -80,6 +80,25 @@ func (s *Server) registerProxyRoutes(r *mux.Router) {
 	r.Path(proxyRefreshPath).HandlerFunc(s.handleProxy)
 }
 
+// proxyPaths answers a request for the proxy's area (inProxyArea) whose path
+// is not made of clean segments (cleanProxyPath) as the module answers any
+// route it does not have, 404, before the router sees it: the router would
+// redirect a path it cleans itself ("/a/../b", "//") to another route, and
+// hand one it leaves alone ("..;", "%2e%2e", a trailing slash) to the
+// proxy, for a server behind it to resolve elsewhere. Nothing is forwarded,
+// whoever's credentials the request carries.
+func (s *Server) proxyPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if inProxyArea(r) && !cleanProxyPath(r.URL.EscapedPath()) {
+			s.log.Warn("proxy: refused a path that is not made of clean segments", "request_id", requestID(r.Context()),
+				"method", r.Method, "path", r.URL.EscapedPath())
+			s.handleNotFound(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // handleProxy forwards a request to the hosted service, streaming both
 // bodies and keeping the service's status and headers. Whose credentials go
 // with it is decided by proxyRoutes (proxy_routes.go): a point-of-sale
@@ -91,6 +110,10 @@ func (s *Server) registerProxyRoutes(r *mux.Router) {
 // credentials and refused here without them, so that no local user can mint
 // or revoke hosted credentials with the profile's.
 func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
+	if !cleanProxyPath(r.URL.EscapedPath()) {
+		s.handleNotFound(w, r) // proxyPaths answers these first; the proxy does not rely on it
+		return
+	}
 	if s.proxy == nil {
 		s.writeProxyError(w, r, http.StatusServiceUnavailable, "el servicio en la nube no está configurado en el perfil (hosted.base_url)")
 		return

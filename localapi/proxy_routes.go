@@ -2,7 +2,10 @@ package localapi
 
 import (
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // proxyAccess says whose credentials the proxy may forward a request with.
@@ -103,6 +106,70 @@ func proxyAccessOf(r *http.Request) proxyAccess {
 		}
 	}
 	return accessCallerOnly
+}
+
+// inProxyArea reports whether a request path is, or once cleaned by the
+// router or by a server behind the proxy would be, under one of the
+// forwarded prefixes: under /api/ or /auth/, decoded or not, with
+// backslashes read as slashes. The router answers such a path only if it is
+// clean (cleanProxyPath); a path elsewhere keeps the router's own handling.
+func inProxyArea(r *http.Request) bool {
+	p := r.URL.Path
+	for _, c := range []string{p, path.Clean(p), path.Clean(strings.ReplaceAll(p, `\`, "/"))} {
+		if strings.HasPrefix(c, "/api/") || strings.HasPrefix(c, "/auth/") || c == "/api" || c == "/auth" {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanProxyPath reports whether an escaped request path, as it arrived
+// (URL.EscapedPath: RawPath when the request had escapes of its own), is
+// made of clean segments only, so that a server behind the proxy resolves
+// it to the route matched here and to no other. A segment is clean when:
+//   - it is not empty (no "//", no trailing slash) and not dots only (".",
+//     "..", "..."): no step up or sideways in the tree;
+//   - it has no ";" (a path parameter: Tomcat and Spring resolve "..;" as
+//     "..") and no "\" (a separator for Windows servers and some proxies);
+//   - it has no percent escape of ".", "/", "\", ";" or "%" (a second
+//     decoding behind the proxy would bring the above back), any case, nor
+//     of a control character, and what it decodes to is valid UTF-8 (an
+//     overlong "%c0%ae" is a "." to old decoders).
+//
+// Other escapes (%20, %C3%B1, ...) are clean: they name no other route.
+func cleanProxyPath(escaped string) bool {
+	rest, ok := strings.CutPrefix(escaped, "/")
+	if !ok {
+		return false
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if !cleanSegment(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+func cleanSegment(seg string) bool {
+	if strings.Trim(seg, ".") == "" || strings.ContainsAny(seg, `;\`) {
+		return false // empty, dots only, a path parameter or a backslash
+	}
+	decoded, err := url.PathUnescape(seg)
+	if err != nil || !utf8.ValidString(decoded) {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] != '%' {
+			continue
+		}
+		b, _ := url.PathUnescape(seg[i : i+3]) // well formed: PathUnescape above
+		switch c := b[0]; {
+		case c == '.', c == '/', c == '\\', c == ';', c == '%', c < 0x20, c == 0x7f:
+			return false
+		}
+		i += 2
+	}
+	return true
 }
 
 // pathMatches reports whether path matches pattern segment by segment.

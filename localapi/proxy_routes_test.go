@@ -92,3 +92,48 @@ func TestProxyRoutes_Documented(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanProxyPath: segments that are empty, dots only, carry ";" or "\",
+// or escape ".", "/", "\", ";", "%" or a control character (any case), or
+// decode to what is not UTF-8, make a path unclean; other escapes do not.
+func TestCleanProxyPath(t *testing.T) {
+	t.Parallel()
+	clean := []string{
+		"/api/v1/comprobante/emitir", "/api/v1/cfeemitido/42", "/auth/refresh",
+		"/api/v1/comprobante/previsualizar/v1.2.pdf", "/api/v1/comprobante/previsualizar/.abc",
+		"/api/v1/comprobante/previsualizar/a%20b", "/api/v1/comprobante/previsualizar/%C3%B1",
+		"/api/v1/comprobante/%65mitir", "/api/v1/comprobante/previsualizar/a-b_c~d",
+	}
+	unclean := []string{
+		"", "api/v1/x", "/", "/api/v1/", "/api//v1", "/api/v1/x/", "/api/v1/.", "/api/v1/..", "/api/v1/...",
+		"/api/v1/..;", "/api/v1/x;y", "/api/v1/;", `/api/v1/a\b`, "/api/v1/%2e", "/api/v1/%2E%2E", "/api/v1/a%2fb",
+		"/api/v1/a%2Fb", "/api/v1/a%5cb", "/api/v1/a%5Cb", "/api/v1/a%3bb", "/api/v1/a%3Bb", "/api/v1/%252e",
+		"/api/v1/a%00", "/api/v1/a%0A", "/api/v1/a%7f", "/api/v1/%c0%ae", "/api/v1/%ff", "/api/v1/a%zz", "/api/v1/a%2",
+	}
+	for _, p := range clean {
+		if !cleanProxyPath(p) {
+			t.Errorf("%q: unclean, want clean", p)
+		}
+	}
+	for _, p := range unclean {
+		if cleanProxyPath(p) {
+			t.Errorf("%q: clean, want unclean", p)
+		}
+	}
+}
+
+// TestInProxyArea: a path is the proxy's when it is under /api/ or /auth/
+// as sent, once cleaned, or with backslashes read as slashes.
+func TestInProxyArea(t *testing.T) {
+	t.Parallel()
+	for target, want := range map[string]bool{
+		"/api/v1/x": true, "/api": true, "/auth/refresh": true, "//api/v1/x": true, "/health/../api/v1/x": true,
+		"/x/..%2f..%2fapi/v1": true, `/health/..\api\v1`: true, "/api%2fv1/x": true,
+		"/health": false, "/sign-cfe": false, "/apix": false, "/authx/refresh": false, "/": false, "/docs/../state": false,
+	} {
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+strings.ReplaceAll(target, `\`, "%5C"), nil)
+		if got := inProxyArea(r); got != want {
+			t.Errorf("%s (path %q): %v, want %v", target, r.URL.Path, got, want)
+		}
+	}
+}

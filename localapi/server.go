@@ -198,9 +198,11 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerFaviconRoutes(r)
 	s.registerBackupRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
-	// that it also guards unmatched paths and whatever is mounted later.
+	// that it also guards unmatched paths and whatever is mounted later;
+	// proxyPaths goes before the router, which would redirect an unclean
+	// path of the proxy's area instead of refusing it.
 	s.router = r
-	s.handler = s.secure(r)
+	s.handler = s.secure(s.proxyPaths(r))
 	return s
 }
 
