@@ -26,11 +26,12 @@ import (
 //   - the amount is the CFE's MntTotal (C124: the billed total, IVA
 //     included, without retentions nor non-billable amounts), in the CFE's
 //     currency, never converted;
-//   - credit notes subtract, debit notes add (they increase what is owed);
-//     an annulment is a note (or a correction), so it cancels the original's
-//     amount by these same rules;
-//   - remitos and resguardos bill nothing: they count with amount 0; an own
-//     collection (IndCobPropia) has MntTotal 0 and so does its annulment.
+//   - the sign is cfe.SaleSign's: credit notes subtract, debit notes add
+//     (they increase what is owed); an annulment is a note (or a
+//     correction), so it cancels the original's amount by these same rules;
+//   - remitos and resguardos bill nothing and an e-Boleta de entrada (with
+//     its notes) is a purchase: they count with amount 0; an own collection
+//     (IndCobPropia) has MntTotal 0 and so does its annulment.
 
 func (s *Server) registerChartRoutes(r *mux.Router) {
 	auth := func(h http.HandlerFunc) http.HandlerFunc { return s.authenticated(authAny, s.writeError, h) }
@@ -74,7 +75,7 @@ type ChartResponse struct {
 type ChartType struct {
 	TipoCfe int    `json:"tipoCfe"`
 	Nombre  string `json:"nombre"`
-	Signo   int    `json:"signo"` // -1 for credit notes, 1 otherwise; 0 when it bills nothing
+	Signo   int    `json:"signo"` // cfe.SaleSign: -1 credit notes, 1 sales and debit notes, 0 no sale
 }
 
 // ChartPeriod is one day ("2026-03-02") or month ("2026-03").
@@ -154,23 +155,6 @@ type chartEntry struct {
 	amount   decimal.Decimal // signed
 }
 
-// chartSign is how a type's amount counts: -1 credit notes, 1 documents and
-// debit notes, 0 types that bill nothing (remitos, resguardos).
-func chartSign(t cfe.Type) int {
-	info, ok := t.Info()
-	if !ok {
-		return 0
-	}
-	switch info.Element {
-	case cfe.ElemRemito, cfe.ElemRemitoExp, cfe.ElemResguardo:
-		return 0
-	}
-	if info.Kind == cfe.KindCreditNote {
-		return -1
-	}
-	return 1
-}
-
 // entryOf reads the currency and amount of a stored CFE.
 func entryOf(c *CFERecord, period string) (chartEntry, error) {
 	currency, total, err := chartFields(c.XML)
@@ -181,7 +165,7 @@ func entryOf(c *CFERecord, period string) (chartEntry, error) {
 		currency = chartBaseCurrency
 	}
 	return chartEntry{period: period, tipo: c.Type, currency: currency,
-		amount: total.Mul(decimal.NewFromInt(int64(chartSign(c.Type))))}, nil
+		amount: total.Mul(decimal.NewFromInt(int64(cfe.SaleSign(c.Type))))}, nil
 }
 
 // chartFields reads TpoMoneda and MntTotal of a signed CFE's
@@ -315,7 +299,7 @@ func buildChart(company int64, granularity string, first, last cfe.Date, entries
 		Desde: first.String(), Hasta: last.String(), Monedas: currencies, Tipos: make([]ChartType, 0, len(types)),
 		Totales: empty()}
 	for _, t := range types {
-		out.Tipos = append(out.Tipos, ChartType{TipoCfe: int(t), Nombre: t.Name(), Signo: chartSign(t)})
+		out.Tipos = append(out.Tipos, ChartType{TipoCfe: int(t), Nombre: t.Name(), Signo: cfe.SaleSign(t)})
 	}
 	index := map[string]int{}
 	for i, name := range periods(first, last, granularity) {

@@ -2,6 +2,8 @@ package sandbox_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
@@ -330,5 +333,32 @@ func TestCharts_Access(t *testing.T) {
 			}
 			e.do("POST", path, nil, ana...).expect(t, http.StatusBadRequest)
 		})
+	}
+}
+
+// An e-Boleta de entrada documents a purchase (cfe.SaleSign): the chart
+// counts it, with amount 0 and sign 0, beside a sale of the same day.
+func TestCharts_purchaseBillsNothing(t *testing.T) {
+	e := start(t)
+	raw, err := os.ReadFile(filepath.Join(testtool.RepoRoot(t), "examples", "e-boleta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boleta := e.emit(string(raw))
+	if boleta.TipoCfe != 151 {
+		t.Fatalf("the example is type %d, want an e-Boleta (151)", boleta.TipoCfe)
+	}
+	e.emit(ticketRequest("sale-1"))
+	c := e.chart(t, "/api/v1/cfeemitido/graficaDiaria", "X-API-Key", keyAlfa)
+	signs := map[int]int{}
+	for _, ty := range c.Tipos {
+		signs[ty.TipoCfe] = ty.Signo
+	}
+	if len(signs) != 2 || signs[101] != 1 || signs[151] != 0 {
+		t.Errorf("types %+v, want 101 with sign 1 and 151 with sign 0", c.Tipos)
+	}
+	got := amounts(c.Totales)
+	if got[""] != "2" || got["UYU"] != "2 415.00" || got["151/UYU"] != "1 0.00" || got["101/UYU"] != "1 415.00" {
+		t.Errorf("totals %v: want the e-Boleta counted with 0 and the sale's 415.00", got)
 	}
 }
