@@ -31,7 +31,8 @@ func (s *Server) registerEnvelopeRoutes(r *mux.Router) {
 // (ids) or by buscar's filter (CFEFilter's fields), not both. RucReceptor is
 // the receiving company (generarSobreReceptor: required; only CFEs addressed
 // to that RUC; generarSobreAutoridad: DGI's RUC when sent). IdEmisor is the
-// envelope's number; when absent the company's next one is taken.
+// envelope's number; when absent the company's next one is taken. Ids sent
+// as an empty list is refused: it names no CFE (JSON null is "not sent").
 type EnvelopeRequest struct {
 	CFEFilter
 	Ids         []int64 `json:"ids,omitempty"`
@@ -71,6 +72,11 @@ func checkEnvelopeRequest(kind cfe.EnvelopeKind, req *EnvelopeRequest) error {
 	var fs []cfe.FieldError
 	add := func(campo, msg string) { fs = append(fs, cfe.FieldError{Campo: campo, Mensaje: msg}) }
 	byFilter := req.TipoFiltro != 0 || req.FechaFirmaDesde != "" || req.FechaFirmaHasta != ""
+	if req.Ids != nil && len(req.Ids) == 0 {
+		// "ids": [] names no CFE: read as "no ids", it would select every
+		// CFE of the company through the empty filter.
+		add("ids", "indique al menos un CFE; para elegirlos por el filtro, no envíe ids")
+	}
 	if len(req.Ids) > 0 && byFilter {
 		add("ids", "indique los CFE por ids o por el filtro (tipoFiltro, fechaFirmaDesde, fechaFirmaHasta), no ambos")
 	}

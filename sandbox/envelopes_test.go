@@ -147,6 +147,9 @@ func TestEnvelopes(t *testing.T) {
 	}{
 		{"not JSON", authority, "{", "", "JSON"},
 		{"ids and filter", authority, map[string]any{"ids": []int64{tck}, "tipoFiltro": 101}, "ids", "no ambos"},
+		{"empty ids", authority, `{"ids": []}`, "ids", "al menos un CFE"},
+		{"empty ids with the company", authority, map[string]any{"ids": []int64{}, "idEmpresa": 1}, "ids", "al menos un CFE"},
+		{"receiver: empty ids", receiver, map[string]any{"ids": []int64{}, "rucReceptor": cfe.RUCDGI}, "ids", "al menos un CFE"},
 		{"251 ids", authority, map[string]any{"ids": many}, "ids", "hasta 250"},
 		{"repeated id", authority, map[string]any{"ids": []int64{tck, tck}}, "ids[1]", "repetido"},
 		{"bad filter", authority, map[string]any{"tipoFiltro": 999}, "tipoFiltro", "código de tipo"},

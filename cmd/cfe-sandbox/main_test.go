@@ -96,6 +96,25 @@ func TestCommands(t *testing.T) {
 	} else {
 		res.Body.Close()
 	}
+	// The envelope of no CFE is refused in the interface's error shape (it
+	// once answered every CFE of the company).
+	req, _ = http.NewRequest("POST", url+"/api/v1/cfeemitido/generarSobreAutoridad", strings.NewReader(`{"ids": []}`))
+	req.Header.Set("X-API-Key", "xx_test_cli-known-key-000000000001")
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(req); err != nil {
+		t.Errorf("generarSobreAutoridad: %v", err)
+	} else {
+		var b struct {
+			Error, Code, RequestID string
+			Details                []struct{ Campo, Mensaje string }
+		}
+		err := json.NewDecoder(res.Body).Decode(&b)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusBadRequest || b.Code != "invalid" || len(b.Details) != 1 || b.Details[0].Campo != "ids" ||
+			!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Errorf(`generarSobreAutoridad {"ids": []}: %s %+v (%v), want 400 invalid naming ids`, res.Status, b, err)
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("serve: %v", err)
