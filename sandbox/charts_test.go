@@ -13,6 +13,8 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/reports"
 )
 
 // usdTicketRequest is an e-Ticket in dollars: one line of 100.00 with IVA at
@@ -66,15 +68,15 @@ func chartFixture(t *testing.T, e *env) {
 	at(t0)
 }
 
-func (e *env) chart(t *testing.T, path string, headers ...string) sandbox.ChartResponse {
+func (e *env) chart(t *testing.T, path string, headers ...string) reports.ChartResponse {
 	t.Helper()
-	var c sandbox.ChartResponse
+	var c reports.ChartResponse
 	e.do("GET", path, nil, headers...).expect(t, http.StatusOK).decode(t, &c)
 	return c
 }
 
 // amounts maps "currency" to "count amount" and "type/currency" likewise.
-func amounts(tot sandbox.ChartTotals) map[string]string {
+func amounts(tot reports.ChartTotals) map[string]string {
 	out := map[string]string{"": strconv.Itoa(tot.Cantidad)}
 	for _, m := range tot.Montos {
 		out[m.Moneda] = strconv.Itoa(m.Cantidad) + " " + m.Monto.StringFixed(2)
@@ -119,7 +121,7 @@ var todayWant = with("", "6", "UYU", "6 830.00", "101/UYU", "3 830.00", "102/UYU
 
 // checkSums checks that the periods add up to the totals and that in every
 // period the types add up to the currencies.
-func checkSums(t *testing.T, c sandbox.ChartResponse) {
+func checkSums(t *testing.T, c reports.ChartResponse) {
 	t.Helper()
 	count := 0
 	byCurrency := map[string]decimal.Decimal{}
@@ -273,7 +275,7 @@ func TestCharts_Access(t *testing.T) {
 	e.emit(ticketRequest("a-1")) // Alfa, today
 	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("b-1"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
 	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("b-2"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
-	var companies []sandbox.CompanyResponse
+	var companies []auth.CompanyResponse
 	beto := bearer(e.login("beto", betoPassword).Token) // Alfa and Beta
 	e.do("GET", "/api/v1/usuario/empresas", nil, beto...).expect(t, http.StatusOK).decode(t, &companies)
 	ids := map[string]string{}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 // envelopeFactura is an e-Factura of Alfa to the company of RUC ruc.
@@ -34,7 +34,7 @@ func envelopeFactura(uuid, ruc, adenda string) map[string]any {
 // storedXML is the signed XML the sandbox keeps for CFE id.
 func (e *env) storedXML(id int64) []byte {
 	e.t.Helper()
-	var d sandbox.IssuedDetail
+	var d issuing.IssuedDetail
 	e.do("GET", "/api/v1/cfeemitido/"+strconv.FormatInt(id, 10), nil, "X-API-Key", keyAlfa).expect(e.t, http.StatusOK).decode(e.t, &d)
 	return []byte(d.XmlFirmado)
 }

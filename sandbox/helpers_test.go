@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 // Known test data.
@@ -220,10 +221,10 @@ func (e *env) do(method, path string, body any, headers ...string) *resp {
 func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
 
 // login logs in and fails the test unless it succeeds.
-func (e *env) login(username, secret string, headers ...string) sandbox.TokenResponse {
+func (e *env) login(username, secret string, headers ...string) auth.TokenResponse {
 	e.t.Helper()
-	var tok sandbox.TokenResponse
-	e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: username, Secret: secret}, headers...).
+	var tok auth.TokenResponse
+	e.do("POST", "/api/auth/login", auth.LoginRequest{Username: username, Secret: secret}, headers...).
 		expect(e.t, http.StatusOK).decode(e.t, &tok)
 	return tok
 }

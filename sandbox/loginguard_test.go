@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 // guardLimits are small thresholds for the login-protection tests.
@@ -16,12 +17,12 @@ func withGuard(c *sandbox.Config) { c.LoginLimits = guardLimits }
 // attempt logs in as username from addr and returns the response.
 func (e *env) attempt(addr, username, secret string) *resp {
 	e.t.Helper()
-	return e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: username, Secret: secret}, testClientHeader, addr)
+	return e.do("POST", "/api/auth/login", auth.LoginRequest{Username: username, Secret: secret}, testClientHeader, addr)
 }
 
-func (e *env) metrics() sandbox.Metrics {
+func (e *env) metrics() auth.Metrics {
 	e.t.Helper()
-	var m sandbox.Metrics
+	var m auth.Metrics
 	e.do("GET", "/sandbox/metrics", nil).expect(e.t, http.StatusOK).decode(e.t, &m)
 	return m
 }
@@ -121,7 +122,7 @@ func TestLoginGuard_DistributedAlert(t *testing.T) {
 
 func TestLoginGuard_ClientAddress(t *testing.T) {
 	forwardedFrom := func(e *env, addr, secret string) *resp {
-		return e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "ana", Secret: secret}, "X-Forwarded-For", "10.9.9.9, "+addr)
+		return e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "ana", Secret: secret}, "X-Forwarded-For", "10.9.9.9, "+addr)
 	}
 	t.Run("X-Forwarded-For is ignored by default", func(t *testing.T) {
 		e := start(t, withGuard, func(c *sandbox.Config) { c.ClientAddr = nil })
