@@ -1,20 +1,10 @@
 package mail
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net"
-	"net/mail"
 	"net/smtp"
-	"net/textproto"
 	"strings"
 	"time"
 )
@@ -44,16 +34,11 @@ func (s *Sender) SendText(to, subject, body string) error {
 	if strings.ContainsAny(to, "\r\n") {
 		return fmt.Errorf("invalid recipient address")
 	}
-	msg := "From: " + mailFrom + "\r\nTo: " + to + "\r\nSubject: " + subject +
-		"\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\nDate: " +
-		s.now().Format(time.RFC1123Z) + "\r\n\r\n" + body
-	return s.send(to, []byte(msg))
-}
-
-// attachment is a file attached to a message.
-type attachment struct {
-	name, ctype string
-	body        []byte
+	msg, err := textMessage(to, subject, body, s.now())
+	if err != nil {
+		return err
+	}
+	return s.send(to, msg)
 }
 
 var errNoSMTP = errors.New("no hay un servidor SMTP configurado (--smtp)")
@@ -71,62 +56,11 @@ func (s *Sender) sendCFE(to, subject, text string, atts []attachment) error {
 	if s.addr == "" {
 		return errNoSMTP
 	}
-	msg, err := buildMessage(to, subject, text, atts, s.now())
+	msg, err := cfeMessage(to, subject, text, atts, s.now())
 	if err != nil {
 		return err
 	}
 	return s.send(to, msg)
-}
-
-// buildMessage writes a multipart/mixed message: the text (quoted-printable)
-// and each attachment (base64 in lines of 76 characters).
-func buildMessage(to, subject, text string, atts []attachment, now time.Time) ([]byte, error) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	id := make([]byte, 12)
-	_, _ = rand.Read(id) // crypto/rand's Read never fails
-	fmt.Fprintf(&buf, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMessage-ID: <%s@sandbox.invalid>\r\nMIME-Version: 1.0\r\n"+
-		"Content-Type: multipart/mixed; boundary=%q\r\n\r\n",
-		mailFrom, (&mail.Address{Address: to}).String(), mime.QEncoding.Encode("utf-8", subject), now.Format(time.RFC1123Z),
-		hex.EncodeToString(id), mw.Boundary())
-	part, err := mw.CreatePart(textproto.MIMEHeader{
-		"Content-Type":              {"text/plain; charset=UTF-8"},
-		"Content-Transfer-Encoding": {"quoted-printable"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	qp := quotedprintable.NewWriter(part)
-	if _, err := qp.Write([]byte(text)); err != nil {
-		return nil, err
-	}
-	if err := qp.Close(); err != nil {
-		return nil, err
-	}
-	for _, a := range atts {
-		part, err := mw.CreatePart(textproto.MIMEHeader{
-			"Content-Type":              {mime.FormatMediaType(a.ctype, map[string]string{"name": a.name})},
-			"Content-Disposition":       {mime.FormatMediaType("attachment", map[string]string{"filename": a.name})},
-			"Content-Transfer-Encoding": {"base64"},
-		})
-		if err != nil {
-			return nil, err
-		}
-		enc := base64.StdEncoding.EncodeToString(a.body)
-		for len(enc) > 76 {
-			if _, err := io.WriteString(part, enc[:76]+"\r\n"); err != nil {
-				return nil, err
-			}
-			enc = enc[76:]
-		}
-		if _, err := io.WriteString(part, enc+"\r\n"); err != nil {
-			return nil, err
-		}
-	}
-	if err := mw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // send delivers the complete message msg to one recipient through the
