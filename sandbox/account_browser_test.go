@@ -34,6 +34,7 @@ const wantAccountCSP = "default-src 'none'; script-src 'self'; style-src 'self';
 // TestAccount_files checks the account area's files and headers without a
 // browser.
 func TestAccount_files(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	for _, c := range []struct{ path, ctype, has string }{
 		{"/cuenta/", "text/html; charset=utf-8", `<html lang="es">`},
@@ -139,6 +140,7 @@ func barsOf(ctx context.Context, t *testing.T, sel string) []bar {
 // a key and see it once, set its limits, revoke it, log out; with no CSP
 // violation on the way.
 func TestAccount_browser(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "chromium")
 	e := start(t)
 	chartFixture(t, e)

@@ -60,6 +60,7 @@ func collectionRequest(uuid string) map[string]any {
 }
 
 func TestAnnul_Rules(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ref := func(t *testing.T, doc *cfe.CFE, typ cfe.Type, nro int64) {
 		t.Helper()
@@ -145,6 +146,7 @@ func TestAnnul_Rules(t *testing.T) {
 }
 
 func TestAnnul_Errors(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	body := ticketRequest("t-1")
 	body["cfe"].(map[string]any)["idDoc"].(map[string]any)["fechaEmision"] = "2026-02-27"

@@ -12,6 +12,7 @@ import (
 )
 
 func TestAPIKeys_Lifecycle(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 
@@ -89,6 +90,7 @@ func TestAPIKeys_Lifecycle(t *testing.T) {
 }
 
 func TestAPIKeys_Companies(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	beto := e.login("beto", betoPassword).Token // Alfa and Beta
 	ana := e.login("ana", anaPassword).Token    // Alfa only
@@ -139,6 +141,7 @@ func TestAPIKeys_Companies(t *testing.T) {
 }
 
 func TestAPIKeys_Environment(t *testing.T) {
+	t.Parallel()
 	t.Run("sandbox refuses live keys", func(t *testing.T) {
 		e := start(t)
 		b := e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", "xx_live_alfa-known-key-0000000000000001").expect(t, http.StatusUnauthorized).errBody(t)
@@ -179,6 +182,7 @@ func limits(t *testing.T, r *resp) [4]string {
 }
 
 func TestAPIKeys_RateLimit(t *testing.T) {
+	t.Parallel()
 	e := start(t) // t0 is hh:00:30; keyAlfaTight allows 3 a minute and 5 an hour
 	get := func() *resp { return e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyAlfaTight) }
 

@@ -19,6 +19,7 @@ import (
 )
 
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 
 	t.Run("password returns an HS512 JWT valid 6 hours and a refresh token", func(t *testing.T) {
@@ -87,6 +88,7 @@ func TestLogin(t *testing.T) {
 }
 
 func TestJWT_Expiry(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	e.clock.Advance(6*time.Hour - time.Second)
@@ -99,6 +101,7 @@ func TestJWT_Expiry(t *testing.T) {
 }
 
 func TestJWT_AlgorithmPinned(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	claims := jwt.MapClaims(jwtPart(t, tok.Token, 1))
@@ -158,6 +161,7 @@ func readJWTKey(t *testing.T, dir string) []byte {
 }
 
 func TestRefresh(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	first := e.login("ana", anaPassword)
 
@@ -197,6 +201,7 @@ func TestRefresh(t *testing.T) {
 // exchanged, as a thief holding a copy would: the session it belongs to ends
 // (its newest refresh token and its JWTs too), and other sessions do not.
 func TestRefresh_ReuseRevokesFamily(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	refresh := func(tok string) *resp {
 		return e.do("POST", "/api/auth/refresh", auth.RefreshRequest{RefreshToken: tok})
@@ -262,6 +267,7 @@ func TestRefresh_ReuseRevokesFamily(t *testing.T) {
 }
 
 func TestRevoke(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	other := e.login("ana", anaPassword) // another session of the same user
@@ -277,6 +283,7 @@ func TestRevoke(t *testing.T) {
 }
 
 func TestUserAPIKey(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	id := jwtPart(t, tok.Token, 1)["sub"].(string)
@@ -307,6 +314,7 @@ func TestUserAPIKey(t *testing.T) {
 }
 
 func TestCompanies(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	var got []auth.CompanyResponse
 	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(e.login("beto", betoPassword).Token)...).expect(t, http.StatusOK).decode(t, &got)
@@ -321,6 +329,7 @@ func TestCompanies(t *testing.T) {
 }
 
 func TestNew_Environment(t *testing.T) {
+	t.Parallel()
 	if _, err := sandbox.New(sandbox.Config{Environment: "test", DataDir: t.TempDir()}); err == nil {
 		t.Error("an unknown environment was accepted")
 	}
@@ -348,6 +357,7 @@ func TestNew_Environment(t *testing.T) {
 // TestRefresh_Concurrent exchanges one refresh token from 8 goroutines at
 // once: exactly one gets new tokens.
 func TestRefresh_Concurrent(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	statuses := make(chan int, 8)

@@ -22,6 +22,7 @@ func (e *env) deliver(uuid string, signedXML []byte) int64 {
 }
 
 func TestIssued(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	agent := agentSigner(t)
 	// Signed on 1 and 2 March (Montevideo); the second is an e-Ticket credit note.

@@ -119,6 +119,7 @@ func (e *env) mailHistory(t *testing.T, id int64, auth []string) []cfemail.Deliv
 }
 
 func TestMailCFE(t *testing.T) {
+	t.Parallel()
 	box, addr := startRefusingMailbox(t)
 	d := startExportData(t, func(c *sandbox.Config) { c.SMTPAddr = addr })
 	e := d.env
@@ -259,6 +260,7 @@ func TestMailCFE(t *testing.T) {
 }
 
 func TestMailCFE_ServerDown(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t, func(c *sandbox.Config) { c.SMTPAddr = closedAddr(t) })
 	e := d.env
 	e.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", cfemail.SendRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test", "dos@cliente.test"}}, d.ana...).
@@ -275,6 +277,7 @@ func TestMailCFE_ServerDown(t *testing.T) {
 }
 
 func TestMailCFE_NoServerConfigured(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t)
 	d.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", cfemail.SendRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test"}}, "X-API-Key", keyAlfa).
 		expectError(t, http.StatusServiceUnavailable, "destinatarios[0]")

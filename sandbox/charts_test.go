@@ -157,6 +157,7 @@ func checkSums(t *testing.T, c reports.ChartResponse) {
 }
 
 func TestCharts_Daily(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	chartFixture(t, e)
 	ana := bearer(e.login("ana", anaPassword).Token)
@@ -234,6 +235,7 @@ func TestCharts_Daily(t *testing.T) {
 }
 
 func TestCharts_Monthly(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	chartFixture(t, e)
 	c := e.chart(t, "/api/v1/cfeemitido/graficaFacturacionMensual", "X-API-Key", keyAlfa)
@@ -271,6 +273,7 @@ func TestCharts_Monthly(t *testing.T) {
 }
 
 func TestCharts_Access(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.emit(ticketRequest("a-1")) // Alfa, today
 	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("b-1"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
@@ -341,6 +344,7 @@ func TestCharts_Access(t *testing.T) {
 // An e-Boleta de entrada documents a purchase (cfe.SaleSign): the chart
 // counts it, with amount 0 and sign 0, beside a sale of the same day.
 func TestCharts_purchaseBillsNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	raw, err := os.ReadFile(filepath.Join(testtool.RepoRoot(t), "examples", "e-boleta.json"))
 	if err != nil {

@@ -54,6 +54,7 @@ func (r *resp) rejection(t testing.TB) rejected {
 }
 
 func TestEmit(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	got := e.emit(ticketRequest("emit-1"))
 	if got.CodRespuesta != "00" || got.CodigoRespuesta != "00" || got.TipoCfe != 101 || got.Serie != "H" || got.Nro != 1 ||
@@ -156,6 +157,7 @@ func decString(v any) string {
 }
 
 func TestSignXML(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	unsigned, err := cfe.MarshalXML(ticket(1, t0)) // serie A, number 1: replaced by the sandbox's
 	if err != nil {

@@ -78,6 +78,7 @@ func (e *env) checkEnvelope(t *testing.T, r *resp, xsd string, ids ...int64) *cf
 }
 
 func TestEnvelopes(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tck := e.emit(ticketRequest("env-t1")).ID
 	toBeta := e.emit(envelopeFactura("env-f1", rucBeta, "Pagadero a 30 días")).ID
@@ -190,6 +191,7 @@ func TestEnvelopes(t *testing.T) {
 // A filter that selects more CFEs than an envelope holds is refused with the
 // count, and uses no envelope number.
 func TestEnvelopes_FilterOverTheLimit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("issues 251 CFEs")
 	}

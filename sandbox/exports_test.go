@@ -95,6 +95,7 @@ func (r *resp) expectError(t *testing.T, want int, field string) errBody {
 }
 
 func TestExportConfig(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t)
 	e := d.env
 	const path = "/api/v1/cfeemitido/getConfiguracionExportacionCfe"
@@ -276,6 +277,7 @@ func decEq(t *testing.T, what, got, want string) {
 }
 
 func TestExportExcel(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t)
 	e := d.env
 	const path = "/api/v1/cfeemitido/exportarExcel"
@@ -415,6 +417,7 @@ func TestExportExcel(t *testing.T) {
 }
 
 func TestAccountingExport(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t)
 	e := d.env
 	const path = "/api/v1/ExportacionContable/exportarSistemaContable"
@@ -530,6 +533,7 @@ func TestAccountingExport(t *testing.T) {
 }
 
 func TestExport_Limit(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t, func(c *sandbox.Config) { c.MaxExportRows = 2 })
 	e := d.env
 	for _, path := range []string{"/api/v1/cfeemitido/exportarExcel", "/api/v1/ExportacionContable/exportarSistemaContable"} {

@@ -206,7 +206,7 @@ func (e *env) do(method, path string, body any, headers ...string) *resp {
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -217,6 +217,11 @@ func (e *env) do(method, path string, body any, headers ...string) *resp {
 	}
 	return &resp{status: res.StatusCode, header: res.Header, body: raw}
 }
+
+// testClient gives every request of the tests a deadline: a server that
+// stopped answering fails the test that waited for it, not the whole run at
+// go test's timeout. It is generous, for a machine under load.
+var testClient = &http.Client{Timeout: 2 * time.Minute}
 
 func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
 

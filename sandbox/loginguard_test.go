@@ -28,6 +28,7 @@ func (e *env) metrics() auth.Metrics {
 }
 
 func TestLoginGuard_PerIP(t *testing.T) {
+	t.Parallel()
 	e := start(t, withGuard)
 	for range 3 {
 		e.attempt("203.0.113.7", "ana", "wrong").expect(t, http.StatusUnauthorized)
@@ -74,6 +75,7 @@ func TestLoginGuard_PerIP(t *testing.T) {
 }
 
 func TestLoginGuard_SuccessConsumesNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t, withGuard)
 	for range 10 {
 		e.attempt("203.0.113.9", "ana", anaPassword).expect(t, http.StatusOK)
@@ -87,6 +89,7 @@ func TestLoginGuard_SuccessConsumesNothing(t *testing.T) {
 }
 
 func TestLoginGuard_DistributedAlert(t *testing.T) {
+	t.Parallel()
 	e := start(t, withGuard)
 	// One failure each from four networks, with spellings that normalize to
 	// the same identifier.
@@ -121,6 +124,7 @@ func TestLoginGuard_DistributedAlert(t *testing.T) {
 }
 
 func TestLoginGuard_ClientAddress(t *testing.T) {
+	t.Parallel()
 	forwardedFrom := func(e *env, addr, secret string) *resp {
 		return e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "ana", Secret: secret}, "X-Forwarded-For", "10.9.9.9, "+addr)
 	}

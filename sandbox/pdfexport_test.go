@@ -57,6 +57,7 @@ func (r *resp) expectInvalid(t *testing.T, campo string) errBody {
 }
 
 func TestRepresentation(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		c.Seed.Companies[0].Plantillas = []sandbox.TemplateConfig{{Nombre: "Caja", Base: "Rollo", Leyendas: []string{"Gracias por su visita"}}}
 	})
@@ -139,6 +140,7 @@ func zipEntries(t *testing.T, body []byte) ([]string, map[string][]byte) {
 }
 
 func TestPDFZip(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) { c.MaxZipPDFs = 3 })
 	alfa, beta := e.companyIDs()
 	var issued []issuing.ComprobanteResponse
@@ -232,6 +234,7 @@ func TestPDFZip(t *testing.T) {
 // zip is under way breaks the transfer; the client never gets a complete
 // zip that lacks its PDF.
 func TestPDFZip_RenderFailureAborts(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.emit(ticketRequest("abort-1"))
 	bad := e.emit(ticketRequest("abort-2"))
@@ -244,7 +247,7 @@ func TestPDFZip_RenderFailureAborts(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-API-Key", keyAlfa)
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

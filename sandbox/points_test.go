@@ -9,6 +9,7 @@ import (
 )
 
 func TestIssuingPoint_Edit(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	var companies []auth.CompanyResponse
 	e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &companies)

@@ -60,6 +60,7 @@ func (r *resp) pdfErr(t *testing.T, want int) string {
 }
 
 func TestPDF(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		c.Seed.Companies[0].Plantillas = []sandbox.TemplateConfig{{Nombre: "Caja", Base: "Rollo", Leyendas: []string{"Gracias por su visita"}}}
 	})
@@ -192,6 +193,7 @@ func editRecord(t *testing.T, dir, bucket string, key func(*bolt.Tx) []byte, edi
 }
 
 func TestPDF_Production(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		c.Environment = sandbox.EnvProduccion
 		c.Seed.APIKeys = nil
@@ -236,6 +238,7 @@ const (
 // TestPDF_Footer: the PDF prints the footer data of the CFE's company, as the
 // agent prints those of its profile.
 func TestPDF_Footer(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		alfa, beta := &c.Seed.Companies[0], &c.Seed.Companies[1]
 		alfa.FechaEmisor, alfa.WebURL, alfa.ConstanciaIVAAlDia = "2015-03-02", "https://www.alfa.com.uy/cfe/", new(false)
@@ -279,6 +282,7 @@ func TestPDF_Footer(t *testing.T) {
 }
 
 func TestLoadSeed_Footer(t *testing.T) {
+	t.Parallel()
 	f := filepath.Join(t.TempDir(), "seed.json")
 	raw := `{"companies": [
 		{"ruc": "211111110015", "razonSocial": "Alfa S.A.", "fechaEmisor": "2015-03-02", "webUrl": "https://www.alfa.com.uy/cfe", "constanciaIvaAlDia": false},
@@ -302,6 +306,7 @@ func TestLoadSeed_Footer(t *testing.T) {
 // TestSeed_FooterErrors: the seed's footer data follow the agent profile's
 // rules, and a broken one stops the start naming the company and the field.
 func TestSeed_FooterErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		edit  func(*sandbox.SeedCompany)

@@ -59,6 +59,7 @@ func lineIndicators(c *cfe.CFE) []int {
 }
 
 func TestReapply(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	t1, t2 := e.emit(ticketRequest("ra-t1")), e.emit(ticketRequest("ra-t2"))
 	body := collectionRequest("ra-c1")
@@ -161,6 +162,7 @@ func TestReapply(t *testing.T) {
 }
 
 func TestReapply_Refusals(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	t1 := e.emit(ticketRequest("rr-t1"))
 	coll := e.emit(collectionRequest("rr-c1"))
@@ -238,6 +240,7 @@ func TestReapply_Refusals(t *testing.T) {
 // sandbox gives its own counter-receipts and re-applied collections, and a
 // refusal consumes no number.
 func TestReservedUUIDs(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	first := e.emit(ticketRequest("res-1"))
 	unsigned, err := cfe.MarshalXML(ticket(1, t0))

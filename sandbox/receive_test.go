@@ -15,6 +15,7 @@ import (
 )
 
 func TestReceive(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	agent := agentSigner(t)
 	signedAt := t0.Add(-time.Hour).In(cfe.Montevideo).Truncate(time.Second)
@@ -87,6 +88,7 @@ func TestReceive(t *testing.T) {
 }
 
 func TestReceive_Rejections(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	agent := agentSigner(t)
 	signedAt := t0.Add(-time.Hour).In(cfe.Montevideo).Truncate(time.Second)

@@ -76,6 +76,7 @@ func (b *mailbox) all() []mail {
 var tempPasswordRe = regexp.MustCompile(`clave temporal es: (\S+)`)
 
 func TestRecoverPassword(t *testing.T) {
+	t.Parallel()
 	box, addr := startMailbox(t)
 	e := start(t, func(c *sandbox.Config) { c.SMTPAddr = addr })
 

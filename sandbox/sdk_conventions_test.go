@@ -75,6 +75,7 @@ func checkHostedNames(t *testing.T, signed []byte, nro int64) {
 // TestEmit_HostedConventions: the conventions of real callers of the hosted
 // service, accepted by emitir.
 func TestEmit_HostedConventions(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	issued := e.emit(ticketRequest("conv-t-1"))
 
@@ -143,6 +144,7 @@ func TestEmit_HostedConventions(t *testing.T) {
 
 // TestAnnul_JSONBody: anular takes its form's fields as JSON too.
 func TestAnnul_JSONBody(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	first := e.emit(ticketRequest("json-a-1"))
 	second := e.emit(ticketRequest("json-a-2"))

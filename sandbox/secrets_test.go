@@ -14,6 +14,7 @@ import (
 // TestSecretsNotStoredInClear scans the bbolt file's bytes for every secret
 // that went through the server.
 func TestSecretsNotStoredInClear(t *testing.T) {
+	t.Parallel()
 	box, addr := startMailbox(t)
 	e := start(t, func(c *sandbox.Config) { c.SMTPAddr = addr })
 
