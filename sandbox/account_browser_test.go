@@ -21,7 +21,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
-	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 var accountScreenshot = flag.Bool("screenshot", false, "rewrite docs/sandbox-cuenta.png from the account area's browser test")
@@ -34,6 +34,7 @@ const wantAccountCSP = "default-src 'none'; script-src 'self'; style-src 'self';
 // TestAccount_files checks the account area's files and headers without a
 // browser.
 func TestAccount_files(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	for _, c := range []struct{ path, ctype, has string }{
 		{"/cuenta/", "text/html; charset=utf-8", `<html lang="es">`},
@@ -139,6 +140,7 @@ func barsOf(ctx context.Context, t *testing.T, sel string) []bar {
 // a key and see it once, set its limits, revoke it, log out; with no CSP
 // violation on the way.
 func TestAccount_browser(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "chromium")
 	e := start(t)
 	chartFixture(t, e)
@@ -324,7 +326,7 @@ func TestAccount_browser(t *testing.T) {
 			t.Fatalf("the page shows the new key as %q", newKey)
 		}
 		// The key works, for Alfa.
-		var companies []sandbox.CompanyResponse
+		var companies []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", newKey).expect(t, http.StatusOK).decode(t, &companies)
 		if len(companies) != 1 || companies[0].RUC != rucAlfa {
 			t.Errorf("the new key acts for %+v", companies)
@@ -347,9 +349,9 @@ func TestAccount_browser(t *testing.T) {
 	})
 
 	keyRow := `#claves-lista tr[data-estado="activa"]:last-child`
-	keyInfo := func(t *testing.T) sandbox.KeyResponse {
+	keyInfo := func(t *testing.T) auth.KeyResponse {
 		t.Helper()
-		var keys []sandbox.KeyResponse
+		var keys []auth.KeyResponse
 		e.do("GET", "/api/v1/apikeys", nil, bearer(e.login("ana", anaPassword).Token)...).expect(t, http.StatusOK).decode(t, &keys)
 		for _, k := range keys {
 			if k.Nombre == "caja web" {
@@ -357,7 +359,7 @@ func TestAccount_browser(t *testing.T) {
 			}
 		}
 		t.Fatal("the key made in the page is not listed")
-		return sandbox.KeyResponse{}
+		return auth.KeyResponse{}
 	}
 
 	t.Run("set limits", func(t *testing.T) {
@@ -458,7 +460,7 @@ func TestAccount_browser(t *testing.T) {
 
 	t.Run("a user of two companies, text that looks like HTML, an ended session", func(t *testing.T) {
 		betoAPI := bearer(e.login("beto", betoPassword).Token)
-		var companies []sandbox.CompanyResponse
+		var companies []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, betoAPI...).expect(t, http.StatusOK).decode(t, &companies)
 		beta := ""
 		for _, c := range companies {

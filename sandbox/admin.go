@@ -2,22 +2,25 @@ package sandbox
 
 import (
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/data"
 )
 
 // Admin edits the data of an environment from the command line, while no
 // server holds its file.
 type Admin struct {
-	db     *db
+	db     *data.DB
 	prefix string
 }
 
 // OpenAdmin opens the data file of environment env in dataDir.
 func OpenAdmin(dataDir, env string) (*Admin, error) {
-	prefix, _, err := envPrefixes(env)
+	prefix, _, err := auth.KeyPrefixes(env)
 	if err != nil {
 		return nil, err
 	}
-	d, err := openDB(dataDir, env)
+	d, err := data.Open(dataDir, env)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +34,7 @@ func (a *Admin) Close() error { return a.db.Close() }
 // new company's id.
 func (a *Admin) AddCompany(c SeedCompany) (int64, error) {
 	var id int64
-	err := a.db.update(func(tx *bolt.Tx) error {
+	err := a.db.Update(func(tx *bolt.Tx) error {
 		rec, err := seeder{tx: tx, prefix: a.prefix}.company(c)
 		if err == nil {
 			id = rec.ID
@@ -45,8 +48,8 @@ func (a *Admin) AddCompany(c SeedCompany) (int64, error) {
 // username exists. It returns the new user's id.
 func (a *Admin) AddUser(u SeedUser) (int64, error) {
 	var id int64
-	err := a.db.update(func(tx *bolt.Tx) error {
-		rec, err := seeder{tx: tx, prefix: a.prefix, cost: passwordCost}.user(u)
+	err := a.db.Update(func(tx *bolt.Tx) error {
+		rec, err := seeder{tx: tx, prefix: a.prefix, cost: auth.PasswordCost}.user(u)
 		if err == nil {
 			id = rec.ID
 		}

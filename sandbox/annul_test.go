@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 // annul posts the form of POST /api/v1/comprobante/anular with Alfa's key.
@@ -19,9 +19,9 @@ func (e *env) annul(id, fecha string) *resp {
 	return req
 }
 
-func (e *env) annulOK(id int64, fecha string) (sandbox.ComprobanteResponse, *cfe.CFE) {
+func (e *env) annulOK(id int64, fecha string) (issuing.ComprobanteResponse, *cfe.CFE) {
 	e.t.Helper()
-	var got sandbox.ComprobanteResponse
+	var got issuing.ComprobanteResponse
 	e.annul(strconv.FormatInt(id, 10), fecha).expect(e.t, http.StatusOK).decode(e.t, &got)
 	doc, err := cfe.ParseXML([]byte(got.XmlFirmado))
 	if err != nil {
@@ -60,6 +60,7 @@ func collectionRequest(uuid string) map[string]any {
 }
 
 func TestAnnul_Rules(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ref := func(t *testing.T, doc *cfe.CFE, typ cfe.Type, nro int64) {
 		t.Helper()
@@ -76,7 +77,7 @@ func TestAnnul_Rules(t *testing.T) {
 	}
 
 	ticket := e.emit(ticketRequest("t-1"))
-	var credit sandbox.ComprobanteResponse
+	var credit issuing.ComprobanteResponse
 	t.Run("1: an e-Ticket is annulled by its credit note", func(t *testing.T) {
 		got, doc := e.annulOK(ticket.ID, today)
 		if got.TipoCfe != 102 || got.Serie != "H" || got.Nro != 1 || doc.IdDoc.FchEmis.String() != today {
@@ -106,7 +107,7 @@ func TestAnnul_Rules(t *testing.T) {
 			t.Errorf("line indicators %v, want [8] (item deducted)", f)
 		}
 	})
-	var cancellation sandbox.ComprobanteResponse
+	var cancellation issuing.ComprobanteResponse
 	t.Run("4: an own collection is annulled by the same type with IndFact 7", func(t *testing.T) {
 		coll := e.emit(collectionRequest("c-1"))
 		got, doc := e.annulOK(coll.ID, today)
@@ -136,7 +137,7 @@ func TestAnnul_Rules(t *testing.T) {
 		}
 	})
 	t.Run("the records link both ways", func(t *testing.T) {
-		var d sandbox.IssuedDetail
+		var d issuing.IssuedDetail
 		e.do("GET", "/api/v1/cfeemitido/"+strconv.FormatInt(credit.ID, 10), nil, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &d)
 		if d.Anula != ticket.ID || d.TipoCfe != 102 {
 			t.Errorf("credit note record %+v", d.IssuedSummary)
@@ -145,6 +146,7 @@ func TestAnnul_Rules(t *testing.T) {
 }
 
 func TestAnnul_Errors(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	body := ticketRequest("t-1")
 	body["cfe"].(map[string]any)["idDoc"].(map[string]any)["fechaEmision"] = "2026-02-27"

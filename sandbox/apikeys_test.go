@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 func TestAPIKeys_Lifecycle(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 
-	var created sandbox.CreatedKeyResponse
-	r := e.do("POST", "/api/v1/apikeys", sandbox.CreateKeyRequest{Nombre: "caja 2", Descripcion: "mostrador"}, bearer(tok.Token)...).
+	var created auth.CreatedKeyResponse
+	r := e.do("POST", "/api/v1/apikeys", auth.CreateKeyRequest{Nombre: "caja 2", Descripcion: "mostrador"}, bearer(tok.Token)...).
 		expect(t, http.StatusCreated)
 	r.decode(t, &created)
 	if !strings.HasPrefix(created.ApiKey, "xx_test_") || len(created.ApiKey) < 40 {
@@ -34,7 +36,7 @@ func TestAPIKeys_Lifecycle(t *testing.T) {
 		if strings.Contains(string(r.body), created.ApiKey) || strings.Contains(string(r.body), keyAlfa) || strings.Contains(string(r.body), "ApiKey") {
 			t.Fatalf("listing shows a secret: %s", r.body)
 		}
-		var list []sandbox.KeyResponse
+		var list []auth.KeyResponse
 		r.decode(t, &list)
 		if len(list) != 3 || list[0].Nombre != "caja 1" || list[1].Nombre != "limitada" || list[2].ID != created.ID {
 			t.Fatalf("list %+v", list)
@@ -48,7 +50,7 @@ func TestAPIKeys_Lifecycle(t *testing.T) {
 	})
 	t.Run("authenticates in each header form", func(t *testing.T) {
 		for _, h := range [][]string{{"X-API-Key", created.ApiKey}, bearer(created.ApiKey)} {
-			var got []sandbox.CompanyResponse
+			var got []auth.CompanyResponse
 			e.do("GET", "/api/v1/usuario/empresas", nil, h...).expect(t, http.StatusOK).decode(t, &got)
 			if len(got) != 1 || got[0].RUC != rucAlfa {
 				t.Errorf("%s: companies %+v", h[0], got)
@@ -59,11 +61,11 @@ func TestAPIKeys_Lifecycle(t *testing.T) {
 	})
 	t.Run("key management needs a JWT", func(t *testing.T) {
 		e.do("GET", "/api/v1/apikeys", nil, "X-API-Key", created.ApiKey).expect(t, http.StatusForbidden)
-		e.do("POST", "/api/v1/apikeys", sandbox.CreateKeyRequest{Nombre: "x"}, bearer(created.ApiKey)...).expect(t, http.StatusForbidden)
+		e.do("POST", "/api/v1/apikeys", auth.CreateKeyRequest{Nombre: "x"}, bearer(created.ApiKey)...).expect(t, http.StatusForbidden)
 		e.do("GET", "/api/v1/apikeys", nil).expect(t, http.StatusUnauthorized)
 	})
 	t.Run("revoked keys get 401 in every header form", func(t *testing.T) {
-		var rev sandbox.KeyResponse
+		var rev auth.KeyResponse
 		e.do("POST", "/api/v1/apikeys/"+strconv.FormatInt(created.ID, 10)+"/revocar", nil, bearer(tok.Token)...).expect(t, http.StatusOK).decode(t, &rev)
 		if rev.Estado != "revocada" || rev.Revocada == nil {
 			t.Errorf("revoked record %+v", rev)
@@ -75,7 +77,7 @@ func TestAPIKeys_Lifecycle(t *testing.T) {
 			}
 		}
 		// Revoking again changes nothing.
-		var again sandbox.KeyResponse
+		var again auth.KeyResponse
 		e.do("POST", "/api/v1/apikeys/"+strconv.FormatInt(created.ID, 10)+"/revocar", nil, bearer(tok.Token)...).expect(t, http.StatusOK).decode(t, &again)
 		if !again.Revocada.Equal(*rev.Revocada) {
 			t.Errorf("revocation time moved: %v → %v", rev.Revocada, again.Revocada)
@@ -88,12 +90,13 @@ func TestAPIKeys_Lifecycle(t *testing.T) {
 }
 
 func TestAPIKeys_Companies(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	beto := e.login("beto", betoPassword).Token // Alfa and Beta
 	ana := e.login("ana", anaPassword).Token    // Alfa only
 
 	t.Run("a user of several companies must name one", func(t *testing.T) {
-		b := e.do("POST", "/api/v1/apikeys", sandbox.CreateKeyRequest{Nombre: "x"}, bearer(beto)...).expect(t, http.StatusBadRequest).errBody(t)
+		b := e.do("POST", "/api/v1/apikeys", auth.CreateKeyRequest{Nombre: "x"}, bearer(beto)...).expect(t, http.StatusBadRequest).errBody(t)
 		if len(b.Details) != 1 || b.Details[0].Campo != "idEmpresa" {
 			t.Errorf("details %+v", b.Details)
 		}
@@ -101,16 +104,16 @@ func TestAPIKeys_Companies(t *testing.T) {
 	})
 	var betaID int64
 	t.Run("and gets the keys of the one named", func(t *testing.T) {
-		var companies []sandbox.CompanyResponse
+		var companies []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(beto)...).expect(t, http.StatusOK).decode(t, &companies)
 		betaID = companies[1].IdEmpresa
-		var created sandbox.CreatedKeyResponse
-		e.do("POST", "/api/v1/apikeys", sandbox.CreateKeyRequest{Nombre: "x", IdEmpresa: betaID}, bearer(beto)...).expect(t, http.StatusCreated).decode(t, &created)
+		var created auth.CreatedKeyResponse
+		e.do("POST", "/api/v1/apikeys", auth.CreateKeyRequest{Nombre: "x", IdEmpresa: betaID}, bearer(beto)...).expect(t, http.StatusCreated).decode(t, &created)
 		// Beta's company limits are the defaults of its keys.
 		if created.IdEmpresa != betaID || created.LimitePorMinuto != 50 || created.LimitePorHora != 500 {
 			t.Errorf("created %+v", created.KeyResponse)
 		}
-		var list []sandbox.KeyResponse
+		var list []auth.KeyResponse
 		e.do("GET", "/api/v1/apikeys?idEmpresa="+strconv.FormatInt(betaID, 10), nil, bearer(beto)...).expect(t, http.StatusOK).decode(t, &list)
 		if len(list) != 2 || list[0].Nombre != "caja beta" || list[1].ID != created.ID {
 			t.Errorf("Beta's keys %+v", list)
@@ -119,10 +122,10 @@ func TestAPIKeys_Companies(t *testing.T) {
 	t.Run("another company's keys are forbidden", func(t *testing.T) {
 		id := strconv.FormatInt(betaID, 10)
 		e.do("GET", "/api/v1/apikeys?idEmpresa="+id, nil, bearer(ana)...).expect(t, http.StatusForbidden)
-		e.do("POST", "/api/v1/apikeys", sandbox.CreateKeyRequest{Nombre: "x", IdEmpresa: betaID}, bearer(ana)...).expect(t, http.StatusForbidden)
+		e.do("POST", "/api/v1/apikeys", auth.CreateKeyRequest{Nombre: "x", IdEmpresa: betaID}, bearer(ana)...).expect(t, http.StatusForbidden)
 		// Key 2 is Beta's seeded key.
 		e.do("POST", "/api/v1/apikeys/2/revocar", nil, bearer(ana)...).expect(t, http.StatusForbidden)
-		e.do("POST", "/api/v1/apikeys/2/rate-limit", sandbox.KeyLimitsRequest{LimitePorMinuto: 1, LimitePorHora: 1}, bearer(ana)...).expect(t, http.StatusForbidden)
+		e.do("POST", "/api/v1/apikeys/2/rate-limit", auth.KeyLimitsRequest{LimitePorMinuto: 1, LimitePorHora: 1}, bearer(ana)...).expect(t, http.StatusForbidden)
 		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK)
 	})
 	t.Run("unknown key ids are 404", func(t *testing.T) {
@@ -130,7 +133,7 @@ func TestAPIKeys_Companies(t *testing.T) {
 		e.do("POST", "/api/v1/apikeys/abc/revocar", nil, bearer(ana)...).expect(t, http.StatusBadRequest)
 	})
 	t.Run("create validates its fields", func(t *testing.T) {
-		b := e.do("POST", "/api/v1/apikeys", sandbox.CreateKeyRequest{Descripcion: strings.Repeat("d", 501)}, bearer(ana)...).expect(t, http.StatusBadRequest).errBody(t)
+		b := e.do("POST", "/api/v1/apikeys", auth.CreateKeyRequest{Descripcion: strings.Repeat("d", 501)}, bearer(ana)...).expect(t, http.StatusBadRequest).errBody(t)
 		if len(b.Details) != 2 || b.Details[0].Campo != "nombre" || b.Details[1].Campo != "descripcion" {
 			t.Errorf("details %+v", b.Details)
 		}
@@ -138,6 +141,7 @@ func TestAPIKeys_Companies(t *testing.T) {
 }
 
 func TestAPIKeys_Environment(t *testing.T) {
+	t.Parallel()
 	t.Run("sandbox refuses live keys", func(t *testing.T) {
 		e := start(t)
 		b := e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", "xx_live_alfa-known-key-0000000000000001").expect(t, http.StatusUnauthorized).errBody(t)
@@ -152,8 +156,8 @@ func TestAPIKeys_Environment(t *testing.T) {
 			c.Seed.APIKeys = nil // the seed's keys are test keys
 		})
 		tok := e.login("ana", anaPassword)
-		var created sandbox.CreatedKeyResponse
-		e.do("POST", "/api/v1/apikeys", sandbox.CreateKeyRequest{Nombre: "prod"}, bearer(tok.Token)...).expect(t, http.StatusCreated).decode(t, &created)
+		var created auth.CreatedKeyResponse
+		e.do("POST", "/api/v1/apikeys", auth.CreateKeyRequest{Nombre: "prod"}, bearer(tok.Token)...).expect(t, http.StatusCreated).decode(t, &created)
 		if !strings.HasPrefix(created.ApiKey, "xx_live_") {
 			t.Fatalf("production key %q", created.ApiKey)
 		}
@@ -178,6 +182,7 @@ func limits(t *testing.T, r *resp) [4]string {
 }
 
 func TestAPIKeys_RateLimit(t *testing.T) {
+	t.Parallel()
 	e := start(t) // t0 is hh:00:30; keyAlfaTight allows 3 a minute and 5 an hour
 	get := func() *resp { return e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyAlfaTight) }
 
@@ -231,8 +236,8 @@ func TestAPIKeys_RateLimit(t *testing.T) {
 	})
 	t.Run("updated limits apply at once", func(t *testing.T) {
 		tok := e.login("ana", anaPassword).Token
-		var k sandbox.KeyResponse
-		e.do("POST", "/api/v1/apikeys/3/rate-limit", sandbox.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 20}, bearer(tok)...).expect(t, http.StatusOK).decode(t, &k)
+		var k auth.KeyResponse
+		e.do("POST", "/api/v1/apikeys/3/rate-limit", auth.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 20}, bearer(tok)...).expect(t, http.StatusOK).decode(t, &k)
 		if k.LimitePorMinuto != 10 || k.LimitePorHora != 20 {
 			t.Errorf("record %+v", k)
 		}
@@ -243,12 +248,12 @@ func TestAPIKeys_RateLimit(t *testing.T) {
 	t.Run("limit updates are validated", func(t *testing.T) {
 		tok := e.login("ana", anaPassword).Token
 		for _, c := range []struct {
-			req   sandbox.KeyLimitsRequest
+			req   auth.KeyLimitsRequest
 			field string
 		}{
-			{sandbox.KeyLimitsRequest{LimitePorMinuto: 0, LimitePorHora: 10}, "limitePorMinuto"},
-			{sandbox.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 2_000_000}, "limitePorHora"},
-			{sandbox.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 9}, "limitePorHora"},
+			{auth.KeyLimitsRequest{LimitePorMinuto: 0, LimitePorHora: 10}, "limitePorMinuto"},
+			{auth.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 2_000_000}, "limitePorHora"},
+			{auth.KeyLimitsRequest{LimitePorMinuto: 10, LimitePorHora: 9}, "limitePorHora"},
 		} {
 			b := e.do("POST", "/api/v1/apikeys/3/rate-limit", c.req, bearer(tok)...).expect(t, http.StatusBadRequest).errBody(t)
 			if len(b.Details) != 1 || b.Details[0].Campo != c.field {

@@ -15,9 +15,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 
 	t.Run("password returns an HS512 JWT valid 6 hours and a refresh token", func(t *testing.T) {
@@ -37,7 +39,7 @@ func TestLogin(t *testing.T) {
 		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(tok.Token)...).expect(t, http.StatusOK)
 	})
 	t.Run("the answer and the JWT carry the real service's fields", func(t *testing.T) {
-		r := e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "ana", Secret: anaPassword}).expect(t, http.StatusOK)
+		r := e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "ana", Secret: anaPassword}).expect(t, http.StatusOK)
 		var raw map[string]any
 		r.decode(t, &raw)
 		exp := float64(t0.Add(6 * time.Hour).Unix())
@@ -60,8 +62,8 @@ func TestLogin(t *testing.T) {
 		e.login("  ANA ", anaPassword)
 	})
 	t.Run("wrong secret or unknown user is 401 with the same message", func(t *testing.T) {
-		a := e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "ana", Secret: "no"}).expect(t, http.StatusUnauthorized).errBody(t)
-		b := e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "nadie", Secret: "no"}).expect(t, http.StatusUnauthorized).errBody(t)
+		a := e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "ana", Secret: "no"}).expect(t, http.StatusUnauthorized).errBody(t)
+		b := e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "nadie", Secret: "no"}).expect(t, http.StatusUnauthorized).errBody(t)
 		if a.Error != b.Error || a.Code != "unauthorized" || b.Code != "unauthorized" {
 			t.Errorf("bodies differ or wrong code: %+v / %+v", a, b)
 		}
@@ -76,7 +78,7 @@ func TestLogin(t *testing.T) {
 		e.do("POST", "/api/auth/login", `{"username":`).expect(t, http.StatusBadRequest)
 	})
 	t.Run("demo user of the first run", func(t *testing.T) {
-		var companies []sandbox.CompanyResponse
+		var companies []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(e.login("demo", "demo-password").Token)...).
 			expect(t, http.StatusOK).decode(t, &companies)
 		if len(companies) != 1 || companies[0].RUC != "219999830019" {
@@ -86,6 +88,7 @@ func TestLogin(t *testing.T) {
 }
 
 func TestJWT_Expiry(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	e.clock.Advance(6*time.Hour - time.Second)
@@ -98,6 +101,7 @@ func TestJWT_Expiry(t *testing.T) {
 }
 
 func TestJWT_AlgorithmPinned(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	claims := jwt.MapClaims(jwtPart(t, tok.Token, 1))
@@ -157,12 +161,13 @@ func readJWTKey(t *testing.T, dir string) []byte {
 }
 
 func TestRefresh(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	first := e.login("ana", anaPassword)
 
-	var second sandbox.TokenResponse
+	var second auth.TokenResponse
 	e.clock.Advance(time.Hour)
-	e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: first.RefreshToken}).expect(t, http.StatusOK).decode(t, &second)
+	e.do("POST", "/api/auth/refresh", auth.RefreshRequest{RefreshToken: first.RefreshToken}).expect(t, http.StatusOK).decode(t, &second)
 	if second.RefreshToken == first.RefreshToken || second.Token == first.Token {
 		t.Fatal("refresh did not rotate the tokens")
 	}
@@ -173,8 +178,8 @@ func TestRefresh(t *testing.T) {
 
 	// Reusing a rotated refresh token: see TestRefresh_ReuseRevokesFamily.
 	t.Run("the path without /api rotates too", func(t *testing.T) {
-		var third sandbox.TokenResponse
-		e.do("POST", "/auth/refresh", sandbox.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusOK).decode(t, &third)
+		var third auth.TokenResponse
+		e.do("POST", "/auth/refresh", auth.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusOK).decode(t, &third)
 		if third.RefreshToken == second.RefreshToken {
 			t.Fatal("refresh did not rotate the refresh token")
 		}
@@ -182,7 +187,7 @@ func TestRefresh(t *testing.T) {
 	})
 	t.Run("a refresh token expires after 30 days", func(t *testing.T) {
 		e.clock.Advance(30 * 24 * time.Hour)
-		e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusUnauthorized)
+		e.do("POST", "/api/auth/refresh", auth.RefreshRequest{RefreshToken: second.RefreshToken}).expect(t, http.StatusUnauthorized)
 	})
 	t.Run("missing refresh_token is named", func(t *testing.T) {
 		b := e.do("POST", "/api/auth/refresh", map[string]string{}).expect(t, http.StatusBadRequest).errBody(t)
@@ -196,13 +201,14 @@ func TestRefresh(t *testing.T) {
 // exchanged, as a thief holding a copy would: the session it belongs to ends
 // (its newest refresh token and its JWTs too), and other sessions do not.
 func TestRefresh_ReuseRevokesFamily(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	refresh := func(tok string) *resp {
-		return e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: tok})
+		return e.do("POST", "/api/auth/refresh", auth.RefreshRequest{RefreshToken: tok})
 	}
 	first := e.login("ana", anaPassword)
 	other := e.login("ana", anaPassword) // another session of the same user
-	var second, third sandbox.TokenResponse
+	var second, third auth.TokenResponse
 	refresh(first.RefreshToken).expect(t, http.StatusOK).decode(t, &second)
 	refresh(second.RefreshToken).expect(t, http.StatusOK).decode(t, &third)
 	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(third.Token)...).expect(t, http.StatusOK)
@@ -229,7 +235,7 @@ func TestRefresh_ReuseRevokesFamily(t *testing.T) {
 
 	t.Run("other sessions are unaffected", func(t *testing.T) {
 		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(other.Token)...).expect(t, http.StatusOK)
-		var next sandbox.TokenResponse
+		var next auth.TokenResponse
 		refresh(other.RefreshToken).expect(t, http.StatusOK).decode(t, &next)
 		e.do("GET", "/api/v1/usuario/empresas", nil, bearer(next.Token)...).expect(t, http.StatusOK)
 	})
@@ -239,10 +245,10 @@ func TestRefresh_ReuseRevokesFamily(t *testing.T) {
 	})
 	t.Run("an expired rotated token no longer revokes", func(t *testing.T) {
 		s1 := e.login("ana", anaPassword)
-		var s2, s3 sandbox.TokenResponse
+		var s2, s3 auth.TokenResponse
 		refresh(s1.RefreshToken).expect(t, http.StatusOK).decode(t, &s2)
 		e.clock.Advance(31 * 24 * time.Hour) // s1's lifetime is over; s2's too
-		e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: s2.RefreshToken}).expect(t, http.StatusUnauthorized)
+		e.do("POST", "/api/auth/refresh", auth.RefreshRequest{RefreshToken: s2.RefreshToken}).expect(t, http.StatusUnauthorized)
 		s4 := e.login("ana", anaPassword)
 		refresh(s4.RefreshToken).expect(t, http.StatusOK).decode(t, &s3)
 		refresh(s1.RefreshToken).expect(t, http.StatusUnauthorized)
@@ -250,7 +256,7 @@ func TestRefresh_ReuseRevokesFamily(t *testing.T) {
 	})
 	t.Run("an expired rotated token does not end the session it was exchanged in", func(t *testing.T) {
 		s1 := e.login("ana", anaPassword)
-		var s2, s3 sandbox.TokenResponse
+		var s2, s3 auth.TokenResponse
 		e.clock.Advance(29 * 24 * time.Hour)
 		refresh(s1.RefreshToken).expect(t, http.StatusOK).decode(t, &s2) // s2 lives 30 days more
 		e.clock.Advance(2 * 24 * time.Hour)                              // s1 is past its own expiry
@@ -261,13 +267,14 @@ func TestRefresh_ReuseRevokesFamily(t *testing.T) {
 }
 
 func TestRevoke(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	other := e.login("ana", anaPassword) // another session of the same user
 
 	e.do("POST", "/api/auth/revoke", nil, bearer(tok.Token)...).expect(t, http.StatusOK)
 	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(tok.Token)...).expect(t, http.StatusUnauthorized)
-	e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: tok.RefreshToken}).expect(t, http.StatusUnauthorized)
+	e.do("POST", "/api/auth/refresh", auth.RefreshRequest{RefreshToken: tok.RefreshToken}).expect(t, http.StatusUnauthorized)
 	e.do("POST", "/api/auth/revoke", nil, bearer(tok.Token)...).expect(t, http.StatusUnauthorized)
 	// Other sessions are not affected.
 	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(other.Token)...).expect(t, http.StatusOK)
@@ -276,11 +283,12 @@ func TestRevoke(t *testing.T) {
 }
 
 func TestUserAPIKey(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	id := jwtPart(t, tok.Token, 1)["sub"].(string)
 
-	var k sandbox.UserKeyResponse
+	var k auth.UserKeyResponse
 	e.do("POST", "/api/v1/usuario/"+id+"/apikey", nil, bearer(tok.Token)...).expect(t, http.StatusCreated).decode(t, &k)
 	if k.ApiKey == "" {
 		t.Fatal("no key returned")
@@ -289,7 +297,7 @@ func TestUserAPIKey(t *testing.T) {
 		e.login("ana", k.ApiKey)
 	})
 	t.Run("of another user does not log in", func(t *testing.T) {
-		e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "beto", Secret: k.ApiKey}).expect(t, http.StatusUnauthorized)
+		e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "beto", Secret: k.ApiKey}).expect(t, http.StatusUnauthorized)
 	})
 	t.Run("is not a company key", func(t *testing.T) {
 		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", k.ApiKey).expect(t, http.StatusUnauthorized)
@@ -306,8 +314,9 @@ func TestUserAPIKey(t *testing.T) {
 }
 
 func TestCompanies(t *testing.T) {
+	t.Parallel()
 	e := start(t)
-	var got []sandbox.CompanyResponse
+	var got []auth.CompanyResponse
 	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(e.login("beto", betoPassword).Token)...).expect(t, http.StatusOK).decode(t, &got)
 	if len(got) != 2 || got[0].RUC != rucAlfa || got[1].RUC != rucBeta {
 		t.Errorf("beto's companies %+v", got)
@@ -320,6 +329,7 @@ func TestCompanies(t *testing.T) {
 }
 
 func TestNew_Environment(t *testing.T) {
+	t.Parallel()
 	if _, err := sandbox.New(sandbox.Config{Environment: "test", DataDir: t.TempDir()}); err == nil {
 		t.Error("an unknown environment was accepted")
 	}
@@ -347,13 +357,14 @@ func TestNew_Environment(t *testing.T) {
 // TestRefresh_Concurrent exchanges one refresh token from 8 goroutines at
 // once: exactly one gets new tokens.
 func TestRefresh_Concurrent(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tok := e.login("ana", anaPassword)
 	statuses := make(chan int, 8)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			statuses <- e.do("POST", "/api/auth/refresh", sandbox.RefreshRequest{RefreshToken: tok.RefreshToken}).status
+			statuses <- e.do("POST", "/api/auth/refresh", auth.RefreshRequest{RefreshToken: tok.RefreshToken}).status
 		})
 	}
 	wg.Wait()

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 // keyBench is a key whose limits never stop a benchmark.
@@ -70,7 +71,7 @@ func BenchmarkEmit(b *testing.B) {
 // (key lookup, rate limit, record read) with 8 concurrent clients.
 func BenchmarkGetIssued(b *testing.B) {
 	e, client := benchEnv(b)
-	var got sandbox.ComprobanteResponse
+	var got issuing.ComprobanteResponse
 	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("bench-get"), "X-API-Key", keyBench).expect(b, http.StatusOK).decode(b, &got)
 	url := e.url + "/api/v1/cfeemitido/" + strconv.FormatInt(got.ID, 10)
 	b.ResetTimer()

@@ -5,40 +5,34 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/data"
 )
 
-// bootstrap loads the JWT signing key (created on first run), creates the
-// demo data on first run (with the demo company's certificate and CAE ranges)
-// and applies the seed.
+// bootstrap creates the demo data on first run (with the demo company's
+// certificate and CAE ranges) and applies the seed.
 func (s *Server) bootstrap() error {
+	prefix, _, _ := auth.KeyPrefixes(s.cfg.Environment)
 	demoPassword := s.cfg.DemoPassword
 	generated := false
 	var demoCompany int64
-	err := s.db.update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if k := meta.Get(metaJWTKey); k != nil {
-			s.jwtKey = append([]byte(nil), k...)
-		} else {
-			s.jwtKey = randomBytes(64) // HS512 wants a key of at least 512 bits
-			if err := meta.Put(metaJWTKey, s.jwtKey); err != nil {
-				return err
-			}
-		}
-		sd := seeder{tx: tx, prefix: s.prefix, cost: s.cfg.PasswordCost}
-		if meta.Get(metaInitialized) == nil {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		sd := seeder{tx: tx, prefix: prefix, cost: s.cfg.PasswordCost}
+		if !data.Initialized(tx) {
 			if demoPassword == "" {
-				demoPassword, generated = newSecret("")[:20], true
+				demoPassword, generated = auth.NewSecret("")[:20], true
 			}
 			var err error
 			if demoCompany, err = sd.demo(demoPassword); err != nil {
 				return fmt.Errorf("sandbox: create demo data: %w", err)
 			}
-			if err := meta.Put(metaInitialized, []byte("1")); err != nil {
+			if err := data.MarkInitialized(tx); err != nil {
 				return err
 			}
 		}
 		if s.cfg.Seed != nil {
-			if err := sd.apply(s.cfg.Seed, s.now); err != nil {
+			if err := sd.apply(s.cfg.Seed, s.cfg.Now); err != nil {
 				return fmt.Errorf("sandbox: seed: %w", err)
 			}
 		}
@@ -48,7 +42,7 @@ func (s *Server) bootstrap() error {
 		return err
 	}
 	if demoCompany != 0 {
-		if _, err := s.issuerFor(context.Background(), demoCompany); err != nil {
+		if err := s.issuing.Prepare(context.Background(), demoCompany); err != nil {
 			return fmt.Errorf("sandbox: demo certificate and CAE ranges: %w", err)
 		}
 	}

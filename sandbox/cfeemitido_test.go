@@ -8,18 +8,21 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 // deliver records c (signed by agent) for Alfa and returns its hosted id.
 func (e *env) deliver(uuid string, signedXML []byte) int64 {
 	e.t.Helper()
-	var got sandbox.ComprobanteResponse
-	e.do("POST", "/api/v1/comprobante/recibirFirmado", sandbox.ReceiveRequest{UUID: uuid, XmlFirmado: string(signedXML)}, "X-API-Key", keyAlfa).
+	var got issuing.ComprobanteResponse
+	e.do("POST", "/api/v1/comprobante/recibirFirmado", issuing.ReceiveRequest{UUID: uuid, XmlFirmado: string(signedXML)}, "X-API-Key", keyAlfa).
 		expect(e.t, http.StatusOK).decode(e.t, &got)
 	return got.ID
 }
 
 func TestIssued(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	agent := agentSigner(t)
 	// Signed on 1 and 2 March (Montevideo); the second is an e-Ticket credit note.
@@ -34,7 +37,7 @@ func TestIssued(t *testing.T) {
 	carla := bearer(e.login("carla", carlaPassword).Token) // Beta only
 
 	t.Run("get by id", func(t *testing.T) {
-		var d sandbox.IssuedDetail
+		var d issuing.IssuedDetail
 		e.do("GET", "/api/v1/cfeemitido/"+strconv.FormatInt(id1, 10), nil, ana...).expect(t, http.StatusOK).decode(t, &d)
 		if d.ID != id1 || d.TipoCfe != 101 || d.Nro != 1 || d.UUID != "u1" || d.Estado != "emitido" || d.Origen != "agente" ||
 			d.Total.String() != "122" || d.IdCAE != "90269990000" || d.XmlFirmado == "" || !d.FechaFirma.Equal(day1) {
@@ -50,7 +53,7 @@ func TestIssued(t *testing.T) {
 		e.do("GET", "/api/v1/comprobante/getByIdCfeEmitido?idCfeEmitido="+strconv.FormatInt(id1, 10), nil, carla...).expect(t, http.StatusForbidden)
 	})
 	t.Run("getByIdCfeEmitido answers the §2.3 shape", func(t *testing.T) {
-		var c sandbox.ComprobanteResponse
+		var c issuing.ComprobanteResponse
 		e.do("GET", "/api/v1/comprobante/getByIdCfeEmitido?idCfeEmitido="+strconv.FormatInt(id2, 10), nil, ana...).expect(t, http.StatusOK).decode(t, &c)
 		if c.ID != id2 || c.TipoCfe != 102 || c.CodRespuesta != "00" || c.XmlFirmado == "" {
 			t.Errorf("%+v", c)
@@ -100,7 +103,7 @@ func TestIssued(t *testing.T) {
 		}
 	})
 	t.Run("search and idEmpresa", func(t *testing.T) {
-		var companies []sandbox.CompanyResponse
+		var companies []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, ana...).expect(t, http.StatusOK).decode(t, &companies)
 		alfa := strconv.FormatInt(companies[0].IdEmpresa, 10)
 		if got := search(t, "idEmpresa="+alfa, []string{"X-API-Key", keyAlfa}); !equalIDs(got, []int64{id1, id2}) {

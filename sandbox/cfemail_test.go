@@ -16,6 +16,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	cfemail "github.com/cfe-agent/cfe-agent/sandbox/mail"
 )
 
 // refusingSession is an SMTP session that refuses every recipient whose
@@ -110,14 +111,15 @@ func parseMail(t *testing.T, raw string) parsedMail {
 	}
 }
 
-func (e *env) mailHistory(t *testing.T, id int64, auth []string) []sandbox.MailSend {
+func (e *env) mailHistory(t *testing.T, id int64, auth []string) []cfemail.Delivery {
 	t.Helper()
-	var h []sandbox.MailSend
+	var h []cfemail.Delivery
 	e.do("GET", "/api/v1/cfeemitido/emailenvios?idCfe="+strconv.FormatInt(id, 10), nil, auth...).expect(t, http.StatusOK).decode(t, &h)
 	return h
 }
 
 func TestMailCFE(t *testing.T) {
+	t.Parallel()
 	box, addr := startRefusingMailbox(t)
 	d := startExportData(t, func(c *sandbox.Config) { c.SMTPAddr = addr })
 	e := d.env
@@ -126,8 +128,8 @@ func TestMailCFE(t *testing.T) {
 	det := e.issued(d.factura.ID)
 
 	t.Run("PDF and signed XML to each address, with an API key", func(t *testing.T) {
-		var send sandbox.MailSend
-		e.do("POST", path, sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: []string{"Cliente Uno <uno@cliente.test>", "dos@cliente.test"},
+		var send cfemail.Delivery
+		e.do("POST", path, cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: []string{"Cliente Uno <uno@cliente.test>", "dos@cliente.test"},
 			Asunto: "Su e-Factura de marzo — gracias"}, key...).expect(t, http.StatusOK).decode(t, &send)
 		if send.ID == 0 || send.Estado != "enviado" || send.IdCfe != d.factura.ID || send.EnviadoPor.Tipo != "apiKey" ||
 			send.EnviadoPor.Nombre != "caja 1" || len(send.Destinatarios) != 2 || !send.Fecha.Equal(t0) {
@@ -168,8 +170,8 @@ func TestMailCFE(t *testing.T) {
 		}
 	})
 	t.Run("with a JWT and the default subject", func(t *testing.T) {
-		var send sandbox.MailSend
-		e.do("POST", path, sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: []string{"tres@cliente.test"}}, d.ana...).
+		var send cfemail.Delivery
+		e.do("POST", path, cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: []string{"tres@cliente.test"}}, d.ana...).
 			expect(t, http.StatusOK).decode(t, &send)
 		if send.EnviadoPor.Tipo != "usuario" || send.EnviadoPor.Nombre != "ana" || send.EnviadoPor.ID != d.anaID {
 			t.Errorf("sender %+v", send.EnviadoPor)
@@ -182,7 +184,7 @@ func TestMailCFE(t *testing.T) {
 	})
 	t.Run("a recipient the server refuses is recorded as failed", func(t *testing.T) {
 		before := len(box.all())
-		b := e.do("POST", path, sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: []string{"cuatro@cliente.test", "rechazo@cliente.test"}}, key...).
+		b := e.do("POST", path, cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: []string{"cuatro@cliente.test", "rechazo@cliente.test"}}, key...).
 			expectError(t, http.StatusServiceUnavailable, "destinatarios[1]")
 		if b.Code != "unavailable" {
 			t.Errorf("code %q", b.Code)
@@ -213,8 +215,8 @@ func TestMailCFE(t *testing.T) {
 	})
 	t.Run("another company's CFE is 403 and sends nothing", func(t *testing.T) {
 		before := len(box.all())
-		e.do("POST", path, sandbox.MailRequest{IdCfe: d.beta.ID, Destinatarios: []string{"x@cliente.test"}}, key...).expectError(t, http.StatusForbidden, "")
-		e.do("POST", path, sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: []string{"x@cliente.test"}}, d.carla...).expectError(t, http.StatusForbidden, "")
+		e.do("POST", path, cfemail.SendRequest{IdCfe: d.beta.ID, Destinatarios: []string{"x@cliente.test"}}, key...).expectError(t, http.StatusForbidden, "")
+		e.do("POST", path, cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: []string{"x@cliente.test"}}, d.carla...).expectError(t, http.StatusForbidden, "")
 		e.do("GET", "/api/v1/cfeemitido/emailenvios?idCfe="+strconv.FormatInt(d.factura.ID, 10), nil, "X-API-Key", keyBeta).expectError(t, http.StatusForbidden, "")
 		e.do("GET", "/api/v1/cfeemitido/emailenvios?idCfe="+strconv.FormatInt(d.beta.ID, 10), nil, d.ana...).expectError(t, http.StatusForbidden, "")
 		if len(box.all()) != before {
@@ -231,13 +233,13 @@ func TestMailCFE(t *testing.T) {
 			body  any
 			field string
 		}{
-			"no CFE":            {sandbox.MailRequest{Destinatarios: []string{"a@cliente.test"}}, "idCfe"},
-			"no address":        {sandbox.MailRequest{IdCfe: d.factura.ID}, "destinatarios"},
-			"a bad address":     {sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: []string{"a@cliente.test", "no es correo"}}, "destinatarios[1]"},
-			"header injection":  {sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: []string{"a@cliente.test\r\nBcc: b@x.test"}}, "destinatarios[0]"},
-			"too many":          {sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: many}, "destinatarios"},
-			"a broken subject":  {sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: []string{"a@cliente.test"}, Asunto: "hola\r\nBcc: b@x.test"}, "asunto"},
-			"an unknown layout": {sandbox.MailRequest{IdCfe: d.factura.ID, Destinatarios: []string{"a@cliente.test"}, Variant: "NoExiste"}, "variant"},
+			"no CFE":            {cfemail.SendRequest{Destinatarios: []string{"a@cliente.test"}}, "idCfe"},
+			"no address":        {cfemail.SendRequest{IdCfe: d.factura.ID}, "destinatarios"},
+			"a bad address":     {cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: []string{"a@cliente.test", "no es correo"}}, "destinatarios[1]"},
+			"header injection":  {cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: []string{"a@cliente.test\r\nBcc: b@x.test"}}, "destinatarios[0]"},
+			"too many":          {cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: many}, "destinatarios"},
+			"a broken subject":  {cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: []string{"a@cliente.test"}, Asunto: "hola\r\nBcc: b@x.test"}, "asunto"},
+			"an unknown layout": {cfemail.SendRequest{IdCfe: d.factura.ID, Destinatarios: []string{"a@cliente.test"}, Variant: "NoExiste"}, "variant"},
 			"not JSON":          {"{", ""},
 		} {
 			t.Run(name, func(t *testing.T) {
@@ -251,16 +253,17 @@ func TestMailCFE(t *testing.T) {
 		}
 	})
 	t.Run("a missing CFE is 404, no credentials 401", func(t *testing.T) {
-		e.do("POST", path, sandbox.MailRequest{IdCfe: 999, Destinatarios: []string{"a@cliente.test"}}, key...).expectError(t, http.StatusNotFound, "")
+		e.do("POST", path, cfemail.SendRequest{IdCfe: 999, Destinatarios: []string{"a@cliente.test"}}, key...).expectError(t, http.StatusNotFound, "")
 		e.do("GET", "/api/v1/cfeemitido/emailenvios?idCfe=999", nil, key...).expectError(t, http.StatusNotFound, "")
 		e.do("GET", "/api/v1/cfeemitido/emailenvios?idCfe=1", nil).expectError(t, http.StatusUnauthorized, "")
 	})
 }
 
 func TestMailCFE_ServerDown(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t, func(c *sandbox.Config) { c.SMTPAddr = closedAddr(t) })
 	e := d.env
-	e.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", sandbox.MailRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test", "dos@cliente.test"}}, d.ana...).
+	e.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", cfemail.SendRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test", "dos@cliente.test"}}, d.ana...).
 		expectError(t, http.StatusServiceUnavailable, "destinatarios[1]")
 	h := e.mailHistory(t, d.ticket.ID, d.ana)
 	if len(h) != 1 || h[0].Estado != "error" || h[0].EnviadoPor.Nombre != "ana" || len(h[0].Destinatarios) != 2 {
@@ -274,8 +277,9 @@ func TestMailCFE_ServerDown(t *testing.T) {
 }
 
 func TestMailCFE_NoServerConfigured(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t)
-	d.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", sandbox.MailRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test"}}, "X-API-Key", keyAlfa).
+	d.do("POST", "/api/v1/cfeemitido/enviarPdfPorCorreo", cfemail.SendRequest{IdCfe: d.ticket.ID, Destinatarios: []string{"uno@cliente.test"}}, "X-API-Key", keyAlfa).
 		expectError(t, http.StatusServiceUnavailable, "destinatarios[0]")
 	h := d.mailHistory(t, d.ticket.ID, d.ana)
 	if len(h) != 1 || h[0].Estado != "error" || !strings.Contains(h[0].Destinatarios[0].Error, "SMTP") || h[0].EnviadoPor.Tipo != "apiKey" {

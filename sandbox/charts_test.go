@@ -2,6 +2,8 @@ package sandbox_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -9,7 +11,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/reports"
 )
 
 // usdTicketRequest is an e-Ticket in dollars: one line of 100.00 with IVA at
@@ -63,15 +68,15 @@ func chartFixture(t *testing.T, e *env) {
 	at(t0)
 }
 
-func (e *env) chart(t *testing.T, path string, headers ...string) sandbox.ChartResponse {
+func (e *env) chart(t *testing.T, path string, headers ...string) reports.ChartResponse {
 	t.Helper()
-	var c sandbox.ChartResponse
+	var c reports.ChartResponse
 	e.do("GET", path, nil, headers...).expect(t, http.StatusOK).decode(t, &c)
 	return c
 }
 
 // amounts maps "currency" to "count amount" and "type/currency" likewise.
-func amounts(tot sandbox.ChartTotals) map[string]string {
+func amounts(tot reports.ChartTotals) map[string]string {
 	out := map[string]string{"": strconv.Itoa(tot.Cantidad)}
 	for _, m := range tot.Montos {
 		out[m.Moneda] = strconv.Itoa(m.Cantidad) + " " + m.Monto.StringFixed(2)
@@ -116,7 +121,7 @@ var todayWant = with("", "6", "UYU", "6 830.00", "101/UYU", "3 830.00", "102/UYU
 
 // checkSums checks that the periods add up to the totals and that in every
 // period the types add up to the currencies.
-func checkSums(t *testing.T, c sandbox.ChartResponse) {
+func checkSums(t *testing.T, c reports.ChartResponse) {
 	t.Helper()
 	count := 0
 	byCurrency := map[string]decimal.Decimal{}
@@ -152,6 +157,7 @@ func checkSums(t *testing.T, c sandbox.ChartResponse) {
 }
 
 func TestCharts_Daily(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	chartFixture(t, e)
 	ana := bearer(e.login("ana", anaPassword).Token)
@@ -229,6 +235,7 @@ func TestCharts_Daily(t *testing.T) {
 }
 
 func TestCharts_Monthly(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	chartFixture(t, e)
 	c := e.chart(t, "/api/v1/cfeemitido/graficaFacturacionMensual", "X-API-Key", keyAlfa)
@@ -266,11 +273,12 @@ func TestCharts_Monthly(t *testing.T) {
 }
 
 func TestCharts_Access(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.emit(ticketRequest("a-1")) // Alfa, today
 	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("b-1"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
 	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("b-2"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
-	var companies []sandbox.CompanyResponse
+	var companies []auth.CompanyResponse
 	beto := bearer(e.login("beto", betoPassword).Token) // Alfa and Beta
 	e.do("GET", "/api/v1/usuario/empresas", nil, beto...).expect(t, http.StatusOK).decode(t, &companies)
 	ids := map[string]string{}
@@ -330,5 +338,33 @@ func TestCharts_Access(t *testing.T) {
 			}
 			e.do("POST", path, nil, ana...).expect(t, http.StatusBadRequest)
 		})
+	}
+}
+
+// An e-Boleta de entrada documents a purchase (cfe.SaleSign): the chart
+// counts it, with amount 0 and sign 0, beside a sale of the same day.
+func TestCharts_purchaseBillsNothing(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	raw, err := os.ReadFile(filepath.Join(testtool.RepoRoot(t), "examples", "e-boleta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boleta := e.emit(string(raw))
+	if boleta.TipoCfe != 151 {
+		t.Fatalf("the example is type %d, want an e-Boleta (151)", boleta.TipoCfe)
+	}
+	e.emit(ticketRequest("sale-1"))
+	c := e.chart(t, "/api/v1/cfeemitido/graficaDiaria", "X-API-Key", keyAlfa)
+	signs := map[int]int{}
+	for _, ty := range c.Tipos {
+		signs[ty.TipoCfe] = ty.Signo
+	}
+	if len(signs) != 2 || signs[101] != 1 || signs[151] != 0 {
+		t.Errorf("types %+v, want 101 with sign 1 and 151 with sign 0", c.Tipos)
+	}
+	got := amounts(c.Totales)
+	if got[""] != "2" || got["UYU"] != "2 415.00" || got["151/UYU"] != "1 0.00" || got["101/UYU"] != "1 415.00" {
+		t.Errorf("totals %v: want the e-Boleta counted with 0 and the sale's 415.00", got)
 	}
 }

@@ -8,7 +8,8 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 // ticketRequest is an emitir body for an e-Ticket with prices including IVA
@@ -29,9 +30,9 @@ func ticketRequest(uuid string) map[string]any {
 }
 
 // emit issues body with Alfa's key and returns the response.
-func (e *env) emit(body any) sandbox.ComprobanteResponse {
+func (e *env) emit(body any) issuing.ComprobanteResponse {
 	e.t.Helper()
-	var got sandbox.ComprobanteResponse
+	var got issuing.ComprobanteResponse
 	e.do("POST", "/api/v1/comprobante/emitir", body, "X-API-Key", keyAlfa).expect(e.t, http.StatusOK).decode(e.t, &got)
 	return got
 }
@@ -53,6 +54,7 @@ func (r *resp) rejection(t testing.TB) rejected {
 }
 
 func TestEmit(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	got := e.emit(ticketRequest("emit-1"))
 	if got.CodRespuesta != "00" || got.CodigoRespuesta != "00" || got.TipoCfe != 101 || got.Serie != "H" || got.Nro != 1 ||
@@ -126,11 +128,11 @@ func TestEmit(t *testing.T) {
 	t.Run("a JWT names the company with idEmpresa", func(t *testing.T) {
 		beto := bearer(e.login("beto", betoPassword).Token)
 		e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("beto-1"), beto...).expect(t, http.StatusBadRequest)
-		var companies []sandbox.CompanyResponse
+		var companies []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, beto...).expect(t, http.StatusOK).decode(t, &companies)
 		body := ticketRequest("beto-1")
 		body["idEmpresa"] = strconv.FormatInt(companies[1].IdEmpresa, 10) // Beta, as a PHP client sends it
-		var got sandbox.ComprobanteResponse
+		var got issuing.ComprobanteResponse
 		e.do("POST", "/api/v1/comprobante/emitir", body, beto...).expect(t, http.StatusOK).decode(t, &got)
 		if !strings.Contains(got.DatosQR, rucBeta) || got.Nro != 1 {
 			t.Errorf("Beta's first CFE: %+v", got)
@@ -139,7 +141,7 @@ func TestEmit(t *testing.T) {
 		e.do("POST", "/api/v1/comprobante/emitir", body, "X-API-Key", keyAlfa).expect(t, http.StatusForbidden)
 	})
 	t.Run("the emitted CFE is listed", func(t *testing.T) {
-		var d sandbox.IssuedDetail
+		var d issuing.IssuedDetail
 		e.do("GET", "/api/v1/cfeemitido/"+strconv.FormatInt(got.ID, 10), nil, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &d)
 		if d.Origen != "emitido" || d.Total.String() != "415" || d.XmlFirmado != got.XmlFirmado || d.Adenda != "Gracias por su compra" {
 			t.Errorf("detail %+v", d.IssuedSummary)
@@ -155,13 +157,14 @@ func decString(v any) string {
 }
 
 func TestSignXML(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	unsigned, err := cfe.MarshalXML(ticket(1, t0)) // serie A, number 1: replaced by the sandbox's
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got sandbox.ComprobanteResponse
-	e.do("POST", "/api/v1/comprobante/firmarXml", sandbox.SignXMLRequest{UUID: "xml-1", XML: string(unsigned)}, "X-API-Key", keyAlfa).
+	var got issuing.ComprobanteResponse
+	e.do("POST", "/api/v1/comprobante/firmarXml", issuing.SignXMLRequest{UUID: "xml-1", XML: string(unsigned)}, "X-API-Key", keyAlfa).
 		expect(t, http.StatusOK).decode(t, &got)
 	if got.CodRespuesta != "00" || got.Serie != "H" || got.Nro != 1 || got.TipoCfe != 101 {
 		t.Fatalf("response %+v", got)
@@ -170,14 +173,14 @@ func TestSignXML(t *testing.T) {
 		t.Errorf("xmlsec1: %s", out)
 	}
 	t.Run("another company's RUC", func(t *testing.T) {
-		rej := e.do("POST", "/api/v1/comprobante/firmarXml", sandbox.SignXMLRequest{UUID: "xml-2", XML: string(unsigned)}, "X-API-Key", keyBeta).
+		rej := e.do("POST", "/api/v1/comprobante/firmarXml", issuing.SignXMLRequest{UUID: "xml-2", XML: string(unsigned)}, "X-API-Key", keyBeta).
 			expect(t, http.StatusBadRequest).rejection(t)
 		if rej.CodRespuesta != "01" || len(rej.Details) != 1 || rej.Details[0].Campo != "Encabezado/Emisor/RUCEmisor" {
 			t.Errorf("rejection %+v", rej)
 		}
 	})
 	t.Run("not a CFE", func(t *testing.T) {
-		rej := e.do("POST", "/api/v1/comprobante/firmarXml", sandbox.SignXMLRequest{UUID: "xml-3", XML: "<x/>"}, "X-API-Key", keyAlfa).
+		rej := e.do("POST", "/api/v1/comprobante/firmarXml", issuing.SignXMLRequest{UUID: "xml-3", XML: "<x/>"}, "X-API-Key", keyAlfa).
 			expect(t, http.StatusBadRequest).rejection(t)
 		if rej.CodRespuesta != "01" {
 			t.Errorf("rejection %+v", rej)
@@ -187,7 +190,7 @@ func TestSignXML(t *testing.T) {
 		c := ticket(1, t0)
 		*c.Totales.MntPagar = c.Totales.MntPagar.Add(*dec("1"))
 		raw, _ := cfe.MarshalXML(c)
-		e.do("POST", "/api/v1/comprobante/firmarXml", sandbox.SignXMLRequest{UUID: "xml-4", XML: string(raw)}, "X-API-Key", keyAlfa).
+		e.do("POST", "/api/v1/comprobante/firmarXml", issuing.SignXMLRequest{UUID: "xml-4", XML: string(raw)}, "X-API-Key", keyAlfa).
 			expect(t, http.StatusBadRequest)
 	})
 	t.Run("uuid and xml are required", func(t *testing.T) {

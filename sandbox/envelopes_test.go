@@ -13,7 +13,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 // envelopeFactura is an e-Factura of Alfa to the company of RUC ruc.
@@ -34,7 +34,7 @@ func envelopeFactura(uuid, ruc, adenda string) map[string]any {
 // storedXML is the signed XML the sandbox keeps for CFE id.
 func (e *env) storedXML(id int64) []byte {
 	e.t.Helper()
-	var d sandbox.IssuedDetail
+	var d issuing.IssuedDetail
 	e.do("GET", "/api/v1/cfeemitido/"+strconv.FormatInt(id, 10), nil, "X-API-Key", keyAlfa).expect(e.t, http.StatusOK).decode(e.t, &d)
 	return []byte(d.XmlFirmado)
 }
@@ -78,6 +78,7 @@ func (e *env) checkEnvelope(t *testing.T, r *resp, xsd string, ids ...int64) *cf
 }
 
 func TestEnvelopes(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tck := e.emit(ticketRequest("env-t1")).ID
 	toBeta := e.emit(envelopeFactura("env-f1", rucBeta, "Pagadero a 30 días")).ID
@@ -147,6 +148,9 @@ func TestEnvelopes(t *testing.T) {
 	}{
 		{"not JSON", authority, "{", "", "JSON"},
 		{"ids and filter", authority, map[string]any{"ids": []int64{tck}, "tipoFiltro": 101}, "ids", "no ambos"},
+		{"empty ids", authority, `{"ids": []}`, "ids", "al menos un CFE"},
+		{"empty ids with the company", authority, map[string]any{"ids": []int64{}, "idEmpresa": 1}, "ids", "al menos un CFE"},
+		{"receiver: empty ids", receiver, map[string]any{"ids": []int64{}, "rucReceptor": cfe.RUCDGI}, "ids", "al menos un CFE"},
 		{"251 ids", authority, map[string]any{"ids": many}, "ids", "hasta 250"},
 		{"repeated id", authority, map[string]any{"ids": []int64{tck, tck}}, "ids[1]", "repetido"},
 		{"bad filter", authority, map[string]any{"tipoFiltro": 999}, "tipoFiltro", "código de tipo"},
@@ -187,6 +191,7 @@ func TestEnvelopes(t *testing.T) {
 // A filter that selects more CFEs than an envelope holds is refused with the
 // count, and uses no envelope number.
 func TestEnvelopes_FilterOverTheLimit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("issues 251 CFEs")
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
+	"github.com/cfe-agent/cfe-agent/sandbox/reports"
 )
 
 // exportData is a sandbox whose company Alfa issued an e-Ticket at two IVA
@@ -25,7 +27,7 @@ import (
 // line, and whose company Beta issued an e-Ticket.
 type exportData struct {
 	*env
-	ticket, factura, credit, beta sandbox.ComprobanteResponse
+	ticket, factura, credit, beta issuing.ComprobanteResponse
 	ana, beto, carla              []string // JWT headers
 	anaID, carlaID                int64
 	alfaCo, betaCo                int64 // company ids
@@ -57,7 +59,7 @@ func startExportData(t *testing.T, opts ...func(*sandbox.Config)) *exportData {
 	d.anaID = e.userID(d.ana)
 	d.carlaID = e.userID(d.carla)
 	d.alfaCo = e.issued(d.ticket.ID).IdEmpresa
-	var det sandbox.IssuedDetail
+	var det issuing.IssuedDetail
 	e.do("GET", "/api/v1/cfeemitido/"+strconv.FormatInt(d.beta.ID, 10), nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &det)
 	d.betaCo = det.IdEmpresa
 	return d
@@ -66,7 +68,7 @@ func startExportData(t *testing.T, opts ...func(*sandbox.Config)) *exportData {
 // userID reads the caller's own id from their default export configuration.
 func (e *env) userID(auth []string) int64 {
 	e.t.Helper()
-	var cfg sandbox.ExportConfig
+	var cfg reports.ExportConfig
 	e.do("GET", "/api/v1/cfeemitido/getConfiguracionExportacionCfe", nil, auth...).expect(e.t, http.StatusOK).decode(e.t, &cfg)
 	return cfg.UserID
 }
@@ -93,6 +95,7 @@ func (r *resp) expectError(t *testing.T, want int, field string) errBody {
 }
 
 func TestExportConfig(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t)
 	e := d.env
 	const path = "/api/v1/cfeemitido/getConfiguracionExportacionCfe"
@@ -101,20 +104,20 @@ func TestExportConfig(t *testing.T) {
 	uid := strconv.FormatInt(d.anaID, 10)
 
 	t.Run("a user without a saved configuration gets the default", func(t *testing.T) {
-		var cfg sandbox.ExportConfig
+		var cfg reports.ExportConfig
 		e.do("GET", path+"?userId="+uid, nil, d.ana...).expect(t, http.StatusOK).decode(t, &cfg)
 		if !cfg.Predefinida || cfg.UserID != d.anaID || len(cfg.Columnas) == 0 || len(cfg.Disponibles) < len(cfg.Columnas) || cfg.Actualizada != nil {
 			t.Errorf("default %+v", cfg)
 		}
 	})
 	t.Run("saved, read back by the user and by the company's key", func(t *testing.T) {
-		body := sandbox.SaveExportConfigRequest{Columnas: []string{"numero", "fechaEmision", "total"},
-			Filtros: sandbox.CFEFilter{TipoFiltro: 101, FechaFirmaDesde: today}}
-		var saved, mine, viaKey sandbox.ExportConfig
+		body := reports.SaveExportConfigRequest{Columnas: []string{"numero", "fechaEmision", "total"},
+			Filtros: issuing.CFEFilter{TipoFiltro: 101, FechaFirmaDesde: today}}
+		var saved, mine, viaKey reports.ExportConfig
 		e.do("POST", save, body, d.ana...).expect(t, http.StatusOK).decode(t, &saved)
 		e.do("GET", path, nil, d.ana...).expect(t, http.StatusOK).decode(t, &mine)
 		e.do("GET", path+"?userId="+uid, nil, key...).expect(t, http.StatusOK).decode(t, &viaKey)
-		for _, c := range []sandbox.ExportConfig{saved, mine, viaKey} {
+		for _, c := range []reports.ExportConfig{saved, mine, viaKey} {
 			if c.Predefinida || c.Actualizada == nil || strings.Join(c.Columnas, ",") != "numero,fechaEmision,total" ||
 				c.Filtros != body.Filtros || c.UserID != d.anaID {
 				t.Errorf("configuration %+v", c)
@@ -123,7 +126,7 @@ func TestExportConfig(t *testing.T) {
 	})
 	t.Run("another user's configuration is 403", func(t *testing.T) {
 		e.do("GET", path+"?userId="+uid, nil, d.carla...).expectError(t, http.StatusForbidden, "")
-		e.do("POST", save, sandbox.SaveExportConfigRequest{UserID: d.anaID, Columnas: []string{"id"}}, d.carla...).expectError(t, http.StatusForbidden, "")
+		e.do("POST", save, reports.SaveExportConfigRequest{UserID: d.anaID, Columnas: []string{"id"}}, d.carla...).expectError(t, http.StatusForbidden, "")
 		// A key reaches only its company's users: Carla is Beta's, 999 nobody.
 		e.do("GET", path+"?userId="+strconv.FormatInt(d.carlaID, 10), nil, key...).expectError(t, http.StatusForbidden, "")
 		e.do("GET", path+"?userId=999", nil, key...).expectError(t, http.StatusForbidden, "")
@@ -138,25 +141,25 @@ func TestExportConfig(t *testing.T) {
 		}{
 			"userId not a number": {"GET", path + "?userId=x", nil, d.ana, "userId"},
 			"a key needs userId":  {"GET", path, nil, key, "userId"},
-			"unknown column":      {"POST", save, sandbox.SaveExportConfigRequest{Columnas: []string{"total", "precio"}}, d.ana, "columnas[1]"},
-			"repeated column":     {"POST", save, sandbox.SaveExportConfigRequest{Columnas: []string{"total", "total"}}, d.ana, "columnas[1]"},
-			"no column":           {"POST", save, sandbox.SaveExportConfigRequest{}, d.ana, "columnas"},
-			"bad filter type":     {"POST", save, sandbox.SaveExportConfigRequest{Columnas: []string{"id"}, Filtros: sandbox.CFEFilter{TipoFiltro: 999}}, d.ana, "filtros.tipoFiltro"},
-			"bad filter date":     {"POST", save, sandbox.SaveExportConfigRequest{Columnas: []string{"id"}, Filtros: sandbox.CFEFilter{FechaFirmaDesde: "2026-13-01"}}, d.ana, "filtros.fechaFirmaDesde"},
+			"unknown column":      {"POST", save, reports.SaveExportConfigRequest{Columnas: []string{"total", "precio"}}, d.ana, "columnas[1]"},
+			"repeated column":     {"POST", save, reports.SaveExportConfigRequest{Columnas: []string{"total", "total"}}, d.ana, "columnas[1]"},
+			"no column":           {"POST", save, reports.SaveExportConfigRequest{}, d.ana, "columnas"},
+			"bad filter type":     {"POST", save, reports.SaveExportConfigRequest{Columnas: []string{"id"}, Filtros: issuing.CFEFilter{TipoFiltro: 999}}, d.ana, "filtros.tipoFiltro"},
+			"bad filter date":     {"POST", save, reports.SaveExportConfigRequest{Columnas: []string{"id"}, Filtros: issuing.CFEFilter{FechaFirmaDesde: "2026-13-01"}}, d.ana, "filtros.fechaFirmaDesde"},
 			"not JSON":            {"POST", save, "{", d.ana, ""},
 		} {
 			t.Run(name, func(t *testing.T) {
 				e.do(c.method, c.path, c.body, c.auth...).expectError(t, http.StatusBadRequest, c.field)
 			})
 		}
-		var cfg sandbox.ExportConfig
+		var cfg reports.ExportConfig
 		e.do("GET", path, nil, d.ana...).expect(t, http.StatusOK).decode(t, &cfg)
 		if strings.Join(cfg.Columnas, ",") != "numero,fechaEmision,total" {
 			t.Errorf("configuration changed by refused requests: %v", cfg.Columnas)
 		}
 	})
 	t.Run("a filter on another company cannot be saved", func(t *testing.T) {
-		e.do("POST", save, sandbox.SaveExportConfigRequest{Columnas: []string{"id"}, Filtros: sandbox.CFEFilter{IdEmpresa: d.betaCo}}, d.ana...).
+		e.do("POST", save, reports.SaveExportConfigRequest{Columnas: []string{"id"}, Filtros: issuing.CFEFilter{IdEmpresa: d.betaCo}}, d.ana...).
 			expectError(t, http.StatusForbidden, "")
 	})
 	t.Run("no credentials is 401", func(t *testing.T) {
@@ -227,9 +230,9 @@ print(json.dumps({"title": ws.title, "rows": rows}))
 }
 
 // issued reads GET /api/v1/cfeemitido/{id}.
-func (e *env) issued(id int64) sandbox.IssuedDetail {
+func (e *env) issued(id int64) issuing.IssuedDetail {
 	e.t.Helper()
-	var det sandbox.IssuedDetail
+	var det issuing.IssuedDetail
 	e.do("GET", "/api/v1/cfeemitido/"+strconv.FormatInt(id, 10), nil, "X-API-Key", keyAlfa).expect(e.t, http.StatusOK).decode(e.t, &det)
 	return det
 }
@@ -274,13 +277,14 @@ func decEq(t *testing.T, what, got, want string) {
 }
 
 func TestExportExcel(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t)
 	e := d.env
 	const path = "/api/v1/cfeemitido/exportarExcel"
 	cols := []string{"id", "fechaEmision", "fechaFirma", "tipoCfe", "tipoNombre", "serie", "numero", "receptorDocumento",
 		"moneda", "netoIvaTasaBasica", "ivaTasaBasica", "montoExportacion", "montoNoGravado", "total", "anulado"}
 	e.do("POST", "/api/v1/cfeemitido/guardarConfiguracionExportacionCfe",
-		sandbox.SaveExportConfigRequest{Columnas: cols, Filtros: sandbox.CFEFilter{FechaFirmaDesde: today}}, d.ana...).expect(t, http.StatusOK)
+		reports.SaveExportConfigRequest{Columnas: cols, Filtros: issuing.CFEFilter{FechaFirmaDesde: today}}, d.ana...).expect(t, http.StatusOK)
 
 	check := func(t *testing.T, r *resp, cols []string, ids []int64) {
 		t.Helper()
@@ -292,7 +296,7 @@ func TestExportExcel(t *testing.T) {
 		if title != "CFE" || len(rows) != len(ids)+1 {
 			t.Fatalf("sheet %q with %d rows, want %d", title, len(rows), len(ids)+1)
 		}
-		var catalog sandbox.ExportConfig
+		var catalog reports.ExportConfig
 		e.do("GET", "/api/v1/cfeemitido/getConfiguracionExportacionCfe", nil, d.ana...).expect(t, http.StatusOK).decode(t, &catalog)
 		titles := map[string]string{}
 		for _, c := range catalog.Disponibles {
@@ -407,12 +411,13 @@ func TestExportExcel(t *testing.T) {
 		// beto acts for Alfa and Beta and saved Beta as his filter: Alfa's key
 		// exports Alfa's CFEs with his columns, not a 403 for Beta.
 		e.do("POST", "/api/v1/cfeemitido/guardarConfiguracionExportacionCfe",
-			sandbox.SaveExportConfigRequest{Columnas: cols, Filtros: sandbox.CFEFilter{IdEmpresa: d.betaCo}}, d.beto...).expect(t, http.StatusOK)
+			reports.SaveExportConfigRequest{Columnas: cols, Filtros: issuing.CFEFilter{IdEmpresa: d.betaCo}}, d.beto...).expect(t, http.StatusOK)
 		check(t, e.do("POST", path, map[string]any{"userId": e.userID(d.beto), "tipoFiltro": 111}, "X-API-Key", keyAlfa), cols, []int64{d.factura.ID})
 	})
 }
 
 func TestAccountingExport(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t)
 	e := d.env
 	const path = "/api/v1/ExportacionContable/exportarSistemaContable"
@@ -435,7 +440,7 @@ func TestAccountingExport(t *testing.T) {
 	}
 
 	t.Run("the rows of each CFE add up to its totals, with a JWT", func(t *testing.T) {
-		col, rows := rowsOf(t, e.do("POST", path, sandbox.CFEFilter{}, d.ana...))
+		col, rows := rowsOf(t, e.do("POST", path, issuing.CFEFilter{}, d.ana...))
 		byCFE := map[string][][]string{}
 		for _, r := range rows {
 			byCFE[r[col["idCfe"]]] = append(byCFE[r[col["idCfe"]]], r)
@@ -504,7 +509,7 @@ func TestAccountingExport(t *testing.T) {
 		}
 	})
 	t.Run("filtered, with an API key", func(t *testing.T) {
-		col, rows := rowsOf(t, e.do("POST", path, sandbox.CFEFilter{TipoFiltro: 111}, "X-API-Key", keyAlfa))
+		col, rows := rowsOf(t, e.do("POST", path, issuing.CFEFilter{TipoFiltro: 111}, "X-API-Key", keyAlfa))
 		if len(rows) == 0 {
 			t.Fatal("no rows")
 		}
@@ -515,12 +520,12 @@ func TestAccountingExport(t *testing.T) {
 		}
 	})
 	t.Run("another company is 403", func(t *testing.T) {
-		e.do("POST", path, sandbox.CFEFilter{IdEmpresa: d.alfaCo}, "X-API-Key", keyBeta).expectError(t, http.StatusForbidden, "")
-		e.do("POST", path, sandbox.CFEFilter{IdEmpresa: d.alfaCo}, d.carla...).expectError(t, http.StatusForbidden, "")
+		e.do("POST", path, issuing.CFEFilter{IdEmpresa: d.alfaCo}, "X-API-Key", keyBeta).expectError(t, http.StatusForbidden, "")
+		e.do("POST", path, issuing.CFEFilter{IdEmpresa: d.alfaCo}, d.carla...).expectError(t, http.StatusForbidden, "")
 	})
 	t.Run("bad input is 400", func(t *testing.T) {
-		e.do("POST", path, sandbox.CFEFilter{TipoFiltro: 5}, d.ana...).expectError(t, http.StatusBadRequest, "tipoFiltro")
-		e.do("POST", path, sandbox.CFEFilter{FechaFirmaDesde: "2026-03-05", FechaFirmaHasta: "2026-03-01"}, d.ana...).
+		e.do("POST", path, issuing.CFEFilter{TipoFiltro: 5}, d.ana...).expectError(t, http.StatusBadRequest, "tipoFiltro")
+		e.do("POST", path, issuing.CFEFilter{FechaFirmaDesde: "2026-03-05", FechaFirmaHasta: "2026-03-01"}, d.ana...).
 			expectError(t, http.StatusBadRequest, "fechaFirmaHasta")
 		e.do("POST", path, "no", d.ana...).expectError(t, http.StatusBadRequest, "")
 		e.do("POST", path, nil, d.ana...).expectError(t, http.StatusBadRequest, "")
@@ -528,16 +533,17 @@ func TestAccountingExport(t *testing.T) {
 }
 
 func TestExport_Limit(t *testing.T) {
+	t.Parallel()
 	d := startExportData(t, func(c *sandbox.Config) { c.MaxExportRows = 2 })
 	e := d.env
 	for _, path := range []string{"/api/v1/cfeemitido/exportarExcel", "/api/v1/ExportacionContable/exportarSistemaContable"} {
 		t.Run(path, func(t *testing.T) {
 			// Alfa has 3 CFEs, one more than the limit; its one e-Ticket passes.
-			b := e.do("POST", path, sandbox.CFEFilter{}, "X-API-Key", keyAlfa).expectError(t, http.StatusBadRequest, "filtro")
+			b := e.do("POST", path, issuing.CFEFilter{}, "X-API-Key", keyAlfa).expectError(t, http.StatusBadRequest, "filtro")
 			if !strings.Contains(b.Details[0].Mensaje, "más de 2 CFE") {
 				t.Errorf("message %q", b.Details[0].Mensaje)
 			}
-			e.do("POST", path, sandbox.CFEFilter{TipoFiltro: 101}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
+			e.do("POST", path, issuing.CFEFilter{TipoFiltro: 101}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
 		})
 	}
 }

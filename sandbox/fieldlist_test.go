@@ -12,6 +12,7 @@ import (
 // TestEmit_FieldListCapped sends an emission with 60 000 unknown fields: the
 // rejection lists 20 of them and one "y 59980 más", in a small body.
 func TestEmit_FieldListCapped(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	var b strings.Builder
 	b.WriteString(`{"uuid":"venta-campos","cfe":{`)

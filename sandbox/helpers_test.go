@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 // Known test data.
@@ -205,7 +206,7 @@ func (e *env) do(method, path string, body any, headers ...string) *resp {
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -217,13 +218,18 @@ func (e *env) do(method, path string, body any, headers ...string) *resp {
 	return &resp{status: res.StatusCode, header: res.Header, body: raw}
 }
 
+// testClient gives every request of the tests a deadline: a server that
+// stopped answering fails the test that waited for it, not the whole run at
+// go test's timeout. It is generous, for a machine under load.
+var testClient = &http.Client{Timeout: 2 * time.Minute}
+
 func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
 
 // login logs in and fails the test unless it succeeds.
-func (e *env) login(username, secret string, headers ...string) sandbox.TokenResponse {
+func (e *env) login(username, secret string, headers ...string) auth.TokenResponse {
 	e.t.Helper()
-	var tok sandbox.TokenResponse
-	e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: username, Secret: secret}, headers...).
+	var tok auth.TokenResponse
+	e.do("POST", "/api/auth/login", auth.LoginRequest{Username: username, Secret: secret}, headers...).
 		expect(e.t, http.StatusOK).decode(e.t, &tok)
 	return tok
 }

@@ -46,6 +46,7 @@ func hostedEndpoints(t *testing.T) []interfaceEndpoint {
 // exists in the sandbox (no "la ruta no existe"), and docs/sandbox.md
 // documents each.
 func TestRoutes_InterfaceComplete(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	doc, err := os.ReadFile(filepath.Join(testtool.RepoRoot(t), "docs", "sandbox.md"))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // throttled, over real HTTP, and checks that a valid key from another
 // address still works.
 func TestKeyThrottle_PerAddress(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		c.KeyFailureLimits = sandbox.KeyFailureLimits{Failures: 3, Window: time.Minute}
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 // guardLimits are small thresholds for the login-protection tests.
@@ -16,17 +17,18 @@ func withGuard(c *sandbox.Config) { c.LoginLimits = guardLimits }
 // attempt logs in as username from addr and returns the response.
 func (e *env) attempt(addr, username, secret string) *resp {
 	e.t.Helper()
-	return e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: username, Secret: secret}, testClientHeader, addr)
+	return e.do("POST", "/api/auth/login", auth.LoginRequest{Username: username, Secret: secret}, testClientHeader, addr)
 }
 
-func (e *env) metrics() sandbox.Metrics {
+func (e *env) metrics() auth.Metrics {
 	e.t.Helper()
-	var m sandbox.Metrics
+	var m auth.Metrics
 	e.do("GET", "/sandbox/metrics", nil).expect(e.t, http.StatusOK).decode(e.t, &m)
 	return m
 }
 
 func TestLoginGuard_PerIP(t *testing.T) {
+	t.Parallel()
 	e := start(t, withGuard)
 	for range 3 {
 		e.attempt("203.0.113.7", "ana", "wrong").expect(t, http.StatusUnauthorized)
@@ -73,6 +75,7 @@ func TestLoginGuard_PerIP(t *testing.T) {
 }
 
 func TestLoginGuard_SuccessConsumesNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t, withGuard)
 	for range 10 {
 		e.attempt("203.0.113.9", "ana", anaPassword).expect(t, http.StatusOK)
@@ -86,6 +89,7 @@ func TestLoginGuard_SuccessConsumesNothing(t *testing.T) {
 }
 
 func TestLoginGuard_DistributedAlert(t *testing.T) {
+	t.Parallel()
 	e := start(t, withGuard)
 	// One failure each from four networks, with spellings that normalize to
 	// the same identifier.
@@ -120,8 +124,9 @@ func TestLoginGuard_DistributedAlert(t *testing.T) {
 }
 
 func TestLoginGuard_ClientAddress(t *testing.T) {
+	t.Parallel()
 	forwardedFrom := func(e *env, addr, secret string) *resp {
-		return e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "ana", Secret: secret}, "X-Forwarded-For", "10.9.9.9, "+addr)
+		return e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "ana", Secret: secret}, "X-Forwarded-For", "10.9.9.9, "+addr)
 	}
 	t.Run("X-Forwarded-For is ignored by default", func(t *testing.T) {
 		e := start(t, withGuard, func(c *sandbox.Config) { c.ClientAddr = nil })

@@ -12,12 +12,15 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
+	"github.com/cfe-agent/cfe-agent/sandbox/reports"
 )
 
 // companyIDs returns the hosted ids of Alfa and Beta.
 func (e *env) companyIDs() (alfa, beta int64) {
 	e.t.Helper()
-	var cs []sandbox.CompanyResponse
+	var cs []auth.CompanyResponse
 	e.do("GET", "/api/v1/usuario/empresas", nil, bearer(e.login("beto", betoPassword).Token)...).expect(e.t, http.StatusOK).decode(e.t, &cs)
 	for _, c := range cs {
 		switch c.RUC {
@@ -54,6 +57,7 @@ func (r *resp) expectInvalid(t *testing.T, campo string) errBody {
 }
 
 func TestRepresentation(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		c.Seed.Companies[0].Plantillas = []sandbox.TemplateConfig{{Nombre: "Caja", Base: "Rollo", Leyendas: []string{"Gracias por su visita"}}}
 	})
@@ -70,7 +74,7 @@ func TestRepresentation(t *testing.T) {
 
 	t.Run("the CFE's own PDF with a key and with a JWT", func(t *testing.T) {
 		for name, auth := range map[string][]string{"key": {"X-API-Key", keyAlfa}, "bearer key": bearer(keyAlfa), "jwt": ana} {
-			for _, c := range []sandbox.ComprobanteResponse{first, second} {
+			for _, c := range []issuing.ComprobanteResponse{first, second} {
 				r := e.do("GET", path(c.ID, ""), nil, auth...).expect(t, http.StatusOK)
 				if r.header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(r.body, []byte("%PDF-")) {
 					t.Fatalf("%s: content type %q, body %.20q", name, r.header.Get("Content-Type"), r.body)
@@ -136,9 +140,10 @@ func zipEntries(t *testing.T, body []byte) ([]string, map[string][]byte) {
 }
 
 func TestPDFZip(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) { c.MaxZipPDFs = 3 })
 	alfa, beta := e.companyIDs()
-	var issued []sandbox.ComprobanteResponse
+	var issued []issuing.ComprobanteResponse
 	for i := range 3 {
 		issued = append(issued, e.emit(ticketRequest("zip-"+strconv.Itoa(i))))
 	}
@@ -149,7 +154,7 @@ func TestPDFZip(t *testing.T) {
 		for name, auth := range map[string][]string{
 			"key": {"X-API-Key", keyAlfa}, "jwt": bearer(e.login("ana", anaPassword).Token),
 		} {
-			r := e.do("POST", path, sandbox.PDFZipRequest{CFEFilter: sandbox.CFEFilter{FechaFirmaDesde: "2026-03-02", FechaFirmaHasta: "2026-03-02"}}, auth...).
+			r := e.do("POST", path, reports.PDFZipRequest{CFEFilter: issuing.CFEFilter{FechaFirmaDesde: "2026-03-02", FechaFirmaHasta: "2026-03-02"}}, auth...).
 				expect(t, http.StatusOK)
 			if r.header.Get("Content-Type") != "application/zip" || r.header.Get("X-Cantidad-CFE") != "3" {
 				t.Errorf("%s: headers %v", name, r.header)
@@ -176,15 +181,15 @@ func TestPDFZip(t *testing.T) {
 	})
 	t.Run("a JWT user of two companies names one", func(t *testing.T) {
 		beto := bearer(e.login("beto", betoPassword).Token)
-		e.do("POST", path, sandbox.PDFZipRequest{}, beto...).expectInvalid(t, "")
-		r := e.do("POST", path, sandbox.PDFZipRequest{CFEFilter: sandbox.CFEFilter{IdEmpresa: beta}}, beto...).expect(t, http.StatusOK)
+		e.do("POST", path, reports.PDFZipRequest{}, beto...).expectInvalid(t, "")
+		r := e.do("POST", path, reports.PDFZipRequest{CFEFilter: issuing.CFEFilter{IdEmpresa: beta}}, beto...).expect(t, http.StatusOK)
 		names, files := zipEntries(t, r.body)
 		if len(names) != 1 || !strings.Contains(pdfTool(t, "pdftotext", files[names[0]]), "Beta S.R.L.") {
 			t.Errorf("Beta's zip holds %v", names)
 		}
 	})
 	t.Run("formato applies to every entry", func(t *testing.T) {
-		r := e.do("POST", path, sandbox.PDFZipRequest{Formato: "Rollo"}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
+		r := e.do("POST", path, reports.PDFZipRequest{Formato: "Rollo"}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
 		names, files := zipEntries(t, r.body)
 		for _, n := range names {
 			if info := pdfTool(t, "pdfinfo", files[n]); strings.Contains(info, "595") {
@@ -193,24 +198,24 @@ func TestPDFZip(t *testing.T) {
 		}
 	})
 	t.Run("a filter that selects nothing gives an empty zip", func(t *testing.T) {
-		r := e.do("POST", path, sandbox.PDFZipRequest{CFEFilter: sandbox.CFEFilter{TipoFiltro: 111}}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
+		r := e.do("POST", path, reports.PDFZipRequest{CFEFilter: issuing.CFEFilter{TipoFiltro: 111}}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
 		if names, _ := zipEntries(t, r.body); len(names) != 0 || r.header.Get("X-Cantidad-CFE") != "0" {
 			t.Errorf("entries %v", names)
 		}
 	})
 	t.Run("400 for bad input, 403 for another company", func(t *testing.T) {
-		e.do("POST", path, sandbox.PDFZipRequest{CFEFilter: sandbox.CFEFilter{TipoFiltro: 999}}, "X-API-Key", keyAlfa).expectInvalid(t, "tipoFiltro")
-		e.do("POST", path, sandbox.PDFZipRequest{CFEFilter: sandbox.CFEFilter{FechaFirmaDesde: "2026-13-01"}}, "X-API-Key", keyAlfa).expectInvalid(t, "fechaFirmaDesde")
-		e.do("POST", path, sandbox.PDFZipRequest{Formato: "Ticketera"}, "X-API-Key", keyAlfa).expectInvalid(t, "formato")
+		e.do("POST", path, reports.PDFZipRequest{CFEFilter: issuing.CFEFilter{TipoFiltro: 999}}, "X-API-Key", keyAlfa).expectInvalid(t, "tipoFiltro")
+		e.do("POST", path, reports.PDFZipRequest{CFEFilter: issuing.CFEFilter{FechaFirmaDesde: "2026-13-01"}}, "X-API-Key", keyAlfa).expectInvalid(t, "fechaFirmaDesde")
+		e.do("POST", path, reports.PDFZipRequest{Formato: "Ticketera"}, "X-API-Key", keyAlfa).expectInvalid(t, "formato")
 		e.do("POST", path, "{", "X-API-Key", keyAlfa).expectInvalid(t, "")
-		e.do("POST", path, sandbox.PDFZipRequest{CFEFilter: sandbox.CFEFilter{IdEmpresa: beta}}, "X-API-Key", keyAlfa).expect(t, http.StatusForbidden).errBody(t)
-		e.do("POST", path, sandbox.PDFZipRequest{CFEFilter: sandbox.CFEFilter{IdEmpresa: alfa}}, bearer(e.login("carla", carlaPassword).Token)...).
+		e.do("POST", path, reports.PDFZipRequest{CFEFilter: issuing.CFEFilter{IdEmpresa: beta}}, "X-API-Key", keyAlfa).expect(t, http.StatusForbidden).errBody(t)
+		e.do("POST", path, reports.PDFZipRequest{CFEFilter: issuing.CFEFilter{IdEmpresa: alfa}}, bearer(e.login("carla", carlaPassword).Token)...).
 			expect(t, http.StatusForbidden).errBody(t)
-		e.do("POST", path, sandbox.PDFZipRequest{}).expect(t, http.StatusUnauthorized).errBody(t)
+		e.do("POST", path, reports.PDFZipRequest{}).expect(t, http.StatusUnauthorized).errBody(t)
 	})
 	t.Run("past the bound a clear 400 before any PDF", func(t *testing.T) {
 		e.emit(ticketRequest("zip-4"))
-		r := e.do("POST", path, sandbox.PDFZipRequest{}, "X-API-Key", keyAlfa)
+		r := e.do("POST", path, reports.PDFZipRequest{}, "X-API-Key", keyAlfa)
 		if b := r.expectInvalid(t, ""); !strings.Contains(b.Error, "4 CFE") || !strings.Contains(b.Error, "máximo 3") {
 			t.Errorf("error %q should give the count and the bound", b.Error)
 		}
@@ -218,7 +223,7 @@ func TestPDFZip(t *testing.T) {
 			t.Errorf("Content-Type %q", ct)
 		}
 		// A narrower filter is served again.
-		r = e.do("POST", path, sandbox.PDFZipRequest{CFEFilter: sandbox.CFEFilter{FechaFirmaHasta: "2026-03-01"}}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
+		r = e.do("POST", path, reports.PDFZipRequest{CFEFilter: issuing.CFEFilter{FechaFirmaHasta: "2026-03-01"}}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
 		if names, _ := zipEntries(t, r.body); len(names) != 0 {
 			t.Errorf("entries %v", names)
 		}
@@ -229,6 +234,7 @@ func TestPDFZip(t *testing.T) {
 // zip is under way breaks the transfer; the client never gets a complete
 // zip that lacks its PDF.
 func TestPDFZip_RenderFailureAborts(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.emit(ticketRequest("abort-1"))
 	bad := e.emit(ticketRequest("abort-2"))
@@ -241,7 +247,7 @@ func TestPDFZip_RenderFailureAborts(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-API-Key", keyAlfa)
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

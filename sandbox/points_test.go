@@ -5,12 +5,13 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 func TestIssuingPoint_Edit(t *testing.T) {
+	t.Parallel()
 	e := start(t)
-	var companies []sandbox.CompanyResponse
+	var companies []auth.CompanyResponse
 	e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &companies)
 	if len(companies[0].PuntosEmision) != 1 {
 		t.Fatalf("Alfa's issuing points %v, want one", companies[0].PuntosEmision)
@@ -82,7 +83,7 @@ func TestIssuingPoint_Edit(t *testing.T) {
 		e.do("POST", "/api/v1/puntoemision/editar", body, "X-API-Key", keyBeta).expect(t, http.StatusForbidden)
 		body["Empresa"] = alfa + 1 // Beta, which ana does not belong to
 		e.do("POST", "/api/v1/puntoemision/editar", body, bearer(e.login("ana", anaPassword).Token)...).expect(t, http.StatusForbidden)
-		var beta []sandbox.CompanyResponse
+		var beta []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &beta)
 		// Beta's key naming Beta but Alfa's point.
 		e.do("POST", "/api/v1/puntoemision/editar", map[string]any{"idPde": pde, "Empresa": beta[0].IdEmpresa, "CodigoTerminal": "X"}, "X-API-Key", keyBeta).expect(t, http.StatusForbidden)

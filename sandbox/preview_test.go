@@ -27,6 +27,7 @@ func (e *env) issuedCount() int {
 }
 
 func TestPreview(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	_, beta := e.companyIDs()
 	if n := e.emit(ticketRequest("prev-0")).Nro; n != 1 {
@@ -128,6 +129,7 @@ func TestPreview(t *testing.T) {
 }
 
 func TestPreview_Production(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		c.Environment = sandbox.EnvProduccion
 		c.Seed.APIKeys = []sandbox.SeedKey{{Empresa: rucAlfa, Nombre: "caja", Key: "xx_live_alfa-known-key-0000000000000001"}}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 const watermark = "Representacion impresa de prueba sin valor fiscal"
@@ -58,6 +60,7 @@ func (r *resp) pdfErr(t *testing.T, want int) string {
 }
 
 func TestPDF(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		c.Seed.Companies[0].Plantillas = []sandbox.TemplateConfig{{Nombre: "Caja", Base: "Rollo", Leyendas: []string{"Gracias por su visita"}}}
 	})
@@ -65,7 +68,7 @@ func TestPDF(t *testing.T) {
 
 	var doc []byte
 	t.Run("by uuid with a key: the test watermark", func(t *testing.T) {
-		r := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyAlfa, "Accept", "application/pdf").expect(t, http.StatusOK)
+		r := e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyAlfa, "Accept", "application/pdf").expect(t, http.StatusOK)
 		if r.header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(r.body, []byte("%PDF-")) {
 			t.Fatalf("content type %q, body %.20q", r.header.Get("Content-Type"), r.body)
 		}
@@ -78,7 +81,7 @@ func TestPDF(t *testing.T) {
 		}
 	})
 	t.Run("by folio with each header form and a JWT", func(t *testing.T) {
-		folio := sandbox.PDFRequest{TipoCfe: 101, Serie: "H", Numero: issued.Nro, CodComercio: json.RawMessage(`"C1"`), Impresora: json.RawMessage(`"x"`), FallbackCopies: json.RawMessage(`2`)}
+		folio := issuing.PDFRequest{TipoCfe: 101, Serie: "H", Numero: issued.Nro, CodComercio: json.RawMessage(`"C1"`), Impresora: json.RawMessage(`"x"`), FallbackCopies: json.RawMessage(`2`)}
 		for _, h := range [][]string{{"Authorization", "ApiKey " + keyAlfa}, bearer(keyAlfa), bearer(e.login("ana", anaPassword).Token)} {
 			r := e.do("POST", "/api/v1/cfeemitido/pdf", folio, h...).expect(t, http.StatusOK)
 			if !bytes.HasPrefix(r.body, []byte("%PDF-")) {
@@ -88,7 +91,7 @@ func TestPDF(t *testing.T) {
 	})
 	t.Run("the variant picks the template", func(t *testing.T) {
 		a4 := pdfTool(t, "pdfinfo", doc)
-		r := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", Variant: "caja"}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
+		r := e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1", Variant: "caja"}, "X-API-Key", keyAlfa).expect(t, http.StatusOK)
 		roll := pdfTool(t, "pdfinfo", r.body)
 		if !strings.Contains(a4, "595") || strings.Contains(roll, "595") {
 			t.Errorf("page sizes: default %q, Caja %q; want A4 (595 pt wide) then an 80 mm roll", pageSize(a4), pageSize(roll))
@@ -96,52 +99,52 @@ func TestPDF(t *testing.T) {
 		if text := pdfTool(t, "pdftotext", r.body); !strings.Contains(text, "Gracias por su visita") {
 			t.Errorf("the custom template's legend is missing:\n%s", text)
 		}
-		msg := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", Variant: "Ticketera"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusBadRequest)
+		msg := e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1", Variant: "Ticketera"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusBadRequest)
 		if !strings.Contains(msg, "variant") {
 			t.Errorf("error %q should name variant", msg)
 		}
 	})
 	t.Run("400 without uuid or the whole folio", func(t *testing.T) {
-		for _, body := range []sandbox.PDFRequest{{}, {TipoCfe: 101, Serie: "H"}, {Serie: "H", Numero: 1}, {TipoCfe: 101, Numero: 1}} {
+		for _, body := range []issuing.PDFRequest{{}, {TipoCfe: 101, Serie: "H"}, {Serie: "H", Numero: 1}, {TipoCfe: 101, Numero: 1}} {
 			e.do("POST", "/api/v1/cfeemitido/pdf", body, "X-API-Key", keyAlfa).pdfErr(t, http.StatusBadRequest)
 		}
 	})
 	t.Run("400 when a JWT user's company is ambiguous", func(t *testing.T) {
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, bearer(e.login("beto", betoPassword).Token)...).pdfErr(t, http.StatusBadRequest)
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1"}, bearer(e.login("beto", betoPassword).Token)...).pdfErr(t, http.StatusBadRequest)
 	})
 	t.Run("403 when idEmpresa is not the caller's", func(t *testing.T) {
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", IdEmpresa: 999}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusForbidden)
-		var beta []sandbox.CompanyResponse
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1", IdEmpresa: 999}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusForbidden)
+		var beta []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &beta)
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", IdEmpresa: beta[0].IdEmpresa}, bearer(e.login("ana", anaPassword).Token)...).pdfErr(t, http.StatusForbidden)
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1", IdEmpresa: beta[0].IdEmpresa}, bearer(e.login("ana", anaPassword).Token)...).pdfErr(t, http.StatusForbidden)
 	})
 	t.Run("404 for an unknown CFE", func(t *testing.T) {
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "nope"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{TipoCfe: 101, Serie: "H", Numero: 99}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "nope"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{TipoCfe: 101, Serie: "H", Numero: 99}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusNotFound)
 	})
 	t.Run("403 for another company's CFE by uuid; 404 by a folio the caller's company lacks", func(t *testing.T) {
-		msg := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyBeta).pdfErr(t, http.StatusForbidden)
+		msg := e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyBeta).pdfErr(t, http.StatusForbidden)
 		if msg != "no tiene acceso a este CFE" {
 			t.Errorf("error %q", msg)
 		}
 		// Every company numbers its own ranges: Alfa's H-n is no CFE of Beta.
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{TipoCfe: 101, Serie: "H", Numero: issued.Nro}, "X-API-Key", keyBeta).
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{TipoCfe: 101, Serie: "H", Numero: issued.Nro}, "X-API-Key", keyBeta).
 			pdfErr(t, http.StatusNotFound)
 		// A user of both companies who names Beta gets Beta's answer: not found.
-		var beta []sandbox.CompanyResponse
+		var beta []auth.CompanyResponse
 		e.do("GET", "/api/v1/usuario/empresas", nil, "X-API-Key", keyBeta).expect(t, http.StatusOK).decode(t, &beta)
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1", IdEmpresa: beta[0].IdEmpresa},
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1", IdEmpresa: beta[0].IdEmpresa},
 			bearer(e.login("beto", betoPassword).Token)...).pdfErr(t, http.StatusNotFound)
 	})
 	t.Run("401 in the PDF shape", func(t *testing.T) {
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}).pdfErr(t, http.StatusUnauthorized)
-		e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "Authorization", "ApiKey xx_test_unknown-key-0000000000000").pdfErr(t, http.StatusUnauthorized)
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1"}).pdfErr(t, http.StatusUnauthorized)
+		e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1"}, "Authorization", "ApiKey xx_test_unknown-key-0000000000000").pdfErr(t, http.StatusUnauthorized)
 	})
 	t.Run("500 when the stored CFE cannot be rendered", func(t *testing.T) {
 		e.close()
 		corruptCFE(t, e.cfg.DataDir, issued.ID)
 		e.open()
-		msg := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusInternalServerError)
+		msg := e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "pdf-1"}, "X-API-Key", keyAlfa).pdfErr(t, http.StatusInternalServerError)
 		if msg != "no se pudo generar el PDF" {
 			t.Errorf("error %q", msg)
 		}
@@ -190,13 +193,14 @@ func editRecord(t *testing.T, dir, bucket string, key func(*bolt.Tx) []byte, edi
 }
 
 func TestPDF_Production(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		c.Environment = sandbox.EnvProduccion
 		c.Seed.APIKeys = nil
 	})
 	tok := bearer(e.login("ana", anaPassword).Token)
 	e.do("POST", "/api/v1/comprobante/emitir", ticketRequest("prod-1"), tok...).expect(t, http.StatusOK)
-	r := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: "prod-1"}, tok...).expect(t, http.StatusOK)
+	r := e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: "prod-1"}, tok...).expect(t, http.StatusOK)
 	text := pdfTool(t, "pdftotext", r.body)
 	if strings.Contains(text, watermark) || !strings.Contains(text, "Alfa S.A.") {
 		t.Errorf("a production PDF shows the watermark or lacks the emitter:\n%s", text)
@@ -207,7 +211,7 @@ func TestPDF_Production(t *testing.T) {
 // credential headers h.
 func (e *env) pdfText(t *testing.T, uuid string, h ...string) string {
 	t.Helper()
-	r := e.do("POST", "/api/v1/cfeemitido/pdf", sandbox.PDFRequest{UUID: uuid}, h...).expect(t, http.StatusOK)
+	r := e.do("POST", "/api/v1/cfeemitido/pdf", issuing.PDFRequest{UUID: uuid}, h...).expect(t, http.StatusOK)
 	return pdfTool(t, "pdftotext", r.body)
 }
 
@@ -234,6 +238,7 @@ const (
 // TestPDF_Footer: the PDF prints the footer data of the CFE's company, as the
 // agent prints those of its profile.
 func TestPDF_Footer(t *testing.T) {
+	t.Parallel()
 	e := start(t, func(c *sandbox.Config) {
 		alfa, beta := &c.Seed.Companies[0], &c.Seed.Companies[1]
 		alfa.FechaEmisor, alfa.WebURL, alfa.ConstanciaIVAAlDia = "2015-03-02", "https://www.alfa.com.uy/cfe/", new(false)
@@ -277,6 +282,7 @@ func TestPDF_Footer(t *testing.T) {
 }
 
 func TestLoadSeed_Footer(t *testing.T) {
+	t.Parallel()
 	f := filepath.Join(t.TempDir(), "seed.json")
 	raw := `{"companies": [
 		{"ruc": "211111110015", "razonSocial": "Alfa S.A.", "fechaEmisor": "2015-03-02", "webUrl": "https://www.alfa.com.uy/cfe", "constanciaIvaAlDia": false},
@@ -300,6 +306,7 @@ func TestLoadSeed_Footer(t *testing.T) {
 // TestSeed_FooterErrors: the seed's footer data follow the agent profile's
 // rules, and a broken one stops the start naming the company and the field.
 func TestSeed_FooterErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		edit  func(*sandbox.SeedCompany)

@@ -8,18 +8,18 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 const reapplyPath = "/api/v1/comprobante/reaplicarReferencia"
 
 // reapplyOK re-applies with auth and parses both CFEs of the answer.
-func (e *env) reapplyOK(req sandbox.ReapplyRequest, auth ...string) (sandbox.ReapplyResponse, *cfe.CFE, *cfe.CFE) {
+func (e *env) reapplyOK(req issuing.ReapplyRequest, auth ...string) (issuing.ReapplyResponse, *cfe.CFE, *cfe.CFE) {
 	e.t.Helper()
 	if len(auth) == 0 {
 		auth = []string{"X-API-Key", keyAlfa}
 	}
-	var got sandbox.ReapplyResponse
+	var got issuing.ReapplyResponse
 	e.do("POST", reapplyPath, req, auth...).expect(e.t, http.StatusOK).decode(e.t, &got)
 	coll, err := cfe.ParseXML([]byte(got.XmlFirmado))
 	if err != nil {
@@ -59,15 +59,16 @@ func lineIndicators(c *cfe.CFE) []int {
 }
 
 func TestReapply(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	t1, t2 := e.emit(ticketRequest("ra-t1")), e.emit(ticketRequest("ra-t2"))
 	body := collectionRequest("ra-c1")
 	body["adenda"] = "Recibo de caja 77"
 	coll := e.emit(body)
 
-	var first sandbox.ReapplyResponse
+	var first issuing.ReapplyResponse
 	t.Run("the collection is annulled and issued again with the new references", func(t *testing.T) {
-		got, next, canc := e.reapplyOK(sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID, t2.ID}, Fecha: today})
+		got, next, canc := e.reapplyOK(issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID, t2.ID}, Fecha: today})
 		first = got
 		// 1. The cancellation, as anular makes it (§4.4.1 rule 4).
 		if got.Anulacion.TipoCfe != 101 || canc.IdDoc.IndCobPropia != 1 || len(canc.Referencias) != 1 ||
@@ -88,7 +89,7 @@ func TestReapply(t *testing.T) {
 		if len(next.Referencias) != 2 {
 			t.Fatalf("references %+v", next.Referencias)
 		}
-		for i, want := range []sandbox.ComprobanteResponse{t1, t2} {
+		for i, want := range []issuing.ComprobanteResponse{t1, t2} {
 			r := next.Referencias[i]
 			if r.NroLinRef != i+1 || r.TpoDocRef != cfe.ETicket || r.Serie != "H" || r.NroCFERef != want.Nro || r.FechaCFEref == nil || r.FechaCFEref.String() != today {
 				t.Errorf("reference %d: %+v, want 101 H-%d of %s", i+1, r, want.Nro, today)
@@ -104,12 +105,12 @@ func TestReapply(t *testing.T) {
 				t.Errorf("xmlsec1: %s", out)
 			}
 		}
-		var d sandbox.IssuedDetail
+		var d issuing.IssuedDetail
 		e.do("GET", "/api/v1/cfeemitido/"+itoa(got.Anulacion.ID), nil, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &d)
 		if d.Anula != coll.ID {
 			t.Errorf("the cancellation's record annuls %d, want %d", d.Anula, coll.ID)
 		}
-		var nd sandbox.IssuedDetail
+		var nd issuing.IssuedDetail
 		e.do("GET", "/api/v1/cfeemitido/"+itoa(got.ID), nil, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &nd)
 		if nd.Adenda != "Recibo de caja 77" || nd.Anula != 0 {
 			t.Errorf("the new collection's record: adenda %q, anula %d", nd.Adenda, nd.Anula)
@@ -117,23 +118,23 @@ func TestReapply(t *testing.T) {
 	})
 	t.Run("a retry answers the same CFEs, other references are a conflict", func(t *testing.T) {
 		before := e.issuedCount()
-		again, _, _ := e.reapplyOK(sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID, t2.ID}, Fecha: today})
+		again, _, _ := e.reapplyOK(issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID, t2.ID}, Fecha: today})
 		if again.ID != first.ID || again.Anulacion.ID != first.Anulacion.ID || e.issuedCount() != before {
 			t.Errorf("retry %d/%d, first %d/%d", again.ID, again.Anulacion.ID, first.ID, first.Anulacion.ID)
 		}
 		// The same CFEs in another order are the same request.
-		reordered, _, _ := e.reapplyOK(sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t2.ID, t1.ID}, Fecha: today})
+		reordered, _, _ := e.reapplyOK(issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t2.ID, t1.ID}, Fecha: today})
 		if reordered.ID != first.ID || e.issuedCount() != before {
 			t.Errorf("a retry with the references reordered got %d, want %d", reordered.ID, first.ID)
 		}
-		rej := e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: today}, "X-API-Key", keyAlfa).
+		rej := e.do("POST", reapplyPath, issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: today}, "X-API-Key", keyAlfa).
 			expect(t, http.StatusConflict).rejection(t)
 		if !strings.Contains(rej.Error, "id "+itoa(first.ID)) {
 			t.Errorf("conflict %q should name the collection that re-applied it", rej.Error)
 		}
 	})
 	t.Run("the new collection can be re-applied in turn, with a JWT", func(t *testing.T) {
-		got, next, canc := e.reapplyOK(sandbox.ReapplyRequest{IdCfeReferencia: first.ID, Referencias: []int64{t2.ID}}, bearer(e.login("ana", anaPassword).Token)...)
+		got, next, canc := e.reapplyOK(issuing.ReapplyRequest{IdCfeReferencia: first.ID, Referencias: []int64{t2.ID}}, bearer(e.login("ana", anaPassword).Token)...)
 		if canc.Referencias[0].NroCFERef != first.Nro || len(next.Referencias) != 1 || next.Referencias[0].NroCFERef != t2.Nro || got.ID == first.ID {
 			t.Errorf("second re-application: cancellation refs %+v, refs %+v", canc.Referencias, next.Referencias)
 		}
@@ -141,7 +142,7 @@ func TestReapply(t *testing.T) {
 	t.Run("an annulled collection is issued again without a second cancellation", func(t *testing.T) {
 		c2 := e.emit(collectionRequest("ra-c2"))
 		canc, _ := e.annulOK(c2.ID, today)
-		got, _, _ := e.reapplyOK(sandbox.ReapplyRequest{IdCfeReferencia: c2.ID, Referencias: []int64{t1.ID}})
+		got, _, _ := e.reapplyOK(issuing.ReapplyRequest{IdCfeReferencia: c2.ID, Referencias: []int64{t1.ID}})
 		if got.Anulacion.ID != canc.ID || got.Nro != canc.Nro+1 {
 			t.Errorf("Anulacion %d (want anular's %d), new number %d after %d", got.Anulacion.ID, canc.ID, got.Nro, canc.Nro)
 		}
@@ -150,17 +151,18 @@ func TestReapply(t *testing.T) {
 		c3 := e.emit(collectionRequest("ra-c3"))
 		canc, _ := e.annulOK(c3.ID, today)
 		rev, _ := e.annulOK(canc.ID, today)
-		rej := e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: c3.ID, Referencias: []int64{t1.ID}}, "X-API-Key", keyAlfa).
+		rej := e.do("POST", reapplyPath, issuing.ReapplyRequest{IdCfeReferencia: c3.ID, Referencias: []int64{t1.ID}}, "X-API-Key", keyAlfa).
 			expect(t, http.StatusConflict).rejection(t)
 		if !strings.Contains(rej.Error, "id "+itoa(rev.ID)) {
 			t.Errorf("conflict %q should name the reversion %d", rej.Error, rev.ID)
 		}
 		// The cancellation itself is not a collection to re-apply.
-		e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: canc.ID, Referencias: []int64{t1.ID}}, "X-API-Key", keyAlfa).expectInvalid(t, "idCfeReferencia")
+		e.do("POST", reapplyPath, issuing.ReapplyRequest{IdCfeReferencia: canc.ID, Referencias: []int64{t1.ID}}, "X-API-Key", keyAlfa).expectInvalid(t, "idCfeReferencia")
 	})
 }
 
 func TestReapply_Refusals(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	t1 := e.emit(ticketRequest("rr-t1"))
 	coll := e.emit(collectionRequest("rr-c1"))
@@ -168,7 +170,7 @@ func TestReapply_Refusals(t *testing.T) {
 	t2 := e.emit(ticketRequest("rr-t2"))
 	credit, _ := e.annulOK(t2.ID, today)
 	betaColl := e.do("POST", "/api/v1/comprobante/emitir", collectionRequest("rr-beta"), "X-API-Key", keyBeta).expect(t, http.StatusOK)
-	var beta sandbox.ComprobanteResponse
+	var beta issuing.ComprobanteResponse
 	betaColl.decode(t, &beta)
 	factura := e.emit(facturaTo("rr-f1", "214844360018"))
 	otherFactura := e.emit(facturaTo("rr-f2", rucBeta))
@@ -180,23 +182,23 @@ func TestReapply_Refusals(t *testing.T) {
 
 	for _, c := range []struct {
 		name  string
-		req   sandbox.ReapplyRequest
+		req   issuing.ReapplyRequest
 		campo string
 	}{
-		{"no collection id", sandbox.ReapplyRequest{Referencias: []int64{t1.ID}}, "idCfeReferencia"},
-		{"no references", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID}, "referencias"},
-		{"41 references", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: make([]int64, 41)}, "referencias"},
-		{"a repeated reference", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID, t1.ID}}, "referencias[1]"},
-		{"itself", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{coll.ID}}, "referencias[0]"},
-		{"a bad fecha", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: "02/03/2026"}, "fecha"},
-		{"a future fecha", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: "2026-03-03"}, "fecha"},
-		{"a fecha before the collection", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: "2026-03-01"}, "fecha"},
-		{"not a collection", sandbox.ReapplyRequest{IdCfeReferencia: t1.ID, Referencias: []int64{factura.ID}}, "idCfeReferencia"},
-		{"an unknown reference", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{9999}}, "referencias[0]"},
-		{"a collection as reference", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{otherColl.ID}}, "referencias[0]"},
-		{"a credit note as reference", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{credit.ID}}, "referencias[0]"},
-		{"an annulled reference", sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t2.ID}}, "referencias[0]"},
-		{"another receptor's e-Factura", sandbox.ReapplyRequest{IdCfeReferencia: fColl.ID, Referencias: []int64{factura.ID, otherFactura.ID}}, "referencias[1]"},
+		{"no collection id", issuing.ReapplyRequest{Referencias: []int64{t1.ID}}, "idCfeReferencia"},
+		{"no references", issuing.ReapplyRequest{IdCfeReferencia: coll.ID}, "referencias"},
+		{"41 references", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: make([]int64, 41)}, "referencias"},
+		{"a repeated reference", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID, t1.ID}}, "referencias[1]"},
+		{"itself", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{coll.ID}}, "referencias[0]"},
+		{"a bad fecha", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: "02/03/2026"}, "fecha"},
+		{"a future fecha", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: "2026-03-03"}, "fecha"},
+		{"a fecha before the collection", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}, Fecha: "2026-03-01"}, "fecha"},
+		{"not a collection", issuing.ReapplyRequest{IdCfeReferencia: t1.ID, Referencias: []int64{factura.ID}}, "idCfeReferencia"},
+		{"an unknown reference", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{9999}}, "referencias[0]"},
+		{"a collection as reference", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{otherColl.ID}}, "referencias[0]"},
+		{"a credit note as reference", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{credit.ID}}, "referencias[0]"},
+		{"an annulled reference", issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t2.ID}}, "referencias[0]"},
+		{"another receptor's e-Factura", issuing.ReapplyRequest{IdCfeReferencia: fColl.ID, Referencias: []int64{factura.ID, otherFactura.ID}}, "referencias[1]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.do("POST", reapplyPath, c.req, "X-API-Key", keyAlfa)
@@ -207,19 +209,19 @@ func TestReapply_Refusals(t *testing.T) {
 		})
 	}
 	t.Run("an e-Factura collection of the same receptor is accepted", func(t *testing.T) {
-		got, next, _ := e.reapplyOK(sandbox.ReapplyRequest{IdCfeReferencia: fColl.ID, Referencias: []int64{factura.ID}})
+		got, next, _ := e.reapplyOK(issuing.ReapplyRequest{IdCfeReferencia: fColl.ID, Referencias: []int64{factura.ID}})
 		if got.TipoCfe != 111 || next.Receptor == nil || next.Receptor.DocRecep != "214844360018" {
 			t.Errorf("new collection %d to %+v", got.TipoCfe, next.Receptor)
 		}
 		before += 2
 	})
 	t.Run("403 for another company's collection or reference, 404 for none", func(t *testing.T) {
-		e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: beta.ID, Referencias: []int64{t1.ID}}, "X-API-Key", keyAlfa).expect(t, http.StatusForbidden).rejection(t)
-		e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{beta.ID}}, "X-API-Key", keyAlfa).expect(t, http.StatusForbidden).rejection(t)
-		e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}}, bearer(e.login("carla", carlaPassword).Token)...).
+		e.do("POST", reapplyPath, issuing.ReapplyRequest{IdCfeReferencia: beta.ID, Referencias: []int64{t1.ID}}, "X-API-Key", keyAlfa).expect(t, http.StatusForbidden).rejection(t)
+		e.do("POST", reapplyPath, issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{beta.ID}}, "X-API-Key", keyAlfa).expect(t, http.StatusForbidden).rejection(t)
+		e.do("POST", reapplyPath, issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}}, bearer(e.login("carla", carlaPassword).Token)...).
 			expect(t, http.StatusForbidden)
-		e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: 9999, Referencias: []int64{t1.ID}}, "X-API-Key", keyAlfa).expect(t, http.StatusNotFound).rejection(t)
-		e.do("POST", reapplyPath, sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}}).expect(t, http.StatusUnauthorized)
+		e.do("POST", reapplyPath, issuing.ReapplyRequest{IdCfeReferencia: 9999, Referencias: []int64{t1.ID}}, "X-API-Key", keyAlfa).expect(t, http.StatusNotFound).rejection(t)
+		e.do("POST", reapplyPath, issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}}).expect(t, http.StatusUnauthorized)
 		e.do("POST", reapplyPath, `{"idCfeReferencia":`, "X-API-Key", keyAlfa).expectInvalid(t, "")
 	})
 	t.Run("a refusal issues nothing", func(t *testing.T) {
@@ -227,7 +229,7 @@ func TestReapply_Refusals(t *testing.T) {
 			t.Errorf("%d CFEs listed, want %d", n, before)
 		}
 		// e-Tickets 1 to 4 were issued before the refusals: the next two numbers are 5 and 6.
-		got, _, _ := e.reapplyOK(sandbox.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}})
+		got, _, _ := e.reapplyOK(issuing.ReapplyRequest{IdCfeReferencia: coll.ID, Referencias: []int64{t1.ID}})
 		if got.Anulacion.Nro != 5 || got.Nro != 6 {
 			t.Errorf("numbers %d and %d, want 5 and 6", got.Anulacion.Nro, got.Nro)
 		}
@@ -238,6 +240,7 @@ func TestReapply_Refusals(t *testing.T) {
 // sandbox gives its own counter-receipts and re-applied collections, and a
 // refusal consumes no number.
 func TestReservedUUIDs(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	first := e.emit(ticketRequest("res-1"))
 	unsigned, err := cfe.MarshalXML(ticket(1, t0))

@@ -11,17 +11,19 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 func TestReceive(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	agent := agentSigner(t)
 	signedAt := t0.Add(-time.Hour).In(cfe.Montevideo).Truncate(time.Second)
 	doc := ticket(7, signedAt)
 	signed := sign(t, agent, doc)
-	req := sandbox.ReceiveRequest{UUID: "9b1f0b8e-0000-4000-8000-000000000007", XmlFirmado: string(signed.XML), Adenda: "Gracias"}
+	req := issuing.ReceiveRequest{UUID: "9b1f0b8e-0000-4000-8000-000000000007", XmlFirmado: string(signed.XML), Adenda: "Gracias"}
 
-	var got sandbox.ComprobanteResponse
+	var got issuing.ComprobanteResponse
 	e.do("POST", "/api/v1/comprobante/recibirFirmado", req, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &got)
 	wantQR := "https://www.efactura.dgi.gub.uy/consultaQR/cfe?" + rucAlfa + ",101,A,7,122.00," +
 		signedAt.Format("02/01/2006") + "," + strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace(signed.DigestValue)
@@ -47,7 +49,7 @@ func TestReceive(t *testing.T) {
 		}
 	})
 	t.Run("a repeated delivery answers the same record", func(t *testing.T) {
-		var again sandbox.ComprobanteResponse
+		var again issuing.ComprobanteResponse
 		e.do("POST", "/api/v1/comprobante/recibirFirmado", req, "X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &again)
 		if again != got {
 			t.Errorf("replay %+v differs from %+v", again, got)
@@ -65,14 +67,14 @@ func TestReceive(t *testing.T) {
 	})
 	t.Run("the same number under another uuid is a conflict", func(t *testing.T) {
 		again := sign(t, agent, ticket(7, signedAt))
-		r := e.do("POST", "/api/v1/comprobante/recibirFirmado", sandbox.ReceiveRequest{UUID: "otro", XmlFirmado: string(again.XML)}, "X-API-Key", keyAlfa).expect(t, http.StatusConflict)
+		r := e.do("POST", "/api/v1/comprobante/recibirFirmado", issuing.ReceiveRequest{UUID: "otro", XmlFirmado: string(again.XML)}, "X-API-Key", keyAlfa).expect(t, http.StatusConflict)
 		if !strings.Contains(string(r.body), "A-7") {
 			t.Errorf("message should name the number: %s", r.body)
 		}
 	})
 	t.Run("the same number is free in another company", func(t *testing.T) {
 		// Beta's key delivering Alfa's RUC is refused for the RUC, not the number.
-		b := e.do("POST", "/api/v1/comprobante/recibirFirmado", sandbox.ReceiveRequest{UUID: "x", XmlFirmado: string(signed.XML)}, "X-API-Key", keyBeta).
+		b := e.do("POST", "/api/v1/comprobante/recibirFirmado", issuing.ReceiveRequest{UUID: "x", XmlFirmado: string(signed.XML)}, "X-API-Key", keyBeta).
 			expect(t, http.StatusBadRequest).errBody(t)
 		if len(b.Details) != 1 || b.Details[0].Campo != "Encabezado/Emisor/RUCEmisor" {
 			t.Errorf("details %+v", b.Details)
@@ -86,6 +88,7 @@ func TestReceive(t *testing.T) {
 }
 
 func TestReceive_Rejections(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	agent := agentSigner(t)
 	signedAt := t0.Add(-time.Hour).In(cfe.Montevideo).Truncate(time.Second)
@@ -95,7 +98,7 @@ func TestReceive_Rejections(t *testing.T) {
 			CodRespuesta string
 			errBody
 		}
-		r := e.do("POST", "/api/v1/comprobante/recibirFirmado", sandbox.ReceiveRequest{UUID: "u-" + strconv.Itoa(len(xml)), XmlFirmado: string(xml)}, "X-API-Key", keyAlfa).
+		r := e.do("POST", "/api/v1/comprobante/recibirFirmado", issuing.ReceiveRequest{UUID: "u-" + strconv.Itoa(len(xml)), XmlFirmado: string(xml)}, "X-API-Key", keyAlfa).
 			expect(t, http.StatusBadRequest)
 		r.decode(t, &rej)
 		if rej.CodRespuesta != "01" {

@@ -13,6 +13,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 // mailbox is a real SMTP server on loopback that keeps what it receives.
@@ -75,11 +76,12 @@ func (b *mailbox) all() []mail {
 var tempPasswordRe = regexp.MustCompile(`clave temporal es: (\S+)`)
 
 func TestRecoverPassword(t *testing.T) {
+	t.Parallel()
 	box, addr := startMailbox(t)
 	e := start(t, func(c *sandbox.Config) { c.SMTPAddr = addr })
 
-	var answer sandbox.RecoverResponse
-	e.do("POST", "/api/auth/recuperarClave", sandbox.RecoverRequest{Username: "ana"}).expect(t, http.StatusOK).decode(t, &answer)
+	var answer auth.RecoverResponse
+	e.do("POST", "/api/auth/recuperarClave", auth.RecoverRequest{Username: "ana"}).expect(t, http.StatusOK).decode(t, &answer)
 	msgs := box.all()
 	if len(msgs) != 1 || msgs[0].to != "ana@alfa.test" || msgs[0].from != "no-responder@sandbox.invalid" {
 		t.Fatalf("mails %+v", msgs)
@@ -94,35 +96,35 @@ func TestRecoverPassword(t *testing.T) {
 	}
 
 	t.Run("an unknown user gets the same answer and no mail", func(t *testing.T) {
-		var other sandbox.RecoverResponse
-		e.do("POST", "/api/auth/recuperarClave", sandbox.RecoverRequest{Username: "nadie"}).expect(t, http.StatusOK).decode(t, &other)
+		var other auth.RecoverResponse
+		e.do("POST", "/api/auth/recuperarClave", auth.RecoverRequest{Username: "nadie"}).expect(t, http.StatusOK).decode(t, &other)
 		if other != answer || len(box.all()) != 1 {
 			t.Errorf("answer %+v vs %+v; %d mails", other, answer, len(box.all()))
 		}
 	})
 	t.Run("a second request within a minute sends nothing", func(t *testing.T) {
-		e.do("POST", "/api/auth/recuperarClave", sandbox.RecoverRequest{Username: "ana"}).expect(t, http.StatusOK)
+		e.do("POST", "/api/auth/recuperarClave", auth.RecoverRequest{Username: "ana"}).expect(t, http.StatusOK)
 		if n := len(box.all()); n != 1 {
 			t.Errorf("%d mails, want 1", n)
 		}
 	})
 	t.Run("the temporary password logs in once", func(t *testing.T) {
 		e.login("ana", temp)
-		e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "ana", Secret: temp}).expect(t, http.StatusUnauthorized)
+		e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "ana", Secret: temp}).expect(t, http.StatusUnauthorized)
 	})
 	t.Run("the usual password keeps working", func(t *testing.T) {
 		e.login("ana", anaPassword)
 	})
 	t.Run("a temporary password expires after 30 minutes", func(t *testing.T) {
 		e.clock.Advance(2 * time.Minute)
-		e.do("POST", "/api/auth/recuperarClave", sandbox.RecoverRequest{Username: "ana"}).expect(t, http.StatusOK)
+		e.do("POST", "/api/auth/recuperarClave", auth.RecoverRequest{Username: "ana"}).expect(t, http.StatusOK)
 		msgs := box.all()
 		if len(msgs) != 2 {
 			t.Fatalf("%d mails, want 2", len(msgs))
 		}
 		temp := tempPasswordRe.FindStringSubmatch(msgs[1].data)[1]
 		e.clock.Advance(30 * time.Minute)
-		e.do("POST", "/api/auth/login", sandbox.LoginRequest{Username: "ana", Secret: temp}).expect(t, http.StatusUnauthorized)
+		e.do("POST", "/api/auth/login", auth.LoginRequest{Username: "ana", Secret: temp}).expect(t, http.StatusUnauthorized)
 	})
 	t.Run("username is required", func(t *testing.T) {
 		e.do("POST", "/api/auth/recuperarClave", map[string]string{}).expect(t, http.StatusBadRequest)

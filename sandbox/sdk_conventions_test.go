@@ -9,7 +9,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 )
 
 // hostedNamesCreditNote is a credit note of e-Ticket H-nro as production
@@ -75,6 +75,7 @@ func checkHostedNames(t *testing.T, signed []byte, nro int64) {
 // TestEmit_HostedConventions: the conventions of real callers of the hosted
 // service, accepted by emitir.
 func TestEmit_HostedConventions(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	issued := e.emit(ticketRequest("conv-t-1"))
 
@@ -86,7 +87,7 @@ func TestEmit_HostedConventions(t *testing.T) {
 		checkHostedNames(t, []byte(got.XmlFirmado), issued.Nro)
 	})
 	t.Run("idEmpresa 0 with a JWT of one company", func(t *testing.T) {
-		var got sandbox.ComprobanteResponse
+		var got issuing.ComprobanteResponse
 		body := ticketRequest("conv-t-2")
 		body["idEmpresa"] = 0
 		e.do("POST", "/api/v1/comprobante/emitir", body, bearer(e.login("ana", anaPassword).Token)...).
@@ -143,25 +144,26 @@ func TestEmit_HostedConventions(t *testing.T) {
 
 // TestAnnul_JSONBody: anular takes its form's fields as JSON too.
 func TestAnnul_JSONBody(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	first := e.emit(ticketRequest("json-a-1"))
 	second := e.emit(ticketRequest("json-a-2"))
 
-	var byJSON sandbox.ComprobanteResponse
+	var byJSON issuing.ComprobanteResponse
 	e.do("POST", "/api/v1/comprobante/anular", map[string]any{"idCfeReferencia": first.ID, "fecha": today}, "X-API-Key", keyAlfa).
 		expect(t, http.StatusOK).decode(t, &byJSON)
 	if byJSON.TipoCfe != 102 || byJSON.CodRespuesta != "00" {
 		t.Fatalf("response %+v", byJSON)
 	}
 	t.Run("the form repeats the same annulment: the same counter-receipt", func(t *testing.T) {
-		var byForm sandbox.ComprobanteResponse
+		var byForm issuing.ComprobanteResponse
 		e.annul(strconv.FormatInt(first.ID, 10), today).expect(t, http.StatusOK).decode(t, &byForm)
 		if byForm.ID != byJSON.ID || byForm.XmlFirmado != byJSON.XmlFirmado {
 			t.Errorf("the form got %d, JSON %d", byForm.ID, byJSON.ID)
 		}
 	})
 	t.Run("idCfeReferencia as text", func(t *testing.T) {
-		var got sandbox.ComprobanteResponse
+		var got issuing.ComprobanteResponse
 		e.do("POST", "/api/v1/comprobante/anular", map[string]any{"idCfeReferencia": strconv.FormatInt(second.ID, 10), "fecha": today},
 			"X-API-Key", keyAlfa).expect(t, http.StatusOK).decode(t, &got)
 		if got.ID == byJSON.ID || got.TipoCfe != 102 {

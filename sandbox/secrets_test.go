@@ -8,20 +8,22 @@ import (
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/sandbox"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 )
 
 // TestSecretsNotStoredInClear scans the bbolt file's bytes for every secret
 // that went through the server.
 func TestSecretsNotStoredInClear(t *testing.T) {
+	t.Parallel()
 	box, addr := startMailbox(t)
 	e := start(t, func(c *sandbox.Config) { c.SMTPAddr = addr })
 
 	tok := e.login("ana", anaPassword)
-	var created sandbox.CreatedKeyResponse
-	e.do("POST", "/api/v1/apikeys", sandbox.CreateKeyRequest{Nombre: "caja"}, bearer(tok.Token)...).expect(t, http.StatusCreated).decode(t, &created)
-	var userKey sandbox.UserKeyResponse
+	var created auth.CreatedKeyResponse
+	e.do("POST", "/api/v1/apikeys", auth.CreateKeyRequest{Nombre: "caja"}, bearer(tok.Token)...).expect(t, http.StatusCreated).decode(t, &created)
+	var userKey auth.UserKeyResponse
 	e.do("POST", "/api/v1/usuario/"+jwtPart(t, tok.Token, 1)["sub"].(string)+"/apikey", nil, bearer(tok.Token)...).expect(t, http.StatusCreated).decode(t, &userKey)
-	e.do("POST", "/api/auth/recuperarClave", sandbox.RecoverRequest{Username: "beto"}).expect(t, http.StatusOK)
+	e.do("POST", "/api/auth/recuperarClave", auth.RecoverRequest{Username: "beto"}).expect(t, http.StatusOK)
 	temp := tempPasswordRe.FindStringSubmatch(box.all()[0].data)[1]
 	e.close()
 

@@ -11,6 +11,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/data"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
+	"github.com/cfe-agent/cfe-agent/sandbox/web"
 )
 
 // Seed is known data loaded at start (--seed FILE), mainly for tests: the
@@ -89,7 +93,7 @@ type seeder struct {
 }
 
 // company adds c with one issuing point. ECONFLICT when its RUC exists.
-func (sd seeder) company(c SeedCompany) (*Company, error) {
+func (sd seeder) company(c SeedCompany) (*data.Company, error) {
 	var required []cfe.FieldError
 	if !cfe.ValidRUC(c.RUC) {
 		required = append(required, cfe.FieldError{Campo: "ruc", Mensaje: "se esperan 12 dígitos que terminen en el dígito verificador de DGI"})
@@ -97,10 +101,10 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 	if strings.TrimSpace(c.RazonSocial) == "" {
 		required = append(required, cfe.FieldError{Campo: "razonSocial", Mensaje: "falta la razón social"})
 	}
-	if err := invalid(required...); err != nil {
+	if err := web.Invalid(required...); err != nil {
 		return nil, fmt.Errorf("company %q: %w", c.RUC, err)
 	}
-	rec := &Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: orDefault(c.FormatoRepImpresa, defaultFormato),
+	rec := &data.Company{RUC: c.RUC, RazonSocial: c.RazonSocial, FormatoRepImpresa: orDefault(c.FormatoRepImpresa, defaultFormato),
 		DomFiscal: orDefault(c.DomicilioFiscal, defaultDomFiscal), Ciudad: orDefault(c.Ciudad, defaultCiudad),
 		Departamento: orDefault(c.Departamento, defaultDepartamento), Templates: c.Plantillas,
 		PerMinute: c.LimitePorMinuto, PerHour: c.LimitePorHora, Resolucion: c.Resolucion, WebURL: c.WebURL,
@@ -108,22 +112,22 @@ func (sd seeder) company(c SeedCompany) (*Company, error) {
 	if err := c.footer(rec); err != nil {
 		return nil, fmt.Errorf("company %s: %w", c.RUC, err)
 	}
-	cat, err := catalog(rec.Templates)
+	cat, err := issuing.Catalog(rec.Templates)
 	if err != nil {
 		return nil, fmt.Errorf("company %s: %w", c.RUC, err)
 	}
 	if _, err := cat.Template(rec.FormatoRepImpresa); err != nil {
 		return nil, fmt.Errorf("company %s: formatoRepImpresa: %w", c.RUC, err)
 	}
-	if err := putCompany(sd.tx, rec); err != nil {
+	if err := data.PutCompany(sd.tx, rec); err != nil {
 		return nil, err
 	}
-	return rec, putPoint(sd.tx, newIssuingPoint(rec.ID, defaultTerminal))
+	return rec, data.PutPoint(sd.tx, data.NewIssuingPoint(rec.ID, defaultTerminal))
 }
 
 // footer reads c's Fecha emisor into rec and checks rec's footer data with
 // the rules of the agent's profile, reporting every field in error.
-func (c SeedCompany) footer(rec *Company) error {
+func (c SeedCompany) footer(rec *data.Company) error {
 	var fields []cfe.FieldError
 	if c.FechaEmisor != "" {
 		d, err := cfe.ParseDate(c.FechaEmisor)
@@ -132,30 +136,30 @@ func (c SeedCompany) footer(rec *Company) error {
 		}
 		rec.FechaEmisor = d
 	}
-	return invalid(append(fields, cfe.CheckFooter(rec.FechaEmisor, rec.Resolucion, rec.WebURL)...)...)
+	return web.Invalid(append(fields, cfe.CheckFooter(rec.FechaEmisor, rec.Resolucion, rec.WebURL)...)...)
 }
 
 // user adds u. ECONFLICT when the username exists.
-func (sd seeder) user(u SeedUser) (*User, error) {
+func (sd seeder) user(u SeedUser) (*data.User, error) {
 	if u.Username == "" || u.Password == "" {
 		return nil, fmt.Errorf("user: username and password are required")
 	}
-	if _, err := userByName(sd.tx, u.Username); err == nil {
+	if _, err := data.UserByName(sd.tx, u.Username); err == nil {
 		return nil, &cfe.Error{Code: cfe.ECONFLICT, Message: fmt.Sprintf("user %q exists", u.Username)}
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), sd.cost)
 	if err != nil {
 		return nil, err
 	}
-	rec := &User{Username: strings.TrimSpace(u.Username), Email: u.Email, PasswordHash: hash, Companies: []int64{}}
+	rec := &data.User{Username: strings.TrimSpace(u.Username), Email: u.Email, PasswordHash: hash, Companies: []int64{}}
 	for _, ruc := range u.Empresas {
-		id, ok := lookup(sd.tx, bucketRUCs, ruc)
+		id, ok := data.CompanyByRUC(sd.tx, ruc)
 		if !ok {
 			return nil, fmt.Errorf("user %q: no company with RUC %s", u.Username, ruc)
 		}
 		rec.Companies = append(rec.Companies, id)
 	}
-	return rec, putUser(sd.tx, rec)
+	return rec, data.PutUser(sd.tx, rec)
 }
 
 // key adds k. ECONFLICT when the same key exists.
@@ -163,12 +167,12 @@ func (sd seeder) key(k SeedKey, now func() time.Time) error {
 	if !strings.HasPrefix(k.Key, sd.prefix) || len(k.Key) < len(sd.prefix)+16 {
 		return fmt.Errorf("api key %q: must start with %s and have at least 16 more characters", k.Nombre, sd.prefix)
 	}
-	company, ok := lookup(sd.tx, bucketRUCs, k.Empresa)
+	company, ok := data.CompanyByRUC(sd.tx, k.Empresa)
 	if !ok {
 		return fmt.Errorf("api key %q: no company with RUC %s", k.Nombre, k.Empresa)
 	}
-	return putKey(sd.tx, &APIKey{Company: company, Nombre: k.Nombre, Descripcion: k.Descripcion,
-		Hint: keyHint(k.Key, sd.prefix), Hash: hashSecret(k.Key), Created: now().UTC(),
+	return data.PutKey(sd.tx, &data.APIKey{Company: company, Nombre: k.Nombre, Descripcion: k.Descripcion,
+		Hint: auth.KeyHint(k.Key, sd.prefix), Hash: auth.HashSecret(k.Key), Created: now().UTC(),
 		PerMinute: k.LimitePorMinuto, PerHour: k.LimitePorHora})
 }
 

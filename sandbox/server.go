@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,13 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/cfe-agent/cfe-agent/internal/throttle"
+	"github.com/cfe-agent/cfe-agent/sandbox/account"
+	"github.com/cfe-agent/cfe-agent/sandbox/auth"
+	"github.com/cfe-agent/cfe-agent/sandbox/data"
+	"github.com/cfe-agent/cfe-agent/sandbox/dgi"
+	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
+	"github.com/cfe-agent/cfe-agent/sandbox/mail"
+	"github.com/cfe-agent/cfe-agent/sandbox/reports"
 )
 
 // Config configures a Server.
@@ -26,7 +31,7 @@ type Config struct {
 	// when empty one is generated and printed once on Out.
 	DemoPassword string
 	Seed         *Seed
-	SMTPAddr     string // host:port of the mail server for password recovery
+	SMTPAddr     string // host:port of the mail server (password recovery, CFEs by e-mail)
 	// TrustProxy makes the client address the last X-Forwarded-For hop.
 	TrustProxy  bool
 	LoginLimits LoginLimits // DefaultLoginLimits when zero
@@ -39,7 +44,7 @@ type Config struct {
 	// simulate callers from several networks over one loopback connection;
 	// the command line never sets it.
 	ClientAddr func(r *http.Request) (netip.Addr, bool)
-	// PasswordCost is the bcrypt cost; passwordCost when zero. Tests lower it.
+	// PasswordCost is the bcrypt cost; auth.PasswordCost when zero. Tests lower it.
 	PasswordCost int
 
 	// KeyFailureLimits throttle invalid API keys per client address;
@@ -47,42 +52,38 @@ type Config struct {
 	KeyFailureLimits KeyFailureLimits
 
 	// MaxExportRows bounds the CFEs of one Excel or accounting export;
-	// maxExportRows when zero. Tests lower it.
+	// the reports room's bound when zero. Tests lower it.
 	MaxExportRows int
 
-	// MaxZipPDFs bounds the CFEs of one descargarPdfsFiltrados; maxZipPDFs
-	// when zero. Tests lower it.
+	// MaxZipPDFs bounds the CFEs of one descargarPdfsFiltrados; the reports
+	// room's bound when zero. Tests lower it.
 	MaxZipPDFs int
 }
 
-// Server is the hosted-service emulator.
+// Server is the hosted-service emulator: the rooms, wired, behind one router.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	now     func() time.Time
-	db      *db
-	prefix  string // the environment's API key prefix
-	other   string // the other environment's prefix
-	jwtKey  []byte
-	limiter *keyLimiter
-	guard   *loginGuard
-	metrics *metrics
-	router  *mux.Router
-	issuers issuers
+	cfg Config
+	log *slog.Logger
+	db  *data.DB
 
-	keyFails *throttle.Throttle // invalid API keys per address (keythrottle.go)
-	previews previewStore       // recent previews by token (preview.go)
+	auth      *auth.Service
+	issuing   *issuing.Service
+	reports   *reports.Service
+	cfeMail   *mail.CFEMail
+	envelopes *dgi.Envelopes
+	pages     *account.Pages
+	router    *mux.Router
 
 	ln   net.Listener
 	http *http.Server
 	done chan error
 }
 
-// New opens the data directory of cfg.Environment, creates the demo data on
-// first run and applies cfg.Seed. It does not listen yet: see Open.
+// New opens the data directory of cfg.Environment, builds the rooms, creates
+// the demo data on first run and applies cfg.Seed. It does not listen yet:
+// see Open.
 func New(cfg Config) (*Server, error) {
-	prefix, other, err := envPrefixes(cfg.Environment)
-	if err != nil {
+	if _, _, err := auth.KeyPrefixes(cfg.Environment); err != nil {
 		return nil, err
 	}
 	if cfg.Listen == "" {
@@ -91,7 +92,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LoginLimits == (LoginLimits{}) {
 		cfg.LoginLimits = DefaultLoginLimits
 	}
-	if err := cfg.LoginLimits.check(); err != nil {
+	if err := cfg.LoginLimits.Check(); err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {
@@ -104,33 +105,31 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.PasswordCost == 0 {
-		cfg.PasswordCost = passwordCost
+		cfg.PasswordCost = auth.PasswordCost
 	}
-	d, err := openDB(cfg.DataDir, cfg.Environment)
+	db, err := data.Open(cfg.DataDir, cfg.Environment)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
-		cfg: cfg, log: cfg.Logger, now: cfg.Now, db: d, prefix: prefix, other: other,
-		limiter: newKeyLimiter(), metrics: &metrics{},
+	s := &Server{cfg: cfg, log: cfg.Logger, db: db}
+	sender := mail.NewSender(cfg.SMTPAddr, cfg.Now)
+	s.auth, err = auth.New(auth.Config{DB: db, Environment: cfg.Environment, Now: cfg.Now, Log: cfg.Logger,
+		ClientAddr: cfg.ClientAddr, TrustProxy: cfg.TrustProxy, LoginLimits: cfg.LoginLimits,
+		KeyFailureLimits: cfg.KeyFailureLimits, PasswordCost: cfg.PasswordCost, Mailer: sender, Issuer: s.issuer})
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
 	}
-	s.guard = newLoginGuard(cfg.LoginLimits, s.metrics, s.log)
-	s.keyFails = newKeyThrottle(cfg.KeyFailureLimits)
+	s.issuing = issuing.New(issuing.Config{DB: db, DataDir: cfg.DataDir, Environment: cfg.Environment, Now: cfg.Now, Log: cfg.Logger})
+	s.reports = reports.New(reports.Config{DB: db, CFEs: s.issuing.Issued, Printer: s.issuing.Printer, Now: cfg.Now,
+		Log: cfg.Logger, MaxExportRows: cfg.MaxExportRows, MaxZipPDFs: cfg.MaxZipPDFs})
+	s.cfeMail = mail.NewCFEMail(db, s.issuing.Issued, s.issuing.Printer, sender, cfg.Logger)
+	s.envelopes = dgi.NewEnvelopes(db, s.issuing.Issued, cfg.Now, cfg.Logger)
+	s.pages = account.NewPages(cfg.Logger)
 	if err := s.bootstrap(); err != nil {
-		return nil, errors.Join(err, s.issuers.close(), d.Close())
+		return nil, errors.Join(err, s.issuing.Close(), db.Close())
 	}
 	s.router = s.routes()
 	return s, nil
-}
-
-func envPrefixes(env string) (prefix, other string, err error) {
-	switch env {
-	case EnvSandbox:
-		return prefixTest, prefixLive, nil
-	case EnvProduccion:
-		return prefixLive, prefixTest, nil
-	}
-	return "", "", fmt.Errorf("sandbox: unknown environment %q (want %q or %q)", env, EnvSandbox, EnvProduccion)
 }
 
 // Handler returns the HTTP handler, for callers that run their own server.
@@ -154,8 +153,17 @@ func (s *Server) Open() error {
 // URL returns the base URL of the listening server.
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
+// issuer is the JWTs' iss: the service's URL, the address it listens on (the
+// configured one when it serves through Handler only).
+func (s *Server) issuer() string {
+	if s.ln != nil {
+		return s.URL()
+	}
+	return "http://" + s.cfg.Listen
+}
+
 // Close stops serving (waiting up to shutdownTimeout for requests in flight)
-// and closes the data file.
+// and closes the data files.
 func (s *Server) Close() error {
 	var errs []error
 	if s.http != nil {
@@ -172,75 +180,6 @@ func (s *Server) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, s.issuers.close(), s.db.Close())
+	errs = append(errs, s.issuing.Close(), s.db.Close())
 	return errors.Join(errs...)
-}
-
-func (s *Server) routes() *mux.Router {
-	r := mux.NewRouter()
-	r.Use(s.withRequestID, withBodyLimit)
-	s.registerAuthRoutes(r)
-	s.registerKeyRoutes(r)
-	s.registerReceiptRoutes(r)
-	s.registerEmitRoutes(r)
-	s.registerIssuedRoutes(r)
-	s.registerPointRoutes(r)
-	s.registerPDFRoutes(r)
-	s.registerEnvelopeRoutes(r)
-	s.registerDocumentRoutes(r)
-	s.registerMetricsRoutes(r)
-	s.registerDataRoutes(r)
-	s.registerAccountRoutes(r)
-	r.NotFoundHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.writeError(w, req, notFound("la ruta"))
-	}))
-	r.MethodNotAllowedHandler = s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.writeError(w, req, errMethod)
-	}))
-	return r
-}
-
-// requestIDKey carries the request id in the request context.
-type requestIDKey struct{}
-
-// withRequestID gives each request an id, sent back in X-Request-Id and in
-// error bodies.
-func (s *Server) withRequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := hex.EncodeToString(randomBytes(8))
-		w.Header().Set(headerRequestID, id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
-	})
-}
-
-func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(requestIDKey{}).(string)
-	return id
-}
-
-func withBodyLimit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
-		next.ServeHTTP(w, r)
-	})
-}
-
-// clientAddr is the caller's address: the test hook when set, the last
-// X-Forwarded-For hop when TrustProxy, else the connection's peer.
-func (s *Server) clientAddr(r *http.Request) netip.Addr {
-	if s.cfg.ClientAddr != nil {
-		if a, ok := s.cfg.ClientAddr(r); ok {
-			return a.Unmap()
-		}
-	}
-	if s.cfg.TrustProxy {
-		if a, ok := lastForwarded(r.Header.Values("X-Forwarded-For")); ok {
-			return a
-		}
-	}
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return ap.Addr().Unmap()
 }

@@ -363,7 +363,7 @@ func (c *salesCache) today(ctx context.Context, db *store.DB, day cfe.Date) (*sa
 			cur = currencyOf(is.XML)
 		}
 		s.currency[is.UUID] = cur
-		sign := saleSign(is.Type)
+		sign := int64(cfe.SaleSign(is.Type))
 		if sign == 0 {
 			continue
 		}
@@ -380,24 +380,6 @@ func (c *salesCache) today(ctx context.Context, db *store.DB, day cfe.Date) (*sa
 	}
 	c.cur = s
 	return s, nil
-}
-
-// saleSign is +1 for a sale, -1 for a credit note of one, 0 for what is not
-// a sale (e-Remito, e-Resguardo, e-Boleta, a purchase).
-func saleSign(t cfe.Type) int64 {
-	info, ok := t.Info()
-	if !ok {
-		return 0
-	}
-	switch info.Element {
-	case cfe.ElemTicket, cfe.ElemFactura, cfe.ElemFacturaExp:
-	default:
-		return 0
-	}
-	if info.Kind == cfe.KindCreditNote {
-		return -1
-	}
-	return 1
 }
 
 // currencyOf reads the currency (Totales/TpoMoneda) of a signed CFE; UYU

@@ -78,19 +78,6 @@ func TestCurrencyOf(t *testing.T) {
 	}
 }
 
-func TestSaleSign(t *testing.T) {
-	for typ, want := range map[cfe.Type]int64{
-		cfe.ETicket: 1, cfe.ETicketNC: -1, cfe.ETicketND: 1, cfe.EFactura: 1, cfe.EFacturaNC: -1,
-		cfe.EFacturaExp: 1, cfe.EFacturaExpNC: -1, cfe.ETicketCtaAjena: 1, cfe.EFacturaCtaAjenaNC: -1,
-		cfe.ETicket + 100: 1, cfe.EFacturaNC + 100: -1, // contingency
-		cfe.ERemito: 0, cfe.ERemitoExp: 0, cfe.EResguardo: 0, cfe.EBoleta: 0, cfe.EBoletaNC: 0, cfe.Type(999): 0,
-	} {
-		if got := saleSign(typ); got != want {
-			t.Errorf("saleSign(%d) = %d, want %d", typ, got, want)
-		}
-	}
-}
-
 func TestStatusView_addCAE(t *testing.T) {
 	until := cfe.Date{Year: 2028, Month: time.November, Day: 24}
 	cases := []struct {

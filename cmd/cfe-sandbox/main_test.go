@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +30,27 @@ func run(t *testing.T, args ...string) (string, error) {
 
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
+// announcer keeps what the command prints and sends the server's URL on ready
+// once the command says it listens: the test waits on that, not on a clock.
+type announcer struct {
+	testtool.SyncBuffer
+	ready chan string
+	once  sync.Once
+}
+
+func (a *announcer) Write(p []byte) (int, error) {
+	n, err := a.SyncBuffer.Write(p)
+	if m := listening.FindStringSubmatch(a.String()); m != nil {
+		a.once.Do(func() { a.ready <- m[1] })
+	}
+	return n, err
+}
+
+// client gives the test's requests a deadline.
+var client = &http.Client{Timeout: time.Minute}
+
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if out, err := run(t, "company", "add", "--data-dir", dir, "--ruc", "211111110015", "--razon-social", "Alfa S.A.",
 		"--fecha-emisor", "2015-03-02", "--web-url", "https://www.alfa.com.uy/cfe", "--constancia-iva-al-dia=false"); err != nil || !strings.Contains(out, "added") {
@@ -65,25 +86,25 @@ func TestCommands(t *testing.T) {
 
 	// Serve until the context ends; the server reports its address.
 	ctx, cancel := context.WithCancel(context.Background())
-	var out2 testtool.SyncBuffer
+	out2 := &announcer{ready: make(chan string, 1)}
 	cmd := newRootCommand(ctx)
 	cmd.SetArgs([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--seed", seed, "--demo-password", "demo-1"})
-	cmd.SetOut(&out2)
+	cmd.SetOut(out2)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Execute() }()
 	var url string
-	for deadline := time.Now().Add(20 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := listening.FindStringSubmatch(out2.String()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
+	select {
+	case url = <-out2.ready:
+	case err := <-done:
 		cancel()
-		t.Fatalf("the server did not start: %s", out2.String())
+		t.Fatalf("the server stopped before listening: %v\n%s", err, out2.String())
+	case <-time.After(time.Minute):
+		cancel()
+		t.Fatalf("the server did not start within a minute: %s", out2.String())
 	}
 	for _, login := range [][2]string{{"ana", m[1]}, {"demo", "demo-1"}} {
 		body, _ := json.Marshal(map[string]string{"username": login[0], "secret": login[1]})
-		res, err := http.Post(url+"/api/auth/login", "application/json", bytes.NewReader(body))
+		res, err := client.Post(url+"/api/auth/login", "application/json", bytes.NewReader(body))
 		if err != nil || res.StatusCode != http.StatusOK {
 			t.Errorf("login %s: %v %v", login[0], err, res.Status)
 		}
@@ -91,14 +112,38 @@ func TestCommands(t *testing.T) {
 	}
 	req, _ := http.NewRequest("GET", url+"/api/v1/usuario/empresas", nil)
 	req.Header.Set("X-API-Key", "xx_test_cli-known-key-000000000001")
-	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusOK {
+	if res, err := client.Do(req); err != nil || res.StatusCode != http.StatusOK {
 		t.Errorf("seeded key: %v %v", err, res.Status)
 	} else {
 		res.Body.Close()
 	}
+	// The envelope of no CFE is refused in the interface's error shape (it
+	// once answered every CFE of the company).
+	req, _ = http.NewRequest("POST", url+"/api/v1/cfeemitido/generarSobreAutoridad", strings.NewReader(`{"ids": []}`))
+	req.Header.Set("X-API-Key", "xx_test_cli-known-key-000000000001")
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := client.Do(req); err != nil {
+		t.Errorf("generarSobreAutoridad: %v", err)
+	} else {
+		var b struct {
+			Error, Code, RequestID string
+			Details                []struct{ Campo, Mensaje string }
+		}
+		err := json.NewDecoder(res.Body).Decode(&b)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusBadRequest || b.Code != "invalid" || len(b.Details) != 1 || b.Details[0].Campo != "ids" ||
+			!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Errorf(`generarSobreAutoridad {"ids": []}: %s %+v (%v), want 400 invalid naming ids`, res.Status, b, err)
+		}
+	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("serve: %v", err)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Error("the server did not stop within a minute of its context's end")
 	}
 	if _, err := run(t, "--data-dir", dir, "--environment", "test"); err == nil {
 		t.Error("an unknown environment was accepted")

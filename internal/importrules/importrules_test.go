@@ -48,8 +48,23 @@ var allowed = map[string][]string{
 	// tray reads the state report's wire types; the agent implements its
 	// Agent in-process.
 	"tray": {"cfe", "assets", "localapi/apitype"},
-	// sandbox is the hosted service's emulator: a second composition root.
-	"sandbox": {"cfe", "issuer", "signer", "store", "pdf", "internal/throttle"},
+	// sandbox is the hosted service's emulator: a second composition root,
+	// which wires its rooms (docs/sandbox.md, "Rooms"). The rooms import
+	// downward only, never the root: data and web at the bottom (the shared
+	// records and the HTTP conventions), auth above them, issuing above auth
+	// (it composes issuer, signer, store and pdf), and reports, mail and dgi
+	// above issuing, each reaching another room's parts through interfaces
+	// of its own that the root fills; account needs only web. auth is the
+	// emulator's one user of internal/throttle.
+	"sandbox":         {"cfe", "sandbox/account", "sandbox/auth", "sandbox/data", "sandbox/dgi", "sandbox/issuing", "sandbox/mail", "sandbox/reports", "sandbox/web"},
+	"sandbox/data":    {"cfe"},
+	"sandbox/web":     {"cfe"},
+	"sandbox/auth":    {"cfe", "sandbox/data", "sandbox/web", "internal/throttle"},
+	"sandbox/issuing": {"cfe", "issuer", "signer", "store", "pdf", "sandbox/auth", "sandbox/data", "sandbox/web"},
+	"sandbox/reports": {"cfe", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
+	"sandbox/mail":    {"cfe", "sandbox/auth", "sandbox/data", "sandbox/web"},
+	"sandbox/dgi":     {"cfe", "signer", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
+	"sandbox/account": {"cfe", "sandbox/web"},
 	// Internal helpers.
 	"internal/durable":               {},
 	"internal/throttle":              {},
