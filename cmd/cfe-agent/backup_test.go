@@ -93,7 +93,7 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 	// No backup in the folder yet: one is taken at start.
 	waitFor(t, "the start-up automatic backup", func() bool { return len(autoBackups(t, folder)) == 1 })
 	startup := autoBackups(t, folder)[0]
-	if _, err := store.VerifyBackup(startup); err != nil {
+	if _, err := store.VerifyBackup(startup, store.RecordChecks{}); err != nil {
 		t.Fatalf("the automatic backup does not verify: %v", err)
 	}
 
@@ -144,7 +144,7 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dataDir, "backups", "sandbox", "sandbox", "*")); len(left) != 0 {
 		t.Fatalf("-o left the agent's own copy behind: %v", left)
 	}
-	info, err := store.VerifyBackup(underLoad)
+	info, err := store.VerifyBackup(underLoad, store.RecordChecks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestAgent_BackupAndRestore(t *testing.T) {
 		return len(files) == 2 && !slices.Contains(files, startup)
 	})
 	for _, f := range autoBackups(t, folder) {
-		if _, err := store.VerifyBackup(f); err != nil {
+		if _, err := store.VerifyBackup(f, store.RecordChecks{}); err != nil {
 			t.Fatalf("automatic backup %s: %v", f, err)
 		}
 	}

@@ -86,7 +86,7 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 		switch {
 		case err == nil:
 			if out == "" {
-				return store.VerifyBackup(res.Archivo)
+				return store.VerifyBackup(res.Archivo, recordChecks(0))
 			}
 			bi, err := copyBackup(res.Archivo, out, res)
 			if err != nil {
@@ -108,7 +108,7 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 	if out == "" {
 		out = filepath.Join(manualBackupDir(a.dataDir, a.profile.Environment, a.name), backupName(a.name, time.Now(), false))
 	}
-	return a.db.Backup(ctx, out, a.backupMeta())
+	return a.db.Backup(ctx, out, a.backupMeta(), recordChecks(0))
 }
 
 // localBaseURL turns the base URL of an agent listening on every interface
@@ -190,7 +190,7 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 			return cfe.Errorf(cfe.EUNAVAILABLE, "el agente está en ejecución (%s): deténgalo antes de restaurar", info.BaseURL)
 		}
 	}
-	backup, err := store.VerifyBackup(file)
+	backup, err := store.VerifyBackup(file, recordChecks(0))
 	if err != nil {
 		return err
 	}
