@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -410,13 +412,13 @@ func (c *recordChecker) checkXML(j xmlJob) {
 			c.fail(j.sort, j.who, "su XML firmado no se pudo verificar (%v)", r)
 		}
 	}()
-	head, err := cfe.ReadCFEHead(j.xml)
+	t, serie, nro, err := readIdDoc(j.xml)
 	if err != nil {
-		c.fail(j.sort, j.who, "su XML firmado no es un CFE legible: %s", cfe.ErrorMessage(err))
+		c.fail(j.sort, j.who, "su XML firmado no es un CFE legible: %v", err)
 		return
 	}
-	if head.Type != j.key.Type || head.Serie != j.key.Serie || head.Nro != j.nro {
-		c.fail(j.sort, j.who, "su XML firmado es el de %s serie %s número %d", head.Type.Name(), head.Serie, head.Nro)
+	if t != j.key.Type || serie != j.key.Serie || nro != j.nro {
+		c.fail(j.sort, j.who, "su XML firmado es el de %s serie %s número %d", t.Name(), serie, nro)
 		return
 	}
 	if c.checks.Signature == nil {
@@ -434,6 +436,55 @@ func (c *recordChecker) checkXML(j xmlJob) {
 	c.mu.Lock()
 	c.done.Signatures++
 	c.mu.Unlock()
+}
+
+// readIdDoc reads the type, serie and number of a signed CFE from its
+// Encabezado/IdDoc, reading the XML only up to there (they come first: a
+// whole parse is the signature check's). The root must be a CFE of DGI's
+// namespace.
+func readIdDoc(b []byte) (t cfe.Type, serie string, nro int64, err error) {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	var path []string // local names below the root
+	var text map[string]string
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("no tiene Encabezado/IdDoc")
+			}
+			return 0, "", 0, err
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if path == nil {
+				if e.Name.Space != cfe.NamespaceCFE || e.Name.Local != "CFE" {
+					return 0, "", 0, fmt.Errorf("el elemento raíz es <%s>, no el CFE de DGI", e.Name.Local)
+				}
+				path = []string{}
+				continue
+			}
+			path = append(path, e.Name.Local)
+			if len(path) == 3 && path[1] == "Encabezado" && path[2] == "IdDoc" {
+				text = map[string]string{}
+			}
+		case xml.CharData:
+			if text != nil && len(path) == 4 {
+				text[path[3]] += string(e)
+			}
+		case xml.EndElement:
+			if text != nil && len(path) == 3 { // the end of IdDoc
+				n, nerr := strconv.Atoi(strings.TrimSpace(text["TipoCFE"]))
+				nro, rerr := strconv.ParseInt(strings.TrimSpace(text["Nro"]), 10, 64)
+				if nerr != nil || rerr != nil {
+					return 0, "", 0, errors.New("su IdDoc no tiene TipoCFE y Nro numéricos")
+				}
+				return cfe.Type(n), strings.TrimSpace(text["Serie"]), nro, nil
+			}
+			if len(path) > 0 {
+				path = path[:len(path)-1]
+			}
+		}
+	}
 }
 
 // bucketLen counts the keys of b.
