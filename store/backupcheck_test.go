@@ -614,6 +614,30 @@ func TestRestore_Identity(t *testing.T) {
 		}
 	})
 
+	t.Run("a store whose CFEs were all archived is not new", func(t *testing.T) {
+		t.Parallel()
+		here, there := newDataDir(t), newDataDir(t)
+		db := here.open(t)
+		for i := range 2 {
+			doc := commitSigned(t, db, s, fmt.Sprint("archivado-", i), nil)
+			if err := db.MarkDelivered(ctx, doc.UUID, int64(i+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res, err := db.Archive(ctx, cfe.Date{Year: 2026, Month: time.April, Day: 1}); err != nil || res.Moved != 2 {
+			t.Fatalf("archived %+v (%v), want both CFEs", res, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		foreign := filepath.Join(t.TempDir(), "ajena.db")
+		there.sign(t, s, "alla", 3, foreign)
+		_, err := here.restore(foreign, nil)
+		if ce := wantCode(t, err, cfe.ECONFLICT); !strings.Contains(ce.Message, "--aceptar-copia-ajena") {
+			t.Fatalf("a foreign backup over an archived store: %q", ce.Message)
+		}
+	})
+
 	t.Run("the journal's store, its file lost", func(t *testing.T) {
 		t.Parallel()
 		d := newDataDir(t)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -110,9 +111,9 @@ func identityLabel(id string) string {
 type family struct {
 	ids     []string // the current file's identity and lineage, and the journal's store
 	current string   // the current file's identity; "" when there is none or it cannot be read
-	// fresh: the current file signed nothing and the directory knows no
-	// other file (a new installation started once): it has nothing of its
-	// own a backup could replace.
+	// fresh: the current file holds no CFE, live or archived, and the
+	// directory knows no other file (a new installation started once): it
+	// has nothing of its own a backup could replace.
 	fresh bool
 }
 
@@ -151,7 +152,7 @@ func (f family) owns(id string) bool {
 type currentStore struct {
 	id      string
 	lineage []string
-	cfes    int
+	cfes    int // live CFEs, and one more per range with archived ones
 }
 
 // readCurrentStore reads the identity, lineage and number of CFEs of the
@@ -187,6 +188,11 @@ func readCurrentStore(path string) (*currentStore, error) {
 			c := &currentStore{id: string(meta.Get(keyStoreID)), lineage: lineageIDs(lin)}
 			cc := cfes.Cursor()
 			for k, _ := cc.First(); k != nil; k, _ = cc.Next() {
+				c.cfes++
+			}
+			// CFEs moved to the yearly archives count as its own too.
+			mc := meta.Cursor()
+			for k, _ := mc.Seek(keyArchivedPrefix); k != nil && bytes.HasPrefix(k, keyArchivedPrefix); k, _ = mc.Next() {
 				c.cfes++
 			}
 			cur = c
