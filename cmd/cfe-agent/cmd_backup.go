@@ -90,7 +90,7 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 		switch {
 		case err == nil:
 			if out == "" {
-				return store.VerifyBackup(res.Archivo, recordChecks(0))
+				return store.VerifyBackup(res.Archivo, copyChecks)
 			}
 			bi, err := copyBackup(res.Archivo, out, res)
 			if err != nil {
