@@ -138,9 +138,10 @@ type RestoreResult struct {
 //   - it must be a backup of this data directory's store: of the current
 //     file, of one of the files it replaced (its lineage), or of the one
 //     the journal names; or the data directory must have nothing of its own
-//     (no store and no journal, or a store that signed nothing and has no
-//     past). Another is refused (ECONFLICT) unless o.AcceptForeign names
-//     it; the restored file then records the replaced one in its lineage;
+//     (no store and no journal, or a store that holds no CFE, live or
+//     archived, and knows no other file). Another is refused (ECONFLICT)
+//     unless o.AcceptForeign names it; the restored file records the
+//     replaced one in its lineage;
 //   - when the hosted service answers (o.Service), each CFE of the backup
 //     that the service holds under the same number must be the same
 //     document (uuid and security code); one that differs is refused
