@@ -82,12 +82,15 @@ type BackupInfo struct {
 	Checked RecordsChecked
 }
 
-// SeriesInUse returns the ranges of the (type, serie) sequences the backup
-// has a counter above zero for: where its CFEs are.
+// SeriesInUse returns the ranges that hold the backup's CFEs: those of the
+// (type, serie) sequences it stores CFEs of, from its lowest stored number
+// of the sequence up (older ranges hold only archived CFEs).
 func (bi *BackupInfo) SeriesInUse() []cfe.CAERange {
 	var out []cfe.CAERange
 	for _, r := range bi.Ranges {
-		if slices.ContainsFunc(bi.Counters, func(c cfe.LastNumber) bool { return c.Type == r.Type && c.Serie == r.Serie && c.Last > 0 }) {
+		if slices.ContainsFunc(bi.Checked.Lowest, func(l cfe.LastNumber) bool {
+			return l.Type == r.Type && l.Serie == r.Serie && r.HNro >= l.Last
+		}) {
 			out = append(out, r)
 		}
 	}

@@ -70,6 +70,9 @@ type RecordsChecked struct {
 	// WithoutChecksum counts signed XML stored without a CRC-32C (as
 	// schema 2 stored it): only its signature and its record check it.
 	WithoutChecksum int
+	// Lowest is the lowest number stored of each (type, serie), in no
+	// particular order.
+	Lowest []cfe.LastNumber
 }
 
 // ErrDamagedRecord is wrapped by the error of a backup or an archive copy
@@ -138,6 +141,7 @@ type recordChecker struct {
 
 	ranges   map[string]cfe.CAERange
 	counters map[seqKey]int64
+	lowest   map[seqKey]int64
 
 	mu       sync.Mutex
 	problems []recordProblem
@@ -154,7 +158,7 @@ func (c *recordChecker) fail(sort, who, format string, args ...any) {
 // is a store's (or its backup's) or an archive's. It returns the records
 // that failed as a *recordsError, and what it covered.
 func checkRecords(ctx context.Context, tx *bolt.Tx, checks RecordChecks, live bool) (RecordsChecked, error) {
-	c := &recordChecker{tx: tx, checks: checks, live: live}
+	c := &recordChecker{tx: tx, checks: checks, live: live, lowest: map[seqKey]int64{}}
 	for _, name := range [][]byte{bucketMeta, bucketCFEs, bucketXML, bucketByNumber, bucketByTime} {
 		if tx.Bucket(name) == nil {
 			return c.done, fmt.Errorf("le falta la sección %s", name)
@@ -184,6 +188,9 @@ func checkRecords(ctx context.Context, tx *bolt.Tx, checks RecordChecks, live bo
 	}()
 	if err != nil {
 		return c.done, err
+	}
+	for k, n := range c.lowest {
+		c.done.Lowest = append(c.done.Lowest, cfe.LastNumber{Type: k.Type, Serie: k.Serie, Last: n})
 	}
 	if len(c.problems) > 0 {
 		slices.SortFunc(c.problems, func(a, b recordProblem) int { return cmp.Compare(a.sort, b.sort) })
@@ -257,6 +264,9 @@ func (c *recordChecker) walkCFEs(ctx context.Context, jobs chan<- xmlJob) error 
 		if !rec.Type.Valid() || rec.Serie == "" || rec.Nro <= 0 {
 			c.fail(sort, who, "su registro no tiene un tipo, una serie y un número válidos")
 			continue
+		}
+		if low, ok := c.lowest[key]; !ok || rec.Nro < low {
+			c.lowest[key] = rec.Nro
 		}
 		if got := byNumber.Get(nk); !bytes.Equal(got, k) {
 			c.fail(sort, who, "el índice por número no lo nombra (nombra %q)", got)

@@ -238,8 +238,9 @@ func TestVerifyBackup_DamagedRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (store.RecordsChecked{CFEs: 12, Signatures: 12}); info.Checked != want {
-		t.Fatalf("Checked = %+v, want %+v", info.Checked, want)
+	if c := info.Checked; c.CFEs != 12 || c.Signatures != 12 || c.WithoutChecksum != 0 ||
+		!slices.Equal(c.Lowest, []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 1}}) {
+		t.Fatalf("Checked = %+v, want 12 CFEs and signatures, e-Tickets A from 1", c)
 	}
 	name := func(i int) string {
 		return fmt.Sprintf("e-Ticket serie A número %d (uuid %s)", docs[i].Nro, docs[i].UUID)
@@ -341,6 +342,24 @@ func TestVerifyBackup_DamagedRecords(t *testing.T) {
 		_, err := store.VerifyBackup(p, signatures)
 		wantDamagedRecord(t, err, cfe.EINVALID, []string{name(10), name(11), "no está en el rango CAE que nombra"}, name(9))
 	})
+}
+
+// TestBackupInfo_SeriesInUse: the ranges a restore asks the hosted service
+// about are those holding the backup's CFEs: of the series it stores, from
+// its lowest stored number up.
+func TestBackupInfo_SeriesInUse(t *testing.T) {
+	t.Parallel()
+	old := newRange(cfe.ETicket, "A", 1, 1000, farAway)        // its CFEs archived: none in the backup
+	current := newRange(cfe.ETicket, "A", 1001, 5000, farAway) // from A-1200 in the backup
+	next := newRange(cfe.ETicket, "A", 5001, 9000, farAway)    // not used yet
+	other := newRange(cfe.ETicket, "B", 1, 1000, farAway)      // a serie without CFEs
+	facturas := newRange(cfe.EFactura, "A", 1, 1000, farAway)  // a type without CFEs
+	info := &store.BackupInfo{Ranges: []cfe.CAERange{old, current, next, other, facturas},
+		Checked: store.RecordsChecked{Lowest: []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 1200}}}}
+	got := info.SeriesInUse()
+	if len(got) != 2 || got[0].DNro != 1001 || got[1].DNro != 5001 {
+		t.Fatalf("SeriesInUse = %+v, want the e-Ticket A ranges from 1001 and 5001", got)
+	}
 }
 
 // outboxSeqOf is outboxSeq inside a transaction.
