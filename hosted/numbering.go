@@ -23,6 +23,9 @@ type IssuedSummary struct {
 	Nro        int64     `json:"nro"`
 	FechaFirma time.Time `json:"fechaFirma"`
 	Origen     string    `json:"origen"`
+	// CodSeguridad is the CFE's security code: the first six characters of
+	// its signature's DigestValue (interface §2.3 names the field).
+	CodSeguridad string `json:"codSeguridad"`
 }
 
 // Search lists the company's CFEs of type t (every type when t is 0) signed

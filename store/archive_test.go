@@ -44,7 +44,7 @@ func threeYears(t *testing.T, path string, now *time.Time) (*store.DB, []*cfe.Is
 			t.Fatal(err)
 		}
 		doc := issuedFor(r, fmt.Sprintf("y%d-%02d", at.Year(), i), at)
-		doc.XML = fmt.Appendf(append([]byte(nil), samples[i%len(samples)]...), "<!--%d-->", i)
+		doc.XML = asStored(samples[i%len(samples)], r.Type, r.Serie, r.Nro, fmt.Sprint(i))
 		if err := db.Commit(ctx, r, doc); err != nil {
 			t.Fatal(err)
 		}
@@ -343,7 +343,7 @@ func TestDB_BackupArchives(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "otro-disco")
-	written, err := db.BackupArchives(ctx, dir)
+	written, err := db.BackupArchives(ctx, dir, store.RecordChecks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestDB_BackupArchives(t *testing.T) {
 			t.Errorf("%s: the copy holds %d keys, the archive %d, or they differ", name, len(cp), len(src))
 		}
 	}
-	again, err := db.BackupArchives(ctx, dir)
+	again, err := db.BackupArchives(ctx, dir, store.RecordChecks{})
 	if err != nil || len(again) != 0 {
 		t.Errorf("a second copy of unchanged archives wrote %v (%v)", again, err)
 	}

@@ -24,10 +24,12 @@ import (
 // that instant: the source file's identity, the transaction copied, the
 // profile it belongs to, the counts of CFEs, outbox, rejected deliveries and
 // ranges, the counters, and the numbering journal's marks read inside the
-// same transaction. The copy is written to a temporary file beside the
-// destination, verified (opened read-only, Tx.Check, every count recounted
-// and equal to the record) and only then renamed to its name: a crash or a
-// kill leaves no partial backup under the destination's name.
+// same transaction, and the identity and lineage of the file (lineage.go).
+// The copy is written to a temporary file beside the destination, verified
+// (opened read-only, Tx.Check, every count recounted and equal to the
+// record, every record checked: backupcheck.go) and only then renamed to
+// its name: a crash or a kill leaves no partial backup under the
+// destination's name, and a store with a damaged record gets no backup.
 
 // bucketBackup holds the backup record inside a copy; Restore removes it.
 var (
@@ -35,8 +37,9 @@ var (
 	keyBackup    = []byte("record")
 )
 
-// backupVersion is the layout of the backup record.
-const backupVersion = 1
+// backupVersion is the layout of the backup record. Version 2 added the
+// lineage; a version-1 backup (none recorded) still verifies.
+const backupVersion = 2
 
 // BackupMeta names the profile a backup belongs to. Restore refuses a
 // backup of another profile, environment or company.
@@ -61,6 +64,9 @@ type BackupInfo struct {
 	TakenAt time.Time // when the copy's transaction was read
 	TxID    int       // the source's transaction the copy holds
 	StoreID string    // the identity of the source store file
+	// Lineage are the identities of the files the source replaced in its
+	// data directory (lineage.go), as the source recorded them.
+	Lineage []string
 	Meta    BackupMeta
 	Counts  BackupCounts
 	// Counters are the last committed number of each (type, serie) in the
@@ -72,6 +78,23 @@ type BackupInfo struct {
 	// serie) when the copy was taken (empty without a journal): no number
 	// committed at that instant exceeds it.
 	Journal []cfe.LastNumber
+	// Checked says what the check of every record covered.
+	Checked RecordsChecked
+}
+
+// SeriesInUse returns the ranges that hold the backup's CFEs: those of the
+// (type, serie) sequences it stores CFEs of, from its lowest stored number
+// of the sequence up (older ranges hold only archived CFEs).
+func (bi *BackupInfo) SeriesInUse() []cfe.CAERange {
+	var out []cfe.CAERange
+	for _, r := range bi.Ranges {
+		if slices.ContainsFunc(bi.Checked.Lowest, func(l cfe.LastNumber) bool {
+			return l.Type == r.Type && l.Serie == r.Serie && r.HNro >= l.Last
+		}) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // backupRecord is the record a backup carries in its backup bucket.
@@ -80,17 +103,19 @@ type backupRecord struct {
 	TakenAt  time.Time       `json:"taken_at"`
 	TxID     int             `json:"tx_id"`
 	StoreID  string          `json:"store_id"`
+	Lineage  []string        `json:"lineage,omitempty"`
 	Meta     BackupMeta      `json:"meta"`
 	Counts   BackupCounts    `json:"counts"`
 	Counters []counterRecord `json:"counters"`
 	Journal  *journalFile    `json:"journal,omitempty"`
 
-	ranges []cfe.CAERange // read by verifyBackup, not stored in the record
+	ranges  []cfe.CAERange // read by verifyBackup, not stored in the record
+	checked RecordsChecked // what verifyBackup checked
 }
 
 func (r *backupRecord) info(path string, size int64) *BackupInfo {
 	bi := &BackupInfo{Path: path, Size: size, TakenAt: r.TakenAt, TxID: r.TxID, StoreID: r.StoreID,
-		Meta: r.Meta, Counts: r.Counts, Ranges: r.ranges}
+		Lineage: slices.Clone(r.Lineage), Meta: r.Meta, Counts: r.Counts, Ranges: r.ranges, Checked: r.checked}
 	for _, c := range r.Counters {
 		bi.Counters = append(bi.Counters, cfe.LastNumber(c))
 	}
@@ -103,17 +128,19 @@ func (r *backupRecord) info(path string, size int64) *BackupInfo {
 }
 
 // Backup writes a consistent copy of the store to path while the store is in
-// use, with meta recorded inside it, verifies it and returns what it holds.
-// path is replaced atomically: it holds the previous file (or nothing) until
-// the new copy is complete and verified.
+// use, with meta recorded inside it, verifies it (every record, with checks)
+// and returns what it holds. path is replaced atomically: it holds the
+// previous file (or nothing) until the new copy is complete and verified; a
+// copy with a damaged record is not kept.
 //
 // A long copy holds a read transaction: commits go on meanwhile, but bbolt
 // cannot reuse the pages they free until it ends (the file may grow), and a
 // commit that needs a larger mapping waits for it.
 //
 // Errors: EUNAVAILABLE when the store is closed or damaged, ctx is done, or
-// the copy cannot be written or does not verify (its message says why).
-func (db *DB) Backup(ctx context.Context, path string, meta BackupMeta) (*BackupInfo, error) {
+// the copy cannot be written or does not verify (its message says why,
+// naming each damaged CFE; errors.Is ErrDamagedRecord then).
+func (db *DB) Backup(ctx context.Context, path string, meta BackupMeta, checks RecordChecks) (*BackupInfo, error) {
 	const op = "store.Backup"
 	if err := ctx.Err(); err != nil {
 		return nil, ctxError(op, err)
@@ -136,13 +163,18 @@ func (db *DB) Backup(ctx context.Context, path string, meta BackupMeta) (*Backup
 			return err
 		}
 		var err error
-		verified, err = verifyBackup(tmp)
+		verified, err = verifyBackup(ctx, tmp, checks)
 		return err
 	})
 	if err != nil {
 		var ce *cfe.Error
-		if errors.As(err, &ce) {
+		var re *recordsError
+		switch {
+		case errors.As(err, &ce):
 			return nil, err
+		case errors.As(err, &re):
+			return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err, Message: fmt.Sprintf(
+				"no se guardó la copia de seguridad %s: el archivo de datos tiene %s. Las copias anteriores no se tocaron", path, re.describe())}
 		}
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
 			Message: fmt.Sprintf("no se pudo escribir la copia de seguridad %s: %v", path, err)}
@@ -178,6 +210,11 @@ func snapshotOf(tx *bolt.Tx) (*backupRecord, error) {
 	rec := &backupRecord{Version: backupVersion, TxID: tx.ID()}
 	if meta := tx.Bucket(bucketMeta); meta != nil {
 		rec.StoreID = string(meta.Get(keyStoreID))
+		lin, err := readLineage(tx)
+		if err != nil {
+			return nil, err
+		}
+		rec.Lineage = lineageIDs(lin)
 	}
 	n := func(name []byte) int {
 		b := tx.Bucket(name)
@@ -243,17 +280,29 @@ func withBolt(path string, readOnly bool, fn func(*bolt.DB) error) error {
 }
 
 // VerifyBackup checks the backup file at path: its size and page tree,
-// bbolt's own consistency check, its record, and every count recounted
-// against the record. It returns what the backup holds.
+// bbolt's own consistency check, its record, every count recounted against
+// the record, and every record with checks (backupcheck.go). It returns
+// what the backup holds.
 //
 // Errors: EINVALID (Spanish, naming the file) when it is not a verified
-// cfe-agent backup.
-func VerifyBackup(path string) (*BackupInfo, error) {
-	rec, err := verifyBackup(path)
+// cfe-agent backup; a damaged record is named (type, serie, number, uuid)
+// and errors.Is ErrDamagedRecord.
+func VerifyBackup(path string, checks RecordChecks) (*BackupInfo, error) {
+	return verifyBackupFile(context.Background(), path, checks)
+}
+
+// verifyBackupFile is VerifyBackup under ctx.
+func verifyBackupFile(ctx context.Context, path string, checks RecordChecks) (*BackupInfo, error) {
+	rec, err := verifyBackup(ctx, path, checks)
 	if err != nil {
 		var ce *cfe.Error
-		if errors.As(err, &ce) {
+		var re *recordsError
+		switch {
+		case errors.As(err, &ce):
 			return nil, err
+		case errors.As(err, &re):
+			return nil, &cfe.Error{Code: cfe.EINVALID, Op: "store.VerifyBackup", Err: err, Message: fmt.Sprintf(
+				"la copia de seguridad %s tiene %s; no se puede usar", path, re.describe())}
 		}
 		return nil, &cfe.Error{Code: cfe.EINVALID, Op: "store.VerifyBackup", Err: err,
 			Message: fmt.Sprintf("el archivo %s no es una copia de seguridad válida del agente: %v", path, err)}
@@ -265,8 +314,9 @@ func VerifyBackup(path string) (*BackupInfo, error) {
 	return rec.info(path, fi.Size()), nil
 }
 
-// verifyBackup is VerifyBackup with plain errors.
-func verifyBackup(path string) (*backupRecord, error) {
+// verifyBackup is VerifyBackup with plain errors (a *recordsError for
+// damaged records).
+func verifyBackup(ctx context.Context, path string, checks RecordChecks) (*backupRecord, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -301,7 +351,7 @@ func verifyBackup(path string) (*backupRecord, error) {
 			if !found {
 				return errors.New("la sección de copia de seguridad no tiene su registro")
 			}
-			if rec.Version != backupVersion {
+			if rec.Version < 1 || rec.Version > backupVersion {
 				return fmt.Errorf("registro de copia versión %d, se espera %d", rec.Version, backupVersion)
 			}
 			for _, name := range allBuckets {
@@ -319,10 +369,13 @@ func verifyBackup(path string) (*backupRecord, error) {
 			if !slices.Equal(got.Counters, rec.Counters) {
 				return errors.New("los contadores de numeración no coinciden con los de la transacción copiada")
 			}
-			if got.StoreID != rec.StoreID {
-				return errors.New("la identidad del archivo no coincide con la del registro")
+			if got.StoreID != rec.StoreID || !slices.Equal(got.Lineage, rec.Lineage) {
+				return errors.New("la identidad del archivo o sus anteriores no coinciden con los del registro")
 			}
-			rec.ranges, err = loadRanges(tx)
+			if rec.ranges, err = loadRanges(tx); err != nil {
+				return err
+			}
+			rec.checked, err = checkRecords(ctx, tx, checks, true)
 			return err
 		})
 	})

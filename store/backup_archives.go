@@ -17,14 +17,16 @@ import (
 // under its own name, so that a backup folder on another disk holds the
 // archived receipts too. A copy is taken inside a read transaction of the
 // archive, under the lock the archiver writes with, written atomically and
-// checked (tx.Check, the same transaction id) before it replaces the
-// previous copy. An archive whose copy in dir already has its transaction id
+// checked (tx.Check, the same transaction id, and every record as a
+// backup's CFEs are: backupcheck.go) before it replaces the previous copy:
+// a copy with a damaged record is not kept, and the damaged CFE is named. An archive whose copy in dir already has its transaction id
 // is left alone: an archive changes only when the archiver moves CFEs in.
 // It returns the files written.
 //
 // Errors: EUNAVAILABLE when an archive cannot be read or its copy written or
-// checked; the copies made before it stay.
-func (db *DB) BackupArchives(ctx context.Context, dir string) ([]string, error) {
+// checked (errors.Is ErrDamagedRecord for a damaged record); the copies
+// made before it stay.
+func (db *DB) BackupArchives(ctx context.Context, dir string, checks RecordChecks) ([]string, error) {
 	const op = "store.BackupArchives"
 	var written []string
 	for _, year := range db.archiveYears() {
@@ -44,17 +46,18 @@ func (db *DB) BackupArchives(ctx context.Context, dir string) ([]string, error) 
 				_, err := tx.WriteTo(f)
 				return err
 			}, func(tmp string) error {
-				id, err := archiveTxID(tmp)
-				if err == nil && id != want {
-					err = fmt.Errorf("the copy holds transaction %d, not %d", id, want)
-				}
-				return err
+				return checkArchiveCopy(ctx, tmp, want, checks)
 			})
 		})
 		if err != nil {
 			var ce *cfe.Error
-			if errors.As(err, &ce) {
+			var re *recordsError
+			switch {
+			case errors.As(err, &ce):
 				return written, err
+			case errors.As(err, &re):
+				return written, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
+					Message: fmt.Sprintf("no se copió el archivo histórico %s a %s: tiene %s", filepath.Base(src), dir, re.describe())}
 			}
 			return written, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,
 				Message: fmt.Sprintf("no se pudo copiar el archivo histórico %s a %s: %v", filepath.Base(src), dir, err)}
@@ -64,6 +67,23 @@ func (db *DB) BackupArchives(ctx context.Context, dir string) ([]string, error) 
 		}
 	}
 	return written, nil
+}
+
+// checkArchiveCopy checks the copy of an archive at path: every page, its
+// transaction (want), and every record.
+func checkArchiveCopy(ctx context.Context, path string, want int, checks RecordChecks) error {
+	return withBolt(path, true, func(adb *bolt.DB) error {
+		return adb.View(func(tx *bolt.Tx) error {
+			for err := range tx.Check() {
+				return err
+			}
+			if tx.ID() != want {
+				return fmt.Errorf("the copy holds transaction %d, not %d", tx.ID(), want)
+			}
+			_, err := checkRecords(ctx, tx, checks, false)
+			return err
+		})
+	})
 }
 
 // archiveTxID opens path read-only, checks every page (tx.Check) and returns

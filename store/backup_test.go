@@ -60,7 +60,7 @@ func TestDB_Backup(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // let the load start
 	dest := filepath.Join(t.TempDir(), "copias", "agent-backup.db")
-	info, err := db.Backup(ctx, dest, backupMeta)
+	info, err := db.Backup(ctx, dest, backupMeta, store.RecordChecks{})
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -73,7 +73,7 @@ func TestDB_Backup(t *testing.T) {
 	}
 
 	// Verified again from the file alone.
-	again, err := store.VerifyBackup(dest)
+	again, err := store.VerifyBackup(dest, store.RecordChecks{})
 	if err != nil {
 		t.Fatalf("VerifyBackup: %v", err)
 	}
@@ -126,7 +126,7 @@ func TestVerifyBackup_Refuses(t *testing.T) {
 	issueN(t, db, "x", 20)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
-	if _, err := db.Backup(ctx, good, backupMeta); err != nil {
+	if _, err := db.Backup(ctx, good, backupMeta, store.RecordChecks{}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(good)
@@ -155,7 +155,7 @@ func TestVerifyBackup_Refuses(t *testing.T) {
 		{"missing", filepath.Join(dir, "none.db"), "none.db"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := store.VerifyBackup(tc.path)
+			_, err := store.VerifyBackup(tc.path, store.RecordChecks{})
 			ce := wantCode(t, err, cfe.EINVALID)
 			if !strings.Contains(ce.Message, tc.want) || !strings.Contains(ce.Message, filepath.Base(tc.path)) {
 				t.Fatalf("message %q lacks %q or the file's name", ce.Message, tc.want)
@@ -196,7 +196,7 @@ func TestRestore(t *testing.T) {
 		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
 		issueN(t, db, "old", 3)
 		backup := filepath.Join(t.TempDir(), "backup.db")
-		if _, err := db.Backup(ctx, backup, backupMeta); err != nil {
+		if _, err := db.Backup(ctx, backup, backupMeta, store.RecordChecks{}); err != nil {
 			t.Fatal(err)
 		}
 		issueN(t, db, "new", signedAfter)
@@ -419,7 +419,7 @@ func backupMain(path, dest string) int {
 		return 1
 	}
 	for {
-		if _, err := db.Backup(ctx, dest, backupMeta); err != nil {
+		if _, err := db.Backup(ctx, dest, backupMeta, store.RecordChecks{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -486,7 +486,7 @@ func TestDB_Backup_Killed(t *testing.T) {
 			_ = os.Remove(p)
 		}
 		if _, err := os.Stat(dest); err == nil {
-			info, err := store.VerifyBackup(dest)
+			info, err := store.VerifyBackup(dest, store.RecordChecks{})
 			if err != nil {
 				t.Fatalf("round %d: the backup under its name does not verify: %v", round, err)
 			}

@@ -148,11 +148,17 @@
 // # Backups
 //
 // Backup copies the file inside one read transaction while commits go on,
-// with a record of that instant (counts, counters, the journal's marks)
-// inside the copy, verified before the copy takes its name; Restore puts a
-// backup back with Open's numbering checks, refusing one behind what was
-// used unless a technician confirms the numbers used since (backup.go,
-// restore.go, docs/numbering.md "Backups and restore").
+// with a record of that instant (counts, counters, the journal's marks, the
+// file's identity and lineage) inside the copy, verified before the copy
+// takes its name: every record, each CFE's signed XML against its checksum,
+// its record and its signature (RecordChecks), and the counters, indexes
+// and outbox against the CFEs (backupcheck.go). Restore puts a backup back
+// with the same checks and Open's numbering checks: it refuses a backup of
+// another data directory's store unless a technician names it (lineage.go),
+// one whose CFEs differ from the hosted service's under the same numbers,
+// and one behind what was used unless a technician confirms the numbers
+// used since (backup.go, restore.go, restorecheck.go, docs/numbering.md
+// "Backups and restore").
 //
 // # Disk
 //

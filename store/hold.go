@@ -85,6 +85,9 @@ func (db *DB) openNumbering() error {
 			Message: fmt.Sprintf("el diario de numeración %s está dañado; no se puede saber por qué número sigue la numeración", path)}
 	}
 	hadData := len(db.countersLocked()) > 0
+	if err := db.inheritJournal(jf); err != nil { // lineage.go
+		return err
+	}
 	id, legacy, err := db.ensureStoreID()
 	if err != nil {
 		return err

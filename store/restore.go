@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -29,6 +30,25 @@ type RestoreOptions struct {
 	Store   string     // the store file it replaces (the agent must be stopped)
 	Journal string     // the profile's numbering journal (Options.Journal)
 	Meta    BackupMeta // the profile the backup must belong to
+	// Records are the checks every record of the backup must pass
+	// (VerifyBackup).
+	Records RecordChecks
+	// AcceptForeign is a technician's word that the backup, although it is
+	// not of this data directory's store (nor of one of its ancestors), is
+	// to be restored: the backup's identity, as the refusal names it
+	// (--aceptar-copia-ajena). Empty: such a backup is refused.
+	AcceptForeign string
+	// Service, when set, is asked once the backup verified and is known to
+	// belong here, before anything changes: the hosted service's last
+	// numbers and the CFEs it holds under the backup's numbers. What it
+	// could not learn is left unknown in its answer (the restore goes on
+	// without it).
+	Service func(ctx context.Context, info *BackupInfo) ServiceAnswer
+	// HoldWithoutService makes the restored store hold numbering (as Hold)
+	// when the journal is missing and no last numbers came from the
+	// service (Hosted, Service): set it when the profile has a hosted
+	// service that could say where numbering stands.
+	HoldWithoutService bool
 	// Hosted are the last numbers the hosted service holds, nil when it was
 	// not asked or did not answer.
 	Hosted []cfe.LastNumber
@@ -64,6 +84,28 @@ type RestoreSerie struct {
 	Resume int64
 }
 
+// ServiceAnswer is what the hosted service said about a backup (Service).
+type ServiceAnswer struct {
+	// Last are the last numbers the service holds in the backup's ranges;
+	// LastKnown says whether it answered them.
+	Last      []cfe.LastNumber
+	LastKnown bool
+	// CFEs are the CFEs the service holds in the backup's ranges (at least
+	// those under the backup's numbers); CFEsKnown says whether it
+	// answered them.
+	CFEs      []ServiceCFE
+	CFEsKnown bool
+}
+
+// ServiceCFE is a CFE the hosted service holds, as its search lists it.
+type ServiceCFE struct {
+	Type         cfe.Type
+	Serie        string
+	Nro          int64
+	UUID         string
+	CodSeguridad string // the first six characters of its signature's DigestValue; "" when the service does not say
+}
+
 // RestoreResult is what Restore did.
 type RestoreResult struct {
 	Info     *BackupInfo
@@ -71,14 +113,40 @@ type RestoreResult struct {
 	// Behind lists the series the backup was behind on (each raised to its
 	// Resume), and the confirmed ones.
 	Behind []RestoreSerie
+	// Foreign: the backup was not this data directory's, and the technician
+	// accepted it (AcceptForeign).
+	Foreign bool
+	// Lineage are the identities the restored file records as its
+	// ancestors.
+	Lineage []string
+	// Compared counts the backup's CFEs found identical (uuid and security
+	// code) to the hosted service's under the same numbers; ServiceCompared
+	// says whether the comparison ran (the service answered).
+	Compared        int
+	ServiceCompared bool
+	// Held: the restored store holds numbering until the hosted service or
+	// a technician says where it stands.
+	Held bool
 }
 
 // Restore puts the backup at o.Backup in place of the store file at o.Store,
 // with the numbering checks of Open (docs/numbering.md "Backups and
 // restore"):
 //
-//   - the backup must verify (VerifyBackup) and belong to o.Meta's profile,
-//     environment and company;
+//   - the backup must verify, every record with o.Records (VerifyBackup),
+//     and belong to o.Meta's profile, environment and company;
+//   - it must be a backup of this data directory's store: of the current
+//     file, of one of the files it replaced (its lineage), or of the one
+//     the journal names; or the data directory must have nothing of its own
+//     (no store and no journal, or a store that holds no CFE, live or
+//     archived, and knows no other file). Another is refused (ECONFLICT)
+//     unless o.AcceptForeign names it; the restored file records the
+//     replaced one in its lineage;
+//   - when the hosted service answers (o.Service), each CFE of the backup
+//     that the service holds under the same number must be the same
+//     document (uuid and security code); one that differs is refused
+//     (ECONFLICT, naming the numbers). CFEs the service already refused
+//     (the rejected list) are not compared: the service's copy stands;
 //   - for every (type, serie), the numbers used since the backup are bounded
 //     by the store it replaces (its counters), the numbering journal (Open's
 //     rule: exact after a clean stop, the reserved mark after a crash) and
@@ -96,20 +164,46 @@ type RestoreResult struct {
 // journal below what was used.
 //
 // Errors: EUNAVAILABLE when an agent holds the store; EINVALID for a file
-// that is not a backup of this profile or a confirmation below what was
-// used; ECONFLICT for a backup behind without confirmation.
+// that is not a verified backup of this profile (a damaged record named) or
+// a confirmation below what was used; ECONFLICT for a backup of another
+// data directory not accepted, one whose CFEs differ from the hosted
+// service's, or one behind without confirmation.
 func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 	const op = "store.Restore"
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	info, err := VerifyBackup(o.Backup)
+	info, err := verifyBackupFile(ctx, o.Backup, o.Records)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkMeta(op, info, o.Meta); err != nil {
 		return nil, err
 	}
+	res := &RestoreResult{Info: info}
+	fam, err := checkFamily(op, info, o, res)
+	if err != nil {
+		return nil, err
+	}
+	serviceKnown := o.Hosted != nil
+	if o.Service != nil {
+		ans := o.Service(ctx, info)
+		if ans.LastKnown {
+			o.Hosted, serviceKnown = append(slices.Clone(o.Hosted), ans.Last...), true
+		}
+		if ans.CFEsKnown {
+			res.ServiceCompared = true
+			if res.Compared, err = compareWithService(op, info, ans.CFEs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if o.HoldWithoutService && !serviceKnown {
+		if _, err := os.Stat(o.Journal); errors.Is(err, fs.ErrNotExist) {
+			o.Hold = true
+		}
+	}
+	res.Held = o.Hold
 	series, err := restoreSeries(op, info, o)
 	if err != nil {
 		return nil, err
@@ -144,7 +238,6 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 		return nil, &cfe.Error{Code: cfe.ECONFLICT, Op: op, Message: "la copia de seguridad está atrás de la numeración ya usada; " +
 			"restaurarla tal cual volvería a firmar números ya usados. " + strings.Join(refused, "; ")}
 	}
-	res := &RestoreResult{Info: info}
 	for _, s := range series {
 		if s.Resume > s.Backup {
 			res.Behind = append(res.Behind, s)
@@ -163,7 +256,7 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 		_, err = io.Copy(f, src)
 		return err
 	}, func(tmp string) error {
-		if err := unsealBackup(tmp, info, res.Replaced, now); err != nil {
+		if err := unsealBackup(tmp, info, res, fam, now); err != nil {
 			return err
 		}
 		db, err := Open(tmp, Options{Journal: o.Journal, Now: o.Now})
@@ -344,17 +437,37 @@ func currentCounters(path string) (map[seqKey]int64, string, error) {
 }
 
 // unsealBackup turns the copy at path into a live store: the backup record
-// goes, an audit event says where the file came from.
-func unsealBackup(path string, info *BackupInfo, replaced string, now time.Time) error {
+// goes, the files of the data directory it replaces join its lineage
+// (fam), an audit event says where the file came from.
+func unsealBackup(path string, info *BackupInfo, res *RestoreResult, fam family, now time.Time) error {
 	return withBolt(path, false, func(bdb *bolt.DB) error {
 		return bdb.Update(func(tx *bolt.Tx) error {
 			if err := tx.DeleteBucket(bucketBackup); err != nil {
 				return err
 			}
+			how := "replaced by the restore of a backup of store " + identityLabel(info.StoreID)
+			if res.Foreign {
+				how += ", another data directory's, accepted by a technician"
+			}
+			if _, err := addAncestors(tx, info.StoreID, fam.ids, how, now); err != nil {
+				return err
+			}
+			lin, err := readLineage(tx)
+			if err != nil {
+				return err
+			}
+			res.Lineage = lineageIDs(lin)
 			detail := fmt.Sprintf("store restored from backup %s (taken %s, transaction %d of store %s)",
-				info.Path, info.TakenAt.Format(time.RFC3339), info.TxID, info.StoreID)
-			if replaced != "" {
-				detail += "; the replaced file is kept as " + replaced
+				info.Path, info.TakenAt.Format(time.RFC3339), info.TxID, identityLabel(info.StoreID))
+			if res.Foreign {
+				detail += "; not a backup of this data directory's store (" + strings.Join(fam.ids, ", ") +
+					"): accepted by a technician"
+			}
+			if res.Replaced != "" {
+				detail += "; the replaced file is kept as " + res.Replaced
+			}
+			if res.ServiceCompared {
+				detail += fmt.Sprintf("; %d CFEs compared with the hosted service's, all the same", res.Compared)
 			}
 			return appendAudit(tx, AuditEvent{At: now, Kind: AuditRestored, Detail: detail})
 		})

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +36,31 @@ func sampleXMLs(t *testing.T) [][]byte {
 		out = append(out, b)
 	}
 	return out
+}
+
+// sampleHead matches the IdDoc elements of a DGI sample (with a prefix or
+// not), which asStored rewrites.
+var sampleHead = regexp.MustCompile(`(<(?:\w+:)?TipoCFE>)\d+(</)|(<(?:\w+:)?Serie>)\w+(</)|(<(?:\w+:)?Nro>)\d+(</)`)
+
+// asStored returns a copy of DGI's sample CFE as the CFE numbered t, serie,
+// nro (its IdDoc rewritten, so that it agrees with the record the store
+// keeps for it, as a backup's check requires) with a comment holding mark
+// before its end tag, so that each stored XML is distinct. Its signature no
+// longer verifies.
+func asStored(sample []byte, t cfe.Type, serie string, nro int64, mark string) []byte {
+	done := map[byte]bool{}
+	out := sampleHead.ReplaceAllFunc(sample, func(m []byte) []byte {
+		sub := sampleHead.FindSubmatch(m)
+		for i, v := range []string{strconv.Itoa(int(t)), serie, strconv.FormatInt(nro, 10)} {
+			if open := sub[1+2*i]; open != nil && !done[byte(i)] {
+				done[byte(i)] = true
+				return slices.Concat(open, []byte(v), sub[2+2*i])
+			}
+		}
+		return m
+	})
+	end := bytes.LastIndex(out, []byte("</"))
+	return slices.Concat(out[:end], []byte("<!--"+mark+"-->"), out[end:])
 }
 
 // issueXML commits the next e-Ticket under uuid with xml as its signed XML.

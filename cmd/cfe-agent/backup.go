@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/durable"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/signer"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -29,6 +31,31 @@ import (
 // directory's backups folder, and automatically into the profile's
 // backup.folder every backup.period and after every backup.every_n CFEs,
 // keeping the newest backup.keep there.
+
+// recordChecks are the checks every record of a backup passes (store
+// backupcheck.go): the signature of each stored CFE is verified with the
+// certificate it carries (signer.Verify), on workers goroutines (0: every
+// processor).
+func recordChecks(workers int) store.RecordChecks {
+	return store.RecordChecks{Workers: workers, Signature: func(xml []byte) (string, error) {
+		v, err := signer.Verify(xml, signer.VerifyOptions{})
+		if err != nil {
+			return "", err
+		}
+		return v.DigestValue, nil
+	}}
+}
+
+// agentRecordChecks are recordChecks for the backups the running agent
+// takes: one processor is left to the signing that goes on meanwhile.
+func agentRecordChecks() store.RecordChecks { return recordChecks(max(1, runtime.GOMAXPROCS(0)-1)) }
+
+// copyChecks are the checks of "cfe-agent backup" on a backup the running
+// agent made and verified, signatures included: every record again, but
+// not the signatures. Each signed XML still matches the CRC-32C stored with
+// it, so it is the very bytes whose signature the agent verified; a copy
+// damaged on its way is refused.
+var copyChecks = store.RecordChecks{}
 
 // backupRetry is how long the agent waits before trying again after an
 // automatic backup failed (a share that is not mounted, a full disk), at
@@ -152,13 +179,13 @@ func (m *backupManager) take(ctx context.Context, dir string, auto bool) (*store
 		m.signed.Store(0)
 	}
 	now := m.now()
-	info, err := m.a.db.Backup(ctx, filepath.Join(dir, backupName(m.a.name, now, auto)), m.a.backupMeta())
+	info, err := m.a.db.Backup(ctx, filepath.Join(dir, backupName(m.a.name, now, auto)), m.a.backupMeta(), agentRecordChecks())
 	if err == nil {
 		// The yearly archives go to the same folder: a backup on another disk
 		// must hold the archived receipts too (unchanged ones are not copied
 		// again).
 		var archives []string
-		if archives, err = m.a.db.BackupArchives(ctx, dir); len(archives) > 0 {
+		if archives, err = m.a.db.BackupArchives(ctx, dir, agentRecordChecks()); len(archives) > 0 {
 			m.log.Info("archives copied beside the backup", "dir", dir, "files", archives)
 		}
 	}
@@ -283,7 +310,7 @@ func copyBackup(src, dest string, want *apitype.BackupResult) (*store.BackupInfo
 	var info *store.BackupInfo
 	err := durable.WriteFileFunc(dest, func(f *os.File) error { return copyInto(f, src) }, func(tmp string) error {
 		var err error
-		if info, err = store.VerifyBackup(tmp); err != nil {
+		if info, err = store.VerifyBackup(tmp, copyChecks); err != nil {
 			return err
 		}
 		if info.Counts.CFEs != want.CFEs || info.Counts.Outbox != want.Pendientes || info.TxID != want.Transaccion {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/netip"
@@ -29,8 +28,13 @@ import (
 const backupRequestTimeout = time.Hour
 
 // restoreHostedTimeout bounds the question to the hosted service of
-// "cfe-agent restore".
+// "cfe-agent restore" for its last numbers.
 const restoreHostedTimeout = 20 * time.Second
+
+// restoreCompareTimeout bounds the search of the CFEs the hosted service
+// holds in the backup's ranges (a search per type and two weeks since the
+// ranges' authorization).
+const restoreCompareTimeout = 2 * time.Minute
 
 func newBackupCommand(opts *globalOptions) *cobra.Command {
 	var out string
@@ -86,7 +90,7 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 		switch {
 		case err == nil:
 			if out == "" {
-				return store.VerifyBackup(res.Archivo)
+				return store.VerifyBackup(res.Archivo, copyChecks)
 			}
 			bi, err := copyBackup(res.Archivo, out, res)
 			if err != nil {
@@ -108,7 +112,7 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 	if out == "" {
 		out = filepath.Join(manualBackupDir(a.dataDir, a.profile.Environment, a.name), backupName(a.name, time.Now(), false))
 	}
-	return a.db.Backup(ctx, out, a.backupMeta())
+	return a.db.Backup(ctx, out, a.backupMeta(), recordChecks(0))
 }
 
 // localBaseURL turns the base URL of an agent listening on every interface
@@ -130,28 +134,42 @@ func localBaseURL(base string) string {
 
 func newRestoreCommand(opts *globalOptions) *cobra.Command {
 	var confirmed []string
-	var offline bool
+	var r restoreFlags
 	cmd := &cobra.Command{
 		Use:   "restore ARCHIVO",
 		Short: "Restaura una copia de seguridad (con el agente detenido), sin volver a usar ningún número",
-		Long: "Verifica la copia (que sea una copia íntegra de este perfil, ambiente y RUC) y la pone en lugar del archivo\n" +
-			"de datos, que se conserva con la fecha en el nombre. Si la copia está atrás de la numeración ya usada\n" +
-			"(el archivo que reemplaza, el diario de numeración o el servicio en línea saben de números posteriores),\n" +
-			"se rechaza, salvo que un técnico confirme el último número usado de cada serie con\n" +
-			"--confirmar-numeros-usados TIPO:SERIE:NUMERO; la numeración sigue después de ese número.",
+		Long: "Verifica la copia (que sea una copia íntegra de este perfil, ambiente y RUC, y que cada comprobante esté\n" +
+			"entero y con su firma válida) y la pone en lugar del archivo de datos, que se conserva con la fecha en el\n" +
+			"nombre. Una copia de otra instalación (otro archivo de datos que no es el de esta carpeta ni uno anterior\n" +
+			"a él) se rechaza, salvo que un técnico la nombre con --aceptar-copia-ajena IDENTIDAD. Si el servicio en\n" +
+			"línea responde y guarda otros comprobantes con los mismos números que la copia, se rechaza. Si la copia\n" +
+			"está atrás de la numeración ya usada (el archivo que reemplaza, el diario de numeración o el servicio en\n" +
+			"línea saben de números posteriores), se rechaza, salvo que un técnico confirme el último número usado de\n" +
+			"cada serie con --confirmar-numeros-usados TIPO:SERIE:NUMERO; la numeración sigue después de ese número.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			conf, err := parseConfirmed(confirmed)
 			if err != nil {
 				return err
 			}
-			return runRestore(cmd.Context(), cmd.OutOrStdout(), *opts, args[0], conf, offline)
+			r.confirmed = conf
+			return runRestore(cmd.Context(), cmd.OutOrStdout(), *opts, args[0], r)
 		},
 	}
 	cmd.Flags().StringArrayVar(&confirmed, "confirmar-numeros-usados", nil,
 		"TIPO:SERIE:NUMERO, el último número de la serie usado desde la copia (una vez por serie)")
-	cmd.Flags().BoolVar(&offline, "sin-servicio", false, "no consultar al servicio en la nube sus últimos números")
+	cmd.Flags().StringVar(&r.foreign, "aceptar-copia-ajena", "",
+		"IDENTIDAD de una copia de otra instalación que se quiere restaurar igual (la que nombra el rechazo)")
+	cmd.Flags().BoolVar(&r.offline, "sin-servicio", false,
+		"no consultar al servicio en la nube (ni sus últimos números ni sus comprobantes)")
 	return cmd
+}
+
+// restoreFlags are the technician's choices of "cfe-agent restore".
+type restoreFlags struct {
+	confirmed []cfe.LastNumber
+	foreign   string // --aceptar-copia-ajena
+	offline   bool   // --sin-servicio
 }
 
 // parseConfirmed reads the --confirmar-numeros-usados values.
@@ -174,7 +192,7 @@ func parseConfirmed(values []string) ([]cfe.LastNumber, error) {
 }
 
 // runRestore puts a backup back in place of the profile's store.
-func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file string, confirmed []cfe.LastNumber, offline bool) error {
+func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file string, r restoreFlags) error {
 	dataDir, cfg, _, err := loadConfig(opts)
 	if err != nil {
 		return err
@@ -190,13 +208,10 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 			return cfe.Errorf(cfe.EUNAVAILABLE, "el agente está en ejecución (%s): deténgalo antes de restaurar", info.BaseURL)
 		}
 	}
-	backup, err := store.VerifyBackup(file)
-	if err != nil {
-		return err
-	}
-	o := store.RestoreOptions{Backup: backup.Path, Store: cfg.StorePath(dataDir, cfg.Active),
-		Journal: journalPath(dataDir, p.Environment, cfg.Active), Confirmed: confirmed,
-		Meta: store.BackupMeta{Profile: cfg.Active, Environment: string(p.Environment), RUC: p.Company.RUC}}
+	o := store.RestoreOptions{Backup: file, Store: cfg.StorePath(dataDir, cfg.Active),
+		Journal: journalPath(dataDir, p.Environment, cfg.Active), Confirmed: r.confirmed, AcceptForeign: r.foreign,
+		Meta:    store.BackupMeta{Profile: cfg.Active, Environment: string(p.Environment), RUC: p.Company.RUC},
+		Records: recordChecks(0)}
 	if abs, err := filepath.Abs(file); err == nil {
 		o.Backup = abs
 	}
@@ -205,28 +220,32 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 		return err
 	}
 	askable := h != nil && h.Auth() != hosted.AuthNone
-	if askable && !offline {
-		hctx, cancel := context.WithTimeout(ctx, restoreHostedTimeout)
-		lasts, err := h.LastNumbers(hctx, backup.Ranges, cfe.DateOf(time.Now().In(cfe.Montevideo)))
-		cancel()
-		if err != nil {
-			fmt.Fprintf(w, "aviso: no se pudo consultar el servicio en línea (%s); se comprueba con el diario de numeración y el archivo actual, y el agente vuelve a consultarlo al iniciar\n", describe(err))
-		} else {
-			o.Hosted = lasts
+	// Nothing local bounds the numbers used since the backup when the
+	// journal is missing: the agent then waits for the service, as when
+	// its journal is lost.
+	o.HoldWithoutService = askable
+	if askable && !r.offline {
+		o.Service = func(ctx context.Context, info *store.BackupInfo) store.ServiceAnswer {
+			return askService(ctx, w, h, info)
 		}
-	}
-	if _, err := os.Stat(o.Journal); askable && o.Hosted == nil && errors.Is(err, fs.ErrNotExist) {
-		// Nothing local bounds the numbers used since the backup: the agent
-		// waits for the service, as when its journal is lost.
-		o.Hold = true
-		fmt.Fprintln(w, "aviso: no hay diario de numeración y no se consultó el servicio en línea: el agente no firmará hasta que el servicio responda o un técnico ejecute «cfe-agent cae used-elsewhere»")
 	}
 	res, err := store.Restore(ctx, o)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "restaurada la copia %s (del %s: %d comprobantes, %d pendientes de envío)\n", o.Backup,
-		res.Info.TakenAt.In(cfe.Montevideo).Format("02/01/2006 15:04:05"), res.Info.Counts.CFEs, res.Info.Counts.Outbox)
+	fmt.Fprintf(w, "restaurada la copia %s (del %s: %d comprobantes, %d pendientes de envío; %d firmas verificadas)\n", o.Backup,
+		res.Info.TakenAt.In(cfe.Montevideo).Format("02/01/2006 15:04:05"), res.Info.Counts.CFEs, res.Info.Counts.Outbox,
+		res.Info.Checked.Signatures)
+	if res.ServiceCompared {
+		fmt.Fprintf(w, "comparada con el servicio en línea: %d comprobantes de la copia son los mismos que el servicio guarda con esos números\n", res.Compared)
+	}
+	if res.Foreign {
+		fmt.Fprintf(w, "la copia era de otra instalación (%s) y se aceptó con --aceptar-copia-ajena; el archivo de datos reemplazado queda como anterior (%s)\n",
+			res.Info.StoreID, strings.Join(res.Lineage, ", "))
+	}
+	if res.Held {
+		fmt.Fprintln(w, "aviso: no hay diario de numeración y no se consultó el servicio en línea: el agente no firmará hasta que el servicio responda o un técnico ejecute «cfe-agent cae used-elsewhere»")
+	}
 	if res.Replaced != "" {
 		fmt.Fprintf(w, "el archivo de datos reemplazado se conserva en %s (puede tener comprobantes posteriores a la copia)\n", res.Replaced)
 	}
@@ -235,4 +254,39 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 			s.Type.Name(), s.Serie, s.Backup, s.Resume+1)
 	}
 	return nil
+}
+
+// askService asks the hosted service, for a restore, its last numbers and
+// the CFEs it holds in the backup's ranges. What it cannot learn is said
+// (Spanish) and left unknown: the restore goes on with the other checks, and
+// the agent asks the service for its last numbers again at every start.
+func askService(ctx context.Context, w io.Writer, h *hosted.Client, info *store.BackupInfo) store.ServiceAnswer {
+	var ans store.ServiceAnswer
+	today := cfe.DateOf(time.Now().In(cfe.Montevideo))
+	hctx, cancel := context.WithTimeout(ctx, restoreHostedTimeout)
+	lasts, err := h.LastNumbers(hctx, info.Ranges, today)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(w, "aviso: no se pudo consultar el servicio en línea (%s); se comprueba con el diario de numeración y el archivo actual, "+
+			"no se comparan los comprobantes de la copia con los del servicio, y el agente vuelve a consultarlo al iniciar\n", describe(err))
+		return ans
+	}
+	ans.Last, ans.LastKnown = lasts, true
+	inUse := info.SeriesInUse()
+	if len(inUse) == 0 {
+		ans.CFEsKnown = true // the backup holds no CFE: nothing to compare
+		return ans
+	}
+	hctx, cancel = context.WithTimeout(ctx, restoreCompareTimeout)
+	held, err := h.Held(hctx, inUse, today)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(w, "aviso: no se pudieron comparar los comprobantes de la copia con los del servicio en línea (%s); se restaura sin esa comparación\n", describe(err))
+		return ans
+	}
+	for _, c := range held {
+		ans.CFEs = append(ans.CFEs, store.ServiceCFE{Type: cfe.Type(c.TipoCfe), Serie: c.Serie, Nro: c.Nro, UUID: c.UUID, CodSeguridad: c.CodSeguridad})
+	}
+	ans.CFEsKnown = true
+	return ans
 }

@@ -184,6 +184,40 @@ func ZeroStoreDataPages(t testing.TB, path string) {
 	}
 }
 
+// FlipBitIn flips one bit in the middle of each occurrence of value in the
+// file at path, in place: the damage of a disk that changed one bit of a
+// stored value (bbolt may keep stale copies of a page among its free pages:
+// each is changed alike). bbolt keeps values as plain bytes inside their
+// pages, so the page tree stays valid (Open and bbolt's own check still
+// pass); only a check of the value itself can tell. It fails the test when
+// value is not in the file.
+func FlipBitIn(t testing.TB, path string, value []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(value) < 2 || !bytes.Contains(b, value) {
+		t.Fatalf("FlipBitIn: the value (%d bytes) is not in %s", len(value), path)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for from := 0; ; {
+		i := bytes.Index(b[from:], value)
+		if i < 0 {
+			return
+		}
+		at := from + i + len(value)/2
+		if _, err := f.WriteAt([]byte{b[at] ^ 0x10}, int64(at)); err != nil {
+			t.Fatal(err)
+		}
+		from += i + len(value)
+	}
+}
+
 // DGISample returns one of DGI's signed sample CFEs
 // (shared/dgi/samples/extracted-cfe/name).
 func DGISample(t testing.TB, name string) []byte {
