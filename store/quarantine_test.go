@@ -241,4 +241,3 @@ func TestDB_Rejected_Damaged(t *testing.T) {
 	_, err := db.Rejected(ctx, 10)
 	wantRecordDamaged(t, err, "e-Ticket A-2", "q-02")
 }
-
