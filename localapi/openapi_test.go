@@ -126,7 +126,7 @@ func TestOpenAPI_Routes(t *testing.T) {
 	paths, _ := doc["paths"].(map[string]any)
 	for _, r := range []struct{ method, path string }{
 		{"post", "/sign-cfe"}, {"post", "/pdf"}, {"get", "/health"}, {"get", "/state"},
-		{"get", "/printers"}, {"get", "/"}, {"get", "/openapi.json"}, {"get", "/docs"}, {"post", "/backup"},
+		{"get", "/printers"}, {"get", "/"}, {"get", "/openapi.json"}, {"get", "/docs"}, {"post", "/backup"}, {"post", "/recuperar"},
 	} {
 		ops, _ := paths[r.path].(map[string]any)
 		if _, ok := ops[r.method]; !ok {

@@ -89,6 +89,9 @@ type ServerConfig struct {
 	// present AdminToken in X-CFE-Admin; without both it answers 503.
 	Backups    Backups
 	AdminToken string
+	// Repairs answers POST /recuperar (recover.go) on the same terms as
+	// Backups; without it (or AdminToken) it answers 503.
+	Repairs Repairs
 }
 
 // LANConfig opens the module to callers on other machines.
@@ -184,6 +187,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerProxyRoutes(r)
 	s.registerFaviconRoutes(r)
 	s.registerBackupRoutes(r)
+	s.registerRecoverRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later.
 	s.router = r
