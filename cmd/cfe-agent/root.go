@@ -36,6 +36,7 @@ func newRootCommand() *cobra.Command {
 		newDiagnosticsCommand(&opts),
 		newBackupCommand(&opts),
 		newRestoreCommand(&opts),
+		newRecoverCommand(&opts),
 		newVersionCommand(),
 		newServiceCommand(&opts),
 	)

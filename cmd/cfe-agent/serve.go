@@ -354,6 +354,7 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 	}
 	if a.backups != nil {
 		cfg.Backups, cfg.AdminToken = a.backups, a.adminToken
+		cfg.Repairs = recoverer{a}
 	}
 	hostedParts(a, &cfg)
 	srv := localapi.NewServer(cfg)
