@@ -27,7 +27,7 @@ var sandboxBin = sync.OnceValues(func() (string, error) {
 	}
 	bin := filepath.Join(filepath.Dir(agentBin), "cfe-sandbox")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cfe-sandbox").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building cfe-sandbox: %v\n%s", err, out)
+		return "", fmt.Errorf("building cfe-sandbox: %w\n%s", err, out)
 	}
 	return bin, nil
 })
