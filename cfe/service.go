@@ -48,6 +48,11 @@ const (
 	DeliveryPending  = "pendiente"
 	DeliveryAccepted = "aceptado"
 	DeliveryRejected = "rechazado"
+	// DeliveryQuarantined is a CFE whose stored record cannot be read back
+	// (a damaged disk or file): it is held out of delivery, its number stays
+	// used, and it waits for a technician to recover it from a backup or
+	// from the hosted service's copy (docs/hosted.md, "Quarantine").
+	DeliveryQuarantined = "cuarentena"
 )
 
 // Issued is a signed CFE as the agent keeps it.
@@ -70,7 +75,7 @@ type Issued struct {
 
 // Delivery is the state of an Issued CFE toward the hosted service.
 type Delivery struct {
-	State       string // DeliveryPending, DeliveryAccepted or DeliveryRejected
+	State       string // DeliveryPending, DeliveryAccepted, DeliveryRejected or DeliveryQuarantined
 	HostedID    int64
 	Reason      string
 	Attempts    int

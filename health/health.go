@@ -149,7 +149,9 @@ func addNumberingHold(rep *apitype.StateReport, h *NumberingHold) {
 }
 
 func addOutbox(rep *apitype.StateReport, o Outbox, now time.Time) {
-	rep.Outbox = apitype.OutboxReport{Pending: o.Pending, Rejected: o.Rejected}
+	rep.Outbox = apitype.OutboxReport{Pending: o.Pending, Rejected: o.Rejected, Quarantined: o.Quarantined,
+		Quarantine: make([]apitype.QuarantinedCFE, 0, len(o.Quarantine))}
+	addQuarantine(rep, o)
 	if o.Pending == 0 || o.OldestPending.IsZero() {
 		return
 	}
@@ -158,6 +160,31 @@ func addOutbox(rep *apitype.StateReport, o Outbox, now time.Time) {
 	if age > outboxWarnAfter {
 		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("comprobantes sin enviar al servicio: %d; el más antiguo espera desde hace %d h %02d min",
 			o.Pending, int(age.Hours()), int(age.Minutes())%60))
+	}
+}
+
+// addQuarantine lists the CFEs held out of delivery because their stored
+// record cannot be read back, each a degraded warning naming it and the
+// command that recovers it: the agent signs, but a signed receipt does not
+// reach the hosted service until a technician acts.
+func addQuarantine(rep *apitype.StateReport, o Outbox) {
+	for _, q := range o.Quarantine {
+		r := apitype.QuarantinedCFE{UUID: q.UUID, TipoCFE: q.Type, Serie: q.Serie, Numero: q.Nro,
+			Desde: q.Since.In(cfe.Montevideo), Motivo: q.Reason}
+		if q.Type != 0 {
+			r.Nombre = q.Type.Name()
+		}
+		if !q.CommittedAt.IsZero() {
+			at := q.CommittedAt.In(cfe.Montevideo)
+			r.RegistradoA = &at
+		}
+		rep.Outbox.Quarantine = append(rep.Outbox.Quarantine, r)
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("el comprobante %s está dañado en el archivo de datos y no se envía "+
+			"al servicio en la nube (en cuarentena desde el %s: %s): recupérelo con «cfe-agent recuperar %s»",
+			q.Name(), q.Since.In(cfe.Montevideo).Format("02/01 15:04"), q.Reason, q.UUID))
+	}
+	if more := o.Quarantined - len(o.Quarantine); more > 0 {
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes dañados más en cuarentena: vea «cfe-agent doctor»", more))
 	}
 }
 

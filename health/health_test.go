@@ -107,3 +107,50 @@ func TestFlag(t *testing.T) {
 		t.Fatalf("status %s, warnings %q", rep.Status, rep.Warnings)
 	}
 }
+
+// TestAssess_quarantine: a CFE held out of delivery because its stored
+// record cannot be read back degrades the status with a warning naming it
+// (type, serie-number) and the command that recovers it; the report lists
+// it; more than the listed ones are counted.
+func TestAssess_quarantine(t *testing.T) {
+	t.Parallel()
+	st := healthy()
+	since := now.Add(-10 * time.Minute)
+	st.Outbox = health.Outbox{Pending: 19, OldestPending: now.Add(-time.Minute), Quarantined: 3, Quarantine: []health.QuarantinedCFE{
+		{UUID: "caja-0008", Type: cfe.ETicket, Serie: "A", Nro: 8, CommittedAt: now.Add(-2 * time.Hour), Since: since,
+			Reason: "su XML firmado guardado está dañado"},
+		{UUID: "caja-0011", Since: since, Reason: "su registro no se puede leer"},
+	}}
+	rep := assess(st)
+	if rep.Status != apitype.HealthDegraded || len(rep.Warnings) != 3 {
+		t.Fatalf("status %s, warnings %q; want degraded with 3", rep.Status, rep.Warnings)
+	}
+	for i, want := range [][]string{
+		{"el comprobante e-Ticket A-8 está dañado", "no se envía al servicio en la nube", "desde el 14/05 14:50",
+			"su XML firmado guardado está dañado", "«cfe-agent recuperar caja-0008»"},
+		{"el comprobante con uuid caja-0011 está dañado", "«cfe-agent recuperar caja-0011»"},
+		{"y 1 comprobantes dañados más", "cfe-agent doctor"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(rep.Warnings[i], w) {
+				t.Errorf("warning %d %q lacks %q", i, rep.Warnings[i], w)
+			}
+		}
+	}
+	o := rep.Outbox
+	if o.Quarantined != 3 || len(o.Quarantine) != 2 || o.Pending != 19 {
+		t.Fatalf("outbox report %+v", o)
+	}
+	q := o.Quarantine[0]
+	if q.UUID != "caja-0008" || q.Nombre != "e-Ticket" || q.Serie != "A" || q.Numero != 8 || !q.Desde.Equal(since) ||
+		q.RegistradoA == nil || !q.RegistradoA.Equal(now.Add(-2*time.Hour)) || q.Motivo != "su XML firmado guardado está dañado" {
+		t.Errorf("quarantined report %+v", q)
+	}
+	if q := o.Quarantine[1]; q.Nombre != "" || q.TipoCFE != 0 || q.RegistradoA != nil {
+		t.Errorf("a record that does not say its number is reported %+v", q)
+	}
+	// Nothing quarantined: an empty list, no warning.
+	if rep := assess(healthy()); rep.Status != apitype.HealthOK || rep.Outbox.Quarantine == nil || len(rep.Outbox.Quarantine) != 0 {
+		t.Errorf("healthy: status %s, quarantine %v", rep.Status, rep.Outbox.Quarantine)
+	}
+}

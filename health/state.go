@@ -1,6 +1,7 @@
 package health
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
@@ -71,6 +72,31 @@ type Outbox struct {
 	Pending       int
 	OldestPending time.Time // zero when Pending is 0
 	Rejected      int       // CFEs the hosted service refused for good
+	// Quarantined counts the CFEs held out of delivery because their stored
+	// record cannot be read back; Quarantine lists the first of them.
+	Quarantined int
+	Quarantine  []QuarantinedCFE
+}
+
+// QuarantinedCFE is a signed CFE whose stored record cannot be read back.
+type QuarantinedCFE struct {
+	UUID  string
+	Type  cfe.Type // 0 when the record does not say; Serie and Nro too
+	Serie string
+	Nro   int64
+	// CommittedAt is when it was signed and stored (zero when unknown);
+	// Since when the outbox found it unreadable.
+	CommittedAt time.Time
+	Since       time.Time
+	Reason      string // Spanish
+}
+
+// Name is the CFE as a technician knows it: "e-Ticket A-8", else its uuid.
+func (q QuarantinedCFE) Name() string {
+	if q.Type != 0 {
+		return fmt.Sprintf("%s %s-%d", q.Type.Name(), q.Serie, q.Nro)
+	}
+	return "con uuid " + q.UUID
 }
 
 // Receipts summarizes the CFEs signed recently.

@@ -12,8 +12,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
@@ -124,7 +126,7 @@ func TestOpenAPI_Routes(t *testing.T) {
 	paths, _ := doc["paths"].(map[string]any)
 	for _, r := range []struct{ method, path string }{
 		{"post", "/sign-cfe"}, {"post", "/pdf"}, {"get", "/health"}, {"get", "/state"},
-		{"get", "/printers"}, {"get", "/"}, {"get", "/openapi.json"}, {"get", "/docs"}, {"post", "/backup"},
+		{"get", "/printers"}, {"get", "/"}, {"get", "/openapi.json"}, {"get", "/docs"}, {"post", "/backup"}, {"post", "/recuperar"},
 	} {
 		ops, _ := paths[r.path].(map[string]any)
 		if _, ok := ops[r.method]; !ok {
@@ -327,7 +329,20 @@ func TestOpenAPI_AnswersValidate(t *testing.T) {
 	keep("HealthReport", "health", st, http.StatusOK, b)
 	st, b = get("/state")
 	keep("StateReport", "state", st, http.StatusOK, b)
-	resp, b := a.send(t, request{method: http.MethodPost, path: "/pdf",
+	// A state with a quarantined CFE (one whose record does not say its
+	// number too) and a recent receipt in quarantine.
+	held := healthyState()
+	held.Outbox = health.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute), Quarantined: 2, Quarantine: []health.QuarantinedCFE{
+		{UUID: "venta-0008", Type: cfe.ETicket, Serie: "A", Nro: 8, CommittedAt: now.Add(-time.Hour), Since: now, Reason: "su XML firmado guardado está dañado"},
+		{UUID: "venta-0009", Since: now, Reason: "su registro no se puede leer"}}}
+	held.Receipts.Recent = []*cfe.Issued{{UUID: "venta-0008", Type: cfe.ETicket, Serie: "A", Nro: 8, TmstFirma: now,
+		Delivery: cfe.Delivery{State: cfe.DeliveryQuarantined}}}
+	quarantined := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: held} })
+	resp, b := quarantined.send(t, request{path: "/state"})
+	keep("StateReport", "state-cuarentena", resp.StatusCode, http.StatusOK, b)
+	resp, b = quarantined.send(t, request{path: "/health"})
+	keep("HealthReport", "health-cuarentena", resp.StatusCode, http.StatusOK, b)
+	resp, b = a.send(t, request{method: http.MethodPost, path: "/pdf",
 		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(`{"uuid":"openapi-firmado","impresora":"archivo"}`)})
 	keep("PlainError", "pdf-sin-impresion", resp.StatusCode, http.StatusServiceUnavailable, b)
 	st, b = get("/no-existe")

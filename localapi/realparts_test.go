@@ -66,15 +66,22 @@ func startAgent(t *testing.T, certFrom time.Time) *agent {
 // generated certificate is valid for two years from certFrom.
 func signingParts(t testing.TB, certFrom time.Time) (*store.DB, *issuer.Issuer) {
 	t.Helper()
+	return signingPartsAt(t, t.TempDir()+"/agent.db", certFrom)
+}
+
+// signingPartsAt is signingParts on the store file at path, which may
+// already hold the range.
+func signingPartsAt(t testing.TB, path string, certFrom time.Time) (*store.DB, *issuer.Issuer) {
+	t.Helper()
 	clock := func() time.Time { return now }
-	db, err := store.Open(t.TempDir()+"/agent.db", store.Options{Now: clock})
+	db, err := store.Open(path, store.Options{Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	err = db.PutRange(context.Background(), cfe.CAERange{RUC: testRUC, Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 1000,
 		CAEID: "90260000123", Autorizado: date(2026, 1, 5), Vencimiento: date(2027, 3, 31), Source: "manual"})
-	if err != nil {
+	if err != nil && cfe.ErrorCode(err) != cfe.ECONFLICT {
 		t.Fatal(err)
 	}
 	creds, err := signer.GenerateTestCertificate(testRUC, testEmisor.RznSoc, certFrom)

@@ -90,6 +90,9 @@ type ServerConfig struct {
 	// present AdminToken in X-CFE-Admin; without both it answers 503.
 	Backups    Backups
 	AdminToken string
+	// Repairs answers POST /recuperar (recover.go) on the same terms as
+	// Backups; without it (or AdminToken) it answers 503.
+	Repairs Repairs
 }
 
 // LANConfig opens the module to callers on other machines.
@@ -197,6 +200,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerProxyRoutes(r)
 	s.registerFaviconRoutes(r)
 	s.registerBackupRoutes(r)
+	s.registerRecoverRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later;
 	// proxyPaths goes before the router, which would redirect an unclean

@@ -211,7 +211,7 @@ func TestServer_State(t *testing.T) {
 	}
 
 	// 13:00:00 to 15:04:05 is 2 h 4 min 5 s = 7445 s.
-	if rep.Outbox != (apitype.OutboxReport{Pending: 3, OldestPendingAgeS: 7445}) {
+	if !reflect.DeepEqual(rep.Outbox, apitype.OutboxReport{Pending: 3, OldestPendingAgeS: 7445, Quarantine: []apitype.QuarantinedCFE{}}) {
 		t.Fatalf("outbox = %+v, want 3 pending, oldest 7445 s", rep.Outbox)
 	}
 	if rep.Receipts.SignedToday != 42 || rep.Receipts.LastSignedAt == nil ||

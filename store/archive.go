@@ -208,7 +208,12 @@ func pickArchive(tx *bolt.Tx, before cfe.Date, n int, kept map[string]int) ([]ar
 			}
 			var rec issuedRecord
 			if err := json.Unmarshal(v, &rec); err != nil {
-				return nil, fmt.Errorf("cfe %s: %w", uuid, err)
+				// A record that cannot be read stays live, and so do the
+				// higher numbers of its serie: it must stay visible until a
+				// technician recovers it (quarantine.go).
+				stopped = true
+				kept[string(s)]++
+				continue
 			}
 			signed := rec.TmstFirma.In(cfe.Montevideo)
 			if !cfe.DateOf(signed).Before(before) {
@@ -470,6 +475,12 @@ func (db *DB) findArchived(op string, uuid string, byNumber []byte) (*cfe.Issued
 			}
 			return err
 		})
+		if errors.Is(err, ErrRecordDamaged) {
+			// The archive holds the CFE but it cannot be read back: that
+			// is the answer, never "not found" (the issuer would sign the
+			// uuid again).
+			return nil, err
+		}
 		if err != nil && cfe.ErrorCode(err) != cfe.ENOTFOUND {
 			unreadable = err
 			continue

@@ -237,9 +237,10 @@ func (c *recordChecker) loadNumbering() error {
 func (c *recordChecker) walkCFEs(ctx context.Context, jobs chan<- xmlJob) error {
 	tx := c.tx
 	byNumber, byTime, xmls := tx.Bucket(bucketByNumber), tx.Bucket(bucketByTime), tx.Bucket(bucketXML)
-	var outbox, rejected *bolt.Bucket
+	var outbox, rejected, held *bolt.Bucket
 	if c.live {
 		outbox, rejected = tx.Bucket(bucketOutbox), tx.Bucket(bucketRejected)
+		held = tx.Bucket(bucketQuarantine) // nil in a backup of a store older than the quarantine
 	}
 	var pending, refused int
 	cur := tx.Bucket(bucketCFEs).Cursor()
@@ -276,7 +277,7 @@ func (c *recordChecker) walkCFEs(ctx context.Context, jobs chan<- xmlJob) error 
 		}
 		if c.live {
 			c.checkNumbering(sort, who, &rec)
-			switch c.checkDelivery(sort, who, &rec, outbox, rejected) {
+			switch c.checkDelivery(sort, who, &rec, outbox, rejected, held) {
 			case cfe.DeliveryPending:
 				pending++
 			case cfe.DeliveryRejected:
@@ -344,10 +345,14 @@ func (c *recordChecker) checkNumbering(sort, who string, rec *issuedRecord) {
 }
 
 // checkDelivery checks that rec is in the list its delivery state says, and
-// returns that state.
-func (c *recordChecker) checkDelivery(sort, who string, rec *issuedRecord, outbox, rejected *bolt.Bucket) string {
+// returns that state ("" for a pending CFE held in quarantine, which the
+// outbox does not count).
+func (c *recordChecker) checkDelivery(sort, who string, rec *issuedRecord, outbox, rejected, held *bolt.Bucket) string {
 	seq := seqBytes(rec.OutboxSeq)
 	in := func(b *bolt.Bucket) bool {
+		if b == nil {
+			return false
+		}
 		var e outboxEntry
 		v := b.Get(seq)
 		return v != nil && json.Unmarshal(v, &e) == nil && e.UUID == rec.UUID
@@ -355,6 +360,14 @@ func (c *recordChecker) checkDelivery(sort, who string, rec *issuedRecord, outbo
 	inOutbox, inRejected := in(outbox), in(rejected)
 	switch state := rec.Delivery.State; state {
 	case cfe.DeliveryPending:
+		if !inOutbox && in(held) {
+			// Its record or XML could not be read when the outbox met it
+			// (quarantine.go): the copy would carry the damage. The older
+			// backups stay (rotation needs a good one), and recovery takes
+			// the CFE from one of them.
+			c.fail(sort, who, "está dañado y en cuarentena: recupérelo con «cfe-agent recuperar %s» antes de la copia", rec.UUID)
+			return ""
+		}
 		if !inOutbox {
 			c.fail(sort, who, "está pendiente de envío pero no está en la cola de envíos: no se enviaría nunca")
 		}

@@ -137,10 +137,10 @@ type DB struct {
 	resumed []string    // what Open raised above the journal, for ResumedAtOpen
 	hold    *holdRecord // why Reserve refuses: numbering is not known yet (hold.go); nil when it is
 
-	// The sizes of the outbox and the rejected list, counted once by Open and
-	// then kept by the transactions that change them (on commit), so that
-	// Stats, which /health calls, does not walk the lists.
-	pending, rejected atomic.Int64
+	// The sizes of the outbox, the rejected list and the quarantine, counted
+	// once by Open and then kept by the transactions that change them (on
+	// commit), so that Stats, which /health calls, does not walk the lists.
+	pending, rejected, quarantined atomic.Int64
 
 	kick          chan struct{} // wakes the committer; buffered 1
 	quit          chan struct{} // closed by Close
@@ -348,6 +348,7 @@ func (db *DB) init() error {
 			db.pending.Store(int64(tx.Bucket(bucketOutbox).Stats().KeyN))
 			db.rejected.Store(int64(tx.Bucket(bucketRejected).Stats().KeyN))
 		}
+		db.quarantined.Store(int64(tx.Bucket(bucketQuarantine).Stats().KeyN)) // a few entries at most: counted at every Open
 		return tx.Bucket(bucketCounters).ForEach(func(_, v []byte) error {
 			var c counterRecord
 			if err := json.Unmarshal(v, &c); err != nil {

@@ -83,6 +83,17 @@
 // Close before the background check ended, or any write since the record
 // leave no matching record, and the next Open checks the whole file first.
 //
+// # A record that cannot be read back
+//
+// A value damaged inside a whole page tree (a bit flipped in a compressed XML
+// or a JSON record) passes the checks above, which read pages, not what values
+// mean. readRecord (quarantine.go) checks every read of a stored CFE: a
+// damaged one answers a Spanish error naming it (ErrRecordDamaged) without
+// marking the DB broken, PendingOutbox moves it to a durable quarantine and
+// goes on in commit order past it, and Repair (repair.go) puts it back from a
+// backup or the hosted service's copy after checking that the copy is the
+// same CFE. Its number stays used and its record is never deleted.
+//
 // # Power cuts
 //
 // A commit is acknowledged after bbolt's fdatasync, so a power cut keeps it;
@@ -115,8 +126,9 @@
 // sequence), xml (commit sequence → the compressed signed XML), by_number
 // (type/serie/number → uuid), by_time (signature time in Montevideo, then
 // type/serie/number → uuid), outbox (commit sequence → pending delivery),
-// rejected (deliveries the hosted service refused for good) and audit (sequence
-// → JSON event).
+// rejected (deliveries the hosted service refused for good), quarantine
+// (commit sequence → a pending CFE that cannot be read back) and audit
+// (sequence → JSON event).
 //
 // # Years of CFEs
 //

@@ -16,33 +16,28 @@ import (
 // it or refused it for good. A refused CFE moves to the rejected list, where
 // it stays visible and is never retried blindly.
 
-// PendingOutbox returns up to limit CFEs still to be delivered, in commit
-// order.
-//
-// Errors: EINVALID when limit is not positive; EUNAVAILABLE when ctx is done.
-func (db *DB) PendingOutbox(ctx context.Context, limit int) ([]*cfe.Issued, error) {
-	return db.listEntries(ctx, "store.PendingOutbox", bucketOutbox, limit)
-}
+// The outbox's other side, PendingOutbox and its quarantine, is in
+// quarantine.go.
 
 // Rejected returns up to limit CFEs the hosted service refused for good, in
 // commit order.
 //
-// Errors: EINVALID when limit is not positive; EUNAVAILABLE when ctx is done.
+// Errors: EINVALID when limit is not positive; EUNAVAILABLE when ctx is
+// done, or with a refused CFE's Spanish error when it cannot be read back
+// (errors.Is ErrRecordDamaged; nothing waits on this list).
 func (db *DB) Rejected(ctx context.Context, limit int) ([]*cfe.Issued, error) {
-	return db.listEntries(ctx, "store.Rejected", bucketRejected, limit)
-}
-
-func (db *DB) listEntries(ctx context.Context, op string, bucket []byte, limit int) ([]*cfe.Issued, error) {
+	const op = "store.Rejected"
 	if limit <= 0 {
 		return nil, invalid(op, field("limite", "debe ser mayor que cero"))
 	}
 	var out []*cfe.Issued
 	err := db.view(ctx, op, func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucket).Cursor()
+		c := tx.Bucket(bucketRejected).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 			var e outboxEntry
 			if err := json.Unmarshal(v, &e); err != nil {
-				return err
+				d := &recordDamage{reason: "su entrada en la lista de rechazados está dañada", cause: fmt.Errorf("rejected entry %d: %w", seqOf(k), err)}
+				return d.asError(op)
 			}
 			rec, err := getIssued(tx, op, e.UUID)
 			if err != nil {
@@ -146,15 +141,19 @@ func (db *DB) RecordAttempt(ctx context.Context, uuid string, cause error, at ti
 var errUnchanged = errors.New("unchanged")
 
 // updateDelivery applies fn to the record of uuid and stores it, in one
-// transaction.
+// transaction. The signed XML is not read: it never changes. A quarantined
+// CFE is refused (ECONFLICT): it is not in the outbox.
 func (db *DB) updateDelivery(ctx context.Context, op, uuid string, fn func(*bolt.Tx, *issuedRecord) error) error {
 	if uuid == "" {
 		return invalid(op, field("uuid", "es obligatorio"))
 	}
 	err := db.update(ctx, op, func(tx *bolt.Tx) error {
-		rec, err := getIssued(tx, op, uuid)
+		rec, err := readRecord(tx, op, uuid, false)
 		if err != nil {
-			return err
+			return recordError(op, err)
+		}
+		if tx.Bucket(bucketQuarantine).Get(seqBytes(rec.OutboxSeq)) != nil {
+			return errHeld(op, uuid)
 		}
 		if err := fn(tx, rec); err != nil {
 			return err

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"slices"
 	"time"
 
@@ -146,7 +146,11 @@ func (db *DB) CountByDate(ctx context.Context, from, to cfe.Date) (int, error) {
 }
 
 // Last returns the n most recently signed CFEs (by signature time), newest
-// first: what the tray offers to reprint.
+// first, without their signed XML: what the tray offers to reprint and
+// /state lists. A quarantined CFE comes with Delivery.State
+// cfe.DeliveryQuarantined; one whose record cannot be read comes with what
+// its place in the time index says (type, serie, number, signature time)
+// and that state too, so that the list never hides it.
 //
 // Errors: EINVALID when n is not positive; EUNAVAILABLE when ctx is done.
 func (db *DB) Last(ctx context.Context, n int) ([]*cfe.Issued, error) {
@@ -156,17 +160,49 @@ func (db *DB) Last(ctx context.Context, n int) ([]*cfe.Issued, error) {
 	}
 	var out []*cfe.Issued
 	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		held := tx.Bucket(bucketQuarantine)
 		c := tx.Bucket(bucketByTime).Cursor()
 		for k, uuid := c.Last(); k != nil && len(out) < n; k, uuid = c.Prev() {
-			rec, err := getIssued(tx, op, string(uuid))
+			rec, err := readRecord(tx, op, string(uuid), false)
+			if _, ok := errors.AsType[*recordDamage](err); ok {
+				is, ok := fromTimeKey(k)
+				if !ok {
+					return recordError(op, err)
+				}
+				is.UUID, is.Delivery.State = string(uuid), cfe.DeliveryQuarantined
+				out = append(out, is)
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			out = append(out, rec.domain())
+			is := rec.domain()
+			if held.Get(seqBytes(rec.OutboxSeq)) != nil {
+				is.Delivery.State = cfe.DeliveryQuarantined
+			}
+			out = append(out, is)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// fromTimeKey is what a by_time key says of its CFE: the signature time,
+// the type, the serie and the number (timeKey).
+func fromTimeKey(k []byte) (*cfe.Issued, bool) {
+	at, nk, ok := bytes.Cut(k, []byte("|"))
+	if !ok {
+		return nil, false
+	}
+	tmst, err := time.ParseInLocation(timeLayout, string(at), cfe.Montevideo)
+	if err != nil {
+		return nil, false
+	}
+	t, serie, nro, ok := parseNumberKey(nk)
+	if !ok {
+		return nil, false
+	}
+	return &cfe.Issued{Type: t, Serie: serie, Nro: nro, TmstFirma: tmst}, true
 }
 
 // Stats is a summary of the store for the tray and the status page.
@@ -178,13 +214,21 @@ type Stats struct {
 	OldestPending    time.Time     // commit time of the oldest pending CFE; zero when none
 	OldestPendingAge time.Duration // how long it has been pending, by Options.Now
 	Rejected         int           // CFEs the hosted service refused for good
+	// Quarantined counts the CFEs held out of the outbox because their
+	// stored record cannot be read back; Quarantine lists the first
+	// maxStatsQuarantine of them, in commit order (quarantine.go).
+	Quarantined int
+	Quarantine  []Quarantined
 	// CommitTransactions is how many transactions have written signed CFEs
 	// since Open: with the CFEs committed since Open, the group commit's
 	// batch size.
 	CommitTransactions uint64
 }
 
-// Stats returns counts and the outbox backlog.
+// maxStatsQuarantine bounds the quarantined CFEs Stats lists.
+const maxStatsQuarantine = 20
+
+// Stats returns counts, the outbox backlog and the quarantine.
 //
 // Errors: EUNAVAILABLE when ctx is done.
 func (db *DB) Stats(ctx context.Context) (Stats, error) {
@@ -202,39 +246,30 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) {
 				st.CFEs += used
 			}
 		}
-		if _, v := tx.Bucket(bucketOutbox).Cursor().First(); v != nil {
-			var e outboxEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return err
-			}
+		// An entry that does not read leaves the age unknown; the outbox
+		// sets it aside when it meets it (PendingOutbox).
+		var e outboxEntry
+		if _, v := tx.Bucket(bucketOutbox).Cursor().First(); v != nil && json.Unmarshal(v, &e) == nil {
 			st.OldestPending = inMontevideo(e.CommittedAt)
 			st.OldestPendingAge = db.opts.Now().Sub(e.CommittedAt)
 		}
-		return nil
+		st.Quarantine, err = listQuarantine(tx, maxStatsQuarantine)
+		return err
 	})
-	st.Pending, st.Rejected = int(db.pending.Load()), int(db.rejected.Load())
+	st.Pending, st.Rejected, st.Quarantined = int(db.pending.Load()), int(db.rejected.Load()), int(db.quarantined.Load())
 	st.CommitTransactions = db.transactions.Load()
 	return st, err
 }
 
-// getIssued reads the record stored under uuid, with its signed XML.
+// getIssued reads the record stored under uuid, with its signed XML
+// (readRecord), as op's errors: ENOTFOUND, or the Spanish error of a CFE that
+// cannot be read back.
 func getIssued(tx *bolt.Tx, op, uuid string) (*issuedRecord, error) {
-	var rec issuedRecord
-	found, err := getJSON(tx.Bucket(bucketCFEs), []byte(uuid), &rec)
+	rec, err := readRecord(tx, op, uuid, true)
 	if err != nil {
-		return nil, err
+		return nil, recordError(op, err)
 	}
-	if !found {
-		return nil, notFound(op, "no existe un comprobante con el uuid %s", uuid)
-	}
-	xml := tx.Bucket(bucketXML).Get(seqBytes(rec.OutboxSeq))
-	if xml == nil {
-		return nil, fmt.Errorf("cfe %s: no signed XML under commit sequence %d", uuid, rec.OutboxSeq)
-	}
-	if rec.XML, err = decodeXML(tx, xml); err != nil { // a new slice: bbolt's memory is valid only inside tx
-		return nil, fmt.Errorf("cfe %s: %w", uuid, err)
-	}
-	return &rec, nil
+	return rec, nil
 }
 
 // putRecord stores rec under its uuid. Its XML, which never changes after the

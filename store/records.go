@@ -29,9 +29,12 @@ var (
 	bucketOutbox   = []byte("outbox")
 	bucketRejected = []byte("rejected")
 	bucketAudit    = []byte("audit")
+	// bucketQuarantine holds the outbox entries whose CFE cannot be read
+	// back (quarantine.go), under their commit sequence.
+	bucketQuarantine = []byte("quarantine")
 
 	allBuckets = [][]byte{bucketMeta, bucketRanges, bucketCounters, bucketCFEs, bucketXML,
-		bucketByNumber, bucketByTime, bucketOutbox, bucketRejected, bucketAudit}
+		bucketByNumber, bucketByTime, bucketOutbox, bucketRejected, bucketAudit, bucketQuarantine}
 
 	keySchema = []byte("schema")
 )

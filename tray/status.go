@@ -22,8 +22,9 @@ type Assessment struct {
 // until the agent knows where it stands, the store's last commit failed or
 // its disk is nearly full) is red,
 // "degraded" (certificate or CAE ranges expiring or running out, outbox
-// backlog, hosted service unreachable, the disk's free space running low) is
-// amber; a module that does not answer is red. The reason is the module's
+// backlog, hosted service unreachable, the disk's free space running low, a
+// signed CFE whose stored record cannot be read back and waits in the
+// quarantine) is amber; a module that does not answer is red. The reason is the module's
 // warnings, so the tray says what /health says.
 func Assess(rep *apitype.StateReport, err error) Assessment {
 	if err != nil || rep == nil {
@@ -125,8 +126,20 @@ func statusLines(rep *apitype.StateReport, profile string) [4]string {
 		fmt.Sprintf("Perfil: %s (%s)", rep.Profile, environmentLabel(rep.Environment)),
 		"Dirección: " + rep.BaseURL,
 		"Último comprobante: " + last,
-		fmt.Sprintf("Envíos pendientes: %d%s", rep.Outbox.Pending, pendingAge(rep.Outbox.OldestPendingAgeS)),
+		fmt.Sprintf("Envíos pendientes: %d%s%s", rep.Outbox.Pending, pendingAge(rep.Outbox.OldestPendingAgeS), quarantined(rep.Outbox.Quarantined)),
 	}
+}
+
+// quarantined is the pending line's note on the CFEs held out of delivery
+// because their stored record cannot be read back; "" when none.
+func quarantined(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 dañado en cuarentena"
+	}
+	return fmt.Sprintf("; %d dañados en cuarentena", n)
 }
 
 func environmentLabel(env string) string {

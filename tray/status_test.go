@@ -2,12 +2,15 @@ package tray
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/assets"
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
@@ -124,5 +127,36 @@ func TestRedWatch_turnedRed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAssess_quarantine: a signed CFE whose stored record cannot be read
+// back turns the icon amber (the agent signs), with the module's warning
+// naming it as the reason and the menu's first line; the pending line
+// counts it.
+func TestAssess_quarantine(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 5, 14, 15, 0, 0, 0, cfe.Montevideo)
+	st := health.State{
+		Certificate: &health.Certificate{Subject: "Empresa", NotBefore: now.AddDate(-1, 0, 0), NotAfter: now.AddDate(1, 0, 0)},
+		CAE: []health.CAERangeUse{{Range: cfe.CAERange{Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 100,
+			Vencimiento: cfe.Date{Year: 2027, Month: 12, Day: 31}}, Remaining: 80}},
+		Outbox: health.Outbox{Pending: 2, OldestPending: now.Add(-time.Minute), Quarantined: 1, Quarantine: []health.QuarantinedCFE{
+			{UUID: "caja-0008", Type: cfe.ETicket, Serie: "A", Nro: 8, Since: now.Add(-time.Minute), Reason: "su XML firmado guardado está dañado"}}},
+	}
+	rep := &apitype.StateReport{HealthReport: apitype.HealthReport{Status: apitype.HealthOK, Warnings: []string{}}}
+	health.Assess(rep, st, now)
+	rep.Outbox.OldestPendingAgeS = 60
+
+	a := Assess(rep, nil)
+	if a.State != assets.IconWarning || !strings.Contains(a.Reason, "el comprobante e-Ticket A-8 está dañado") ||
+		!strings.Contains(a.Reason, "«cfe-agent recuperar caja-0008»") {
+		t.Fatalf("Assess = %+v, want amber naming e-Ticket A-8 and how to recover it", a)
+	}
+	if l := reasonLine(a); !strings.HasPrefix(l, "Atención: el comprobante e-Ticket A-8 está dañado") {
+		t.Errorf("menu line %q", l)
+	}
+	if l := statusLines(rep, "local")[3]; l != "Envíos pendientes: 2 (el más antiguo hace 1 min); 1 dañado en cuarentena" {
+		t.Errorf("pending line %q", l)
 	}
 }

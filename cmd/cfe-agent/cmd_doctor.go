@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/localapi/localclient"
@@ -28,7 +29,8 @@ func newDoctorCommand(opts *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Diagnostica el equipo y el perfil activo: una línea OK/WARN/FAIL por comprobación",
-		Long: "Comprueba la zona horaria, el certificado, los rangos CAE, la dirección de escucha, la cola de envíos, " +
+		Long: "Comprueba la zona horaria, el certificado, los rangos CAE, la dirección de escucha, la cola de envíos " +
+			"(y los comprobantes dañados en cuarentena), " +
 			"el servicio en la nube y las impresoras. Funciona con el agente en ejecución o detenido. " +
 			"Termina con estado 1 si alguna comprobación falla.",
 		Args: cobra.NoArgs,
@@ -82,6 +84,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.footer(p, report)
 	d.listen(p, report, running)
 	d.outbox(report)
+	d.quarantine(report)
 	d.hosted(ctx, p)
 	d.printers(ctx, p)
 	d.sumatra(p, runtime.GOOS, printer.DefaultSumatraEnv())
@@ -240,6 +243,31 @@ func (d *doctor) outbox(r *apitype.StateReport) {
 	}
 	if h := r.Hosted; h != nil && h.LastError != "" {
 		d.line("WARN", "envíos", "último error del servicio en la nube: %s", h.LastError)
+	}
+}
+
+// quarantine names each signed CFE whose stored record cannot be read back
+// and how to recover it: a FAIL, since a signed receipt does not reach the
+// hosted service (nor DGI) until a technician acts, although the agent
+// signs (/health is degraded).
+func (d *doctor) quarantine(r *apitype.StateReport) {
+	o := r.Outbox
+	where := "las copias de seguridad del agente, de la más nueva a la más vieja"
+	if b := r.Backup; b != nil && b.Ultima != nil {
+		where += " (la última: " + b.Ultima.Archivo + ")"
+	}
+	for _, q := range o.Quarantine {
+		name := "con uuid " + q.UUID
+		if q.Nombre != "" {
+			name = fmt.Sprintf("%s %s-%d (uuid %s)", q.Nombre, q.Serie, q.Numero, q.UUID)
+		}
+		d.line("FAIL", "comprobante dañado", "%s, en cuarentena desde el %s: %s; no se envía al servicio en la nube ni se imprime, "+
+			"y su número sigue usado. Recupérelo con «cfe-agent recuperar %s»: lo busca en %s y después en el servicio en la nube; "+
+			"con «--copia ARCHIVO» use otra copia de seguridad que lo tenga", name, q.Desde.In(cfe.Montevideo).Format("02/01/2006 15:04"),
+			q.Motivo, q.UUID, where)
+	}
+	if more := o.Quarantined - len(o.Quarantine); more > 0 {
+		d.line("FAIL", "comprobante dañado", "y %d comprobantes dañados más en cuarentena: con tantos, el archivo de datos está muy dañado; restaure una copia de seguridad («cfe-agent restore»)", more)
 	}
 }
 

@@ -53,8 +53,9 @@ func newDeliverer(a *agent) *hosted.Deliverer {
 	} else {
 		a.log.Info("delivering signed CFEs to the hosted service", "url", a.hosted.BaseURL().String(), "auth", a.hosted.Auth())
 	}
-	a.deliverer = hosted.NewDeliverer(hosted.DelivererConfig{Outbox: a.db, Client: a.hosted,
-		Logger: a.log.With("component", "outbox")})
+	log := a.log.With("component", "outbox")
+	a.deliverer = hosted.NewDeliverer(hosted.DelivererConfig{Outbox: newLoggedOutbox(a.db, log), Client: a.hosted,
+		Logger: log})
 	return a.deliverer
 }
 

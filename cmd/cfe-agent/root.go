@@ -37,6 +37,7 @@ func newRootCommand() *cobra.Command {
 		newBackupCommand(&opts),
 		newRestoreCommand(&opts),
 		newLANCommand(),
+		newRecoverCommand(&opts),
 		newVersionCommand(),
 		newServiceCommand(&opts),
 	)

@@ -354,6 +354,7 @@ func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
 	}
 	if a.backups != nil {
 		cfg.Backups, cfg.AdminToken = a.backups, a.adminToken
+		cfg.Repairs = recoverer{a}
 	}
 	hostedParts(a, &cfg)
 	srv := localapi.NewServer(cfg)
@@ -400,7 +401,12 @@ func (s agentState) State(ctx context.Context) (health.State, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Outbox = health.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected}
+	st.Outbox = health.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected,
+		Quarantined: stats.Quarantined}
+	for _, q := range stats.Quarantine {
+		st.Outbox.Quarantine = append(st.Outbox.Quarantine, health.QuarantinedCFE{UUID: q.UUID, Type: q.Type, Serie: q.Serie,
+			Nro: q.Nro, CommittedAt: q.CommittedAt, Since: q.Since, Reason: q.Reason})
+	}
 	if st.Receipts.SignedToday, err = s.a.db.CountByDate(ctx, today, today); err != nil {
 		return st, err
 	}

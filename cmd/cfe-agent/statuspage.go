@@ -187,7 +187,8 @@ type viewCAE struct {
 var (
 	statusLabels  = map[string]string{apitype.HealthOK: "Funcionando", apitype.HealthDegraded: "Requiere atención", apitype.HealthError: "No puede firmar"}
 	envLabels     = map[string]string{"produccion": "producción", "sandbox": "sandbox"}
-	deliveryNames = map[string]string{cfe.DeliveryPending: "pendiente", cfe.DeliveryAccepted: "enviado", cfe.DeliveryRejected: "rechazado"}
+	deliveryNames = map[string]string{cfe.DeliveryPending: "pendiente", cfe.DeliveryAccepted: "enviado", cfe.DeliveryRejected: "rechazado",
+		cfe.DeliveryQuarantined: "dañado (en cuarentena)"}
 )
 
 // label returns m[k], or k itself when m has no entry.

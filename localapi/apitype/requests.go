@@ -65,3 +65,35 @@ type BackupResult struct {
 	Rechazados  int       `json:"rechazados"`
 	Rangos      int       `json:"rangos"`
 }
+
+// RecoverRequest is the body of POST /recuperar: the stored CFE to recover
+// and where to look for an intact copy of it.
+type RecoverRequest struct {
+	UUID string `json:"uuid"`
+	// Copias are backup files (paths on the agent's machine) to take it
+	// from, in order; when empty, the backups the agent knows (its backups
+	// folder and the profile's backup.folder), newest first.
+	Copias []string `json:"copias,omitempty"`
+	// SinServicio leaves out the hosted service's copy, otherwise asked
+	// after the backups.
+	SinServicio bool `json:"sin_servicio,omitempty"`
+}
+
+// RecoverResult is the answer of POST /recuperar: the CFE recovered and
+// where from.
+type RecoverResult struct {
+	OK      bool     `json:"ok"`
+	UUID    string   `json:"uuid"`
+	TipoCFE cfe.Type `json:"tipo_cfe"`
+	Nombre  string   `json:"nombre"`
+	Serie   string   `json:"serie"`
+	Numero  int64    `json:"numero"`
+	// Origen is the copy it came from: a backup file, or "servicio".
+	Origen string `json:"origen"`
+	// EnCola is true when it went back to the outbox (it had been held out
+	// of delivery): the agent sends it next.
+	EnCola bool `json:"en_cola"`
+	// Descartadas are the copies tried first that could not give it back,
+	// each with the reason (Spanish).
+	Descartadas []string `json:"descartadas"`
+}

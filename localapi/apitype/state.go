@@ -123,6 +123,29 @@ type OutboxReport struct {
 	Pending           int   `json:"pending"`
 	OldestPendingAgeS int64 `json:"oldest_pending_age_s"`
 	Rejected          int   `json:"rejected"`
+	// Quarantined counts the signed CFEs held out of delivery because their
+	// stored record cannot be read back; Quarantine lists the first of them
+	// (up to 20), oldest first.
+	Quarantined int              `json:"quarantined"`
+	Quarantine  []QuarantinedCFE `json:"quarantine"`
+}
+
+// QuarantinedCFE is a signed CFE whose stored record cannot be read back (a
+// damaged disk or file): it is not delivered, printed or reused until a
+// technician recovers it («cfe-agent recuperar»).
+type QuarantinedCFE struct {
+	UUID string `json:"uuid"`
+	// TipoCFE, Nombre, Serie and Numero are absent when the record does not
+	// say them.
+	TipoCFE cfe.Type `json:"tipo_cfe,omitempty"`
+	Nombre  string   `json:"nombre,omitempty"`
+	Serie   string   `json:"serie,omitempty"`
+	Numero  int64    `json:"numero,omitempty"`
+	// RegistradoA is when it was signed and stored; Desde when the outbox
+	// found it unreadable; Motivo what cannot be read (Spanish).
+	RegistradoA *time.Time `json:"registrado_a,omitempty"`
+	Desde       time.Time  `json:"desde"`
+	Motivo      string     `json:"motivo"`
 }
 
 // ReceiptsReport summarizes recent signing.
@@ -143,7 +166,7 @@ type RecentReceipt struct {
 	Total    decimal.Decimal `json:"total"`
 	FirmadoA time.Time       `json:"firmado_a"`
 	// Entrega is the delivery state toward the hosted service: pendiente,
-	// aceptado or rechazado (cfe.Delivery* values).
+	// aceptado, rechazado or cuarentena (cfe.Delivery* values).
 	Entrega string `json:"entrega"`
 }
 

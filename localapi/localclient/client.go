@@ -157,6 +157,20 @@ func (c *Client) Backup(ctx context.Context) (*apitype.BackupResult, error) {
 	return &out, nil
 }
 
+// Recover asks the running agent to recover a stored CFE that cannot be
+// read back (POST /recuperar); the client needs Options.AdminToken.
+func (c *Client) Recover(ctx context.Context, req apitype.RecoverRequest) (*apitype.RecoverResult, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var out apitype.RecoverResult
+	if err := c.do(ctx, http.MethodPost, "/recuperar", body, &out, http.StatusOK); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // do sends a request and decodes the JSON answer into out. A status not in
 // ok is a *cfe.Error wrapping a *StatusError; out is still filled when the
 // body decodes into it.
