@@ -246,7 +246,10 @@ func (db *DB) compareWitness(wit *witness, jf *journalFile, id string, hadData, 
 	case db.hold != nil:
 		h := *db.hold
 		changed := h.addMarks(marks)
-		if reason != "" && h.Reason != reason {
+		if reason != "" && h.Scoped && h.Reason != reason {
+			// A hold of an older copy names the marks as they are now; a
+			// hold of every serie keeps its reason (the marks then only
+			// bound the settlement).
 			h.Reason, changed = reason, true
 		}
 		if lostJournal && h.Scoped {
@@ -470,6 +473,18 @@ func (db *DB) NumberingHold() *Hold {
 		h.Released = append(h.Released, cfe.LastNumber{Type: k.Type, Serie: k.Serie, Last: db.seq(seqKey(k)).last})
 	}
 	return h
+}
+
+// LastNumber returns the counter of type t and serie: the last number
+// committed, or marked as used (MarkUsedElsewhere, ResumeNumbering, Open's
+// raises). Numbering goes on above it.
+func (db *DB) LastNumber(t cfe.Type, serie string) int64 {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if q := db.seqs[seqKey{t, serie}]; q != nil {
+		return q.last
+	}
+	return 0
 }
 
 // ResumeNumbering ends the hold with the last numbers used, as a source
