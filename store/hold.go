@@ -282,8 +282,7 @@ func (db *DB) compareWitness(wit *witness, jf *journalFile, id string, hadData, 
 			details = append(details, fmt.Sprintf("the data directory has neither a numbering journal nor numbers, and this machine's numbering witness %s (store %s, generation %d, clean %v, written %s) recorded %s up to %d: counter %d raised to %d; numbers %d-%d were issued by the lost data directory or never used (unused ones must be reported to DGI as annulled)",
 				wit.path, w.Store, w.Generation, w.Clean, w.WrittenAt.Format(time.RFC3339), seqKey{m.Type, m.Serie}, m.Floor, counter(seqKey{m.Type, m.Serie}), m.Floor, counter(seqKey{m.Type, m.Serie})+1, m.Floor))
 		}
-		db.witnessSt.Detail = append(db.witnessSt.Detail, details...)
-		return db.raiseAtOpen(now, raised, details)
+		return db.raiseAtOpen(now, raised, details) // ResumedAtOpen reports them
 	}
 	return nil
 }
