@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
@@ -99,7 +100,7 @@ func (w *witnessFile) entry(k seqKey) journalEntry {
 // none. A file that is not a witness of k is an error.
 func readWitness(path string, k WitnessKey) (*witnessFile, error) {
 	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) { // a file where a folder of the path should be: none either
 		return nil, nil
 	}
 	if err != nil {
@@ -224,7 +225,8 @@ func unwrapPath(err error) error {
 
 // openWitness reads the witness at path for Open. A witness that cannot be
 // decoded (or is another profile's) is set aside under a dated name and
-// reported; one that cannot be read at all is reported and passed over.
+// reported; one that cannot be read at all is reported and left alone: no
+// witness for this run (nil), since writing a new one would lose its marks.
 func openWitness(path string, k WitnessKey, store string, now time.Time) (*witness, *WitnessStatus) {
 	w := &witness{path: path, key: k, store: store}
 	st := &WitnessStatus{Path: path}
@@ -235,7 +237,8 @@ func openWitness(path string, k WitnessKey, store string, now time.Time) (*witne
 		w.file, st.Found = f, f != nil
 	case errors.As(err, &pe):
 		st.Problem = fmt.Sprintf("no se pudo leer el testigo de numeración %s: %v", path, pe.Err)
-		st.Detail = append(st.Detail, fmt.Sprintf("the numbering witness %s could not be read (%v): passed over", path, err))
+		st.Detail = append(st.Detail, fmt.Sprintf("the numbering witness %s could not be read (%v): not used nor written in this run", path, err))
+		return nil, st
 	default:
 		aside := path + ".dañado-" + now.Format("20060102T150405")
 		st.Found = true

@@ -641,6 +641,22 @@ func TestWitness_Damaged(t *testing.T) {
 			}
 		})
 	}
+	t.Run("cannot be read", func(t *testing.T) {
+		m := newMachine(t)
+		if err := os.MkdirAll(m.witness, 0o700); err != nil { // a folder where the file should be
+			t.Fatal(err)
+		}
+		db := m.open(t)
+		if st := db.WitnessStatus(); st == nil || !strings.Contains(st.Problem, "no se pudo leer el testigo de numeración") || st.SetAside != "" {
+			t.Fatalf("WitnessStatus = %+v", st)
+		}
+		if got := issueN(t, db, "a", 2); got[1] != 2 {
+			t.Errorf("numbers %v", got)
+		}
+		if fi, err := os.Stat(m.witness); err != nil || !fi.IsDir() {
+			t.Errorf("what stood in the witness's place was touched: %v, %v", fi, err)
+		}
+	})
 	t.Run("cannot be written", func(t *testing.T) {
 		m := newMachine(t)
 		blocker := filepath.Join(t.TempDir(), "un-archivo")
