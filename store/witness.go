@@ -87,15 +87,6 @@ type witnessFile struct {
 	Sequences  []journalEntry `json:"sequences"`
 }
 
-func (w *witnessFile) entry(k seqKey) journalEntry {
-	for _, e := range w.Sequences {
-		if e.Type == k.Type && e.Serie == k.Serie {
-			return e
-		}
-	}
-	return journalEntry{Type: k.Type, Serie: k.Serie}
-}
-
 // readWitness reads the witness at path: nil without an error when there is
 // none. A file that is not a witness of k is an error.
 func readWitness(path string, k WitnessKey) (*witnessFile, error) {
