@@ -832,6 +832,7 @@ func TestWitness_KilledNeverHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	t.Logf("%d kills, %d while committing; acknowledged up to e-Ticket A-%d and e-Factura A-%d", rounds, busy, highest[cfe.ETicket], highest[cfe.EFactura])
 	if busy == 0 {
 		t.Fatal("no round acknowledged anything: the kills did not hit committing agents")
 	}
