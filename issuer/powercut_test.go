@@ -42,11 +42,18 @@ const (
 
 // powerCutPaths are the store file and the numbering journal of a profile
 // "perfil" in the test environment, laid out under root as the agent lays
-// them out under its data folder (cmd/cfe-agent: StorePath, journalPath).
-func powerCutPaths(root string) (db, journal string) {
+// them out under its data folder (cmd/cfe-agent: StorePath, journalPath),
+// and the profile's numbering witness. The witness lives outside the data
+// folder on a real machine; here it is under root too, in a folder of its
+// own, so that the recording covers its writes and a cut can lose them.
+func powerCutPaths(root string) (db, journal, witness string) {
 	return filepath.Join(root, "store", "test", "perfil.db"),
-		filepath.Join(root, "numbering", "test", "perfil", "journal.json")
+		filepath.Join(root, "numbering", "test", "perfil", "journal.json"),
+		store.WitnessFile(filepath.Join(root, "witness"), powerCutWitnessKey)
 }
+
+// powerCutWitnessKey is whose numbering the witness records.
+var powerCutWitnessKey = store.WitnessKey{RUC: testEmisor.RUCEmisor, Environment: "test", Profile: "perfil"}
 
 // powerCutRanges are the CAE ranges the agent imports at every start.
 var powerCutRanges = []cfe.CAERange{
@@ -57,16 +64,17 @@ var powerCutRanges = []cfe.CAERange{
 // openAsAgent opens the store under root as cmd/cfe-agent's openAgent does
 // for a profile with a hosted service: it makes the store's folder, opens
 // the store with the numbering journal (default block; group commit and
-// headroom as they are by default), held when the journal's folder exists
-// without the journal, and imports the profile's CAE ranges (prepareRanges:
-// a range already there is kept).
+// headroom as they are by default) and the numbering witness, held when the
+// journal's folder exists without the journal, and imports the profile's
+// CAE ranges (prepareRanges: a range already there is kept).
 func openAsAgent(root string) (*store.DB, error) {
-	dbPath, journal := powerCutPaths(root)
+	dbPath, journal, witness := powerCutPaths(root)
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
 		return nil, err
 	}
 	_, statErr := os.Stat(filepath.Dir(journal))
-	db, err := store.Open(dbPath, store.Options{Journal: journal, HoldWithoutJournal: statErr == nil})
+	db, err := store.Open(dbPath, store.Options{Journal: journal, HoldWithoutJournal: statErr == nil,
+		Witness: witness, WitnessKey: powerCutWitnessKey})
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +181,9 @@ type powerCutAck struct {
 // The recording (internal/powercut). A child process starts as the agent
 // does on a new data folder (it makes the store's folder, creates the store
 // and the journal, imports the ranges), signs a real load through the issuer
-// (8 callers, group commit, the numbering journal with its default block,
-// headroom on where the filesystem is ext4 or XFS, as the agent runs) and
+// (8 callers, group commit, the numbering journal with its default block
+// and the numbering witness after it, headroom on where the filesystem is
+// ext4 or XFS, as the agent runs) and
 // stops cleanly, under strace, which logs every write, fdatasync/fsync,
 // truncate, rename, file creation and mkdir the child makes under its data
 // folder, with offsets and bytes, and the child's acknowledgement of each
@@ -198,7 +207,9 @@ type powerCutAck struct {
 // (SHA-256), each number of each serie stored once with no gap up to the
 // counter, the outbox holding every stored CFE, nothing resumed above the
 // journal (a power cut must not skip numbers), and the next CFE signed must
-// take the next number. Opening may not fail, nor hold numbering.
+// take the next number. Opening may not fail, nor hold numbering: the
+// witness is never found ahead of the journal (an older copy of the data
+// folder), whatever the cut kept.
 //
 // States no power cut can produce ("lying-disk": a write a completed fdatasync
 // had covered is lost) are also opened: only there may the store refuse the
@@ -286,8 +297,11 @@ func TestIssuer_PowerCut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("recording: %d calls, %d syncs, %d acknowledged CFEs; replayed %d states (%d lying-disk: %d refused as damaged or truncated, %d opened), %d acknowledged CFEs checked, %d torn pages, %d new names lost, %d failures",
-		len(rec.Ops), rec.Syncs(), len(acks), sum.states, sum.lying, sum.refused, sum.lying-sum.refused, sum.checked, sum.torn, sum.lost, sum.failures)
+	t.Logf("recording: %d calls, %d syncs, %d acknowledged CFEs; replayed %d states (%d lying-disk: %d refused as damaged or truncated, %d opened; %d checked against a witness), %d acknowledged CFEs checked, %d torn pages, %d new names lost, %d failures",
+		len(rec.Ops), rec.Syncs(), len(acks), sum.states, sum.lying, sum.refused, sum.lying-sum.refused, sum.witnessed, sum.checked, sum.torn, sum.lost, sum.failures)
+	if states >= 20 && sum.witnessed < states/4 {
+		t.Errorf("only %d of %d states had a witness: the cuts missed it", sum.witnessed, states)
+	}
 	if states >= 20 && sum.withAcks < states/2 {
 		t.Errorf("only %d of %d states came after an acknowledged CFE: the cuts missed the load", sum.withAcks, states)
 	}
@@ -314,6 +328,7 @@ func stateDir(t *testing.T) string {
 type powerCutSummary struct {
 	states, checked, failures, torn, lost int
 	withAcks                              int // states checked with at least one acknowledged CFE
+	witnessed                             int // states checked that had a witness to compare with
 	lying, refused                        int
 }
 
@@ -411,6 +426,16 @@ func (s *powerCutSummary) checkPossible(root string, acks map[string]powerCutAck
 	defer db.Close()
 	if r := db.ResumedAtOpen(); len(r) > 0 {
 		return fmt.Sprintf("numbering resumed above the journal after a power cut (numbers skipped): %q", r)
+	}
+	// The witness, written after the journal, is never ahead of it: no
+	// power cut makes the data folder look like an older copy.
+	if h := db.NumberingHold(); h != nil {
+		return fmt.Sprintf("numbering held after a power cut: %s", h.Reason)
+	}
+	if w := db.WitnessStatus(); w.OlderCopy || w.Problem != "" {
+		return fmt.Sprintf("the witness after a power cut: %+v", w)
+	} else if w.Found {
+		s.witnessed++
 	}
 	before := 0
 	for _, a := range acks {

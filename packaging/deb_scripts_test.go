@@ -16,8 +16,9 @@ import (
 // deb-systemd-helper replaced by recorders on PATH, a running systemd
 // simulated (CFE_AGENT_RUN_SYSTEMD names an existing directory, or none) and
 // the service's data directory in a temporary folder (CFE_AGENT_STATE_DIR):
-// postinst makes the unit's system user and its data directory (cfe-agent,
-// 0700) only when missing and, on an upgrade with systemd running, restarts a
+// postinst makes the unit's system user, its data directory and the numbering
+// witness's folder beside it (cfe-agent, 0700) only when missing (the
+// witness's folder also on an upgrade from a version without it) and, on an upgrade with systemd running, restarts a
 // running service on the new program; prerm stops the service only when the
 // package goes away; postrm reloads systemd on remove and drops
 // deb-systemd-helper's record on purge, and neither touches the data
@@ -35,7 +36,8 @@ func TestDeb_maintainerScripts(t *testing.T) {
 	newUser := []string{"getent passwd " + user, addUser, "getent group lp", "adduser " + user + " lp"}
 	oldUser := []string{"getent passwd " + user, "getent group lp", "adduser " + user + " lp"}
 	// $STATE stands for the data directory's path.
-	newState := []string{"mkdir -m 0700 $STATE", "chown " + user + ": $STATE"}
+	newWitness := []string{"mkdir -m 0700 $STATE-witness", "chown " + user + ": $STATE-witness"}
+	newState := append([]string{"mkdir -m 0700 $STATE", "chown " + user + ": $STATE"}, newWitness...)
 	with := func(a []string, b ...string) []string { return append(append([]string{}, a...), b...) }
 	systemdTools := []string{"systemctl", "deb-systemd-invoke", "deb-systemd-helper"}
 
@@ -44,7 +46,8 @@ func TestDeb_maintainerScripts(t *testing.T) {
 		script     string
 		args       []string
 		userExists bool
-		stateDir   bool     // the data directory exists
+		stateDir   bool     // the data directory exists, and the witness's folder beside it
+		noWitness  bool     // with stateDir: the witness's folder does not exist (a version before witnesses)
 		systemd    bool     // systemd runs
 		noHelper   bool     // deb-systemd-helper is not installed
 		failing    []string // the recorders that exit 1
@@ -62,6 +65,9 @@ func TestDeb_maintainerScripts(t *testing.T) {
 		{name: "postinst configure 0.0.1 (upgrade), systemd", script: "postinst", args: []string{"configure", "0.0.1"},
 			userExists: true, stateDir: true, systemd: true,
 			want: with(oldUser, "systemctl --system daemon-reload", "deb-systemd-invoke try-restart cfe-agent.service")},
+		{name: "postinst configure 0.0.1 (upgrade from a version without a witness), systemd", script: "postinst",
+			args: []string{"configure", "0.0.1"}, userExists: true, stateDir: true, noWitness: true, systemd: true,
+			want: with(oldUser, append(newWitness, "systemctl --system daemon-reload", "deb-systemd-invoke try-restart cfe-agent.service")...)},
 		{name: "postinst configure 0.0.1 (upgrade), systemd tools fail", script: "postinst", args: []string{"configure", "0.0.1"},
 			userExists: true, stateDir: true, systemd: true, failing: systemdTools,
 			want: with(oldUser, "systemctl --system daemon-reload", "deb-systemd-invoke try-restart cfe-agent.service")},
@@ -137,6 +143,11 @@ func TestDeb_maintainerScripts(t *testing.T) {
 				}
 				if err := os.WriteFile(receipt, []byte("comprobantes"), 0o600); err != nil {
 					t.Fatal(err)
+				}
+				if !tt.noWitness {
+					if err := os.Mkdir(stateDir+"-witness", 0o700); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			cmd := exec.Command(sh, append([]string{filepath.Join(control, tt.script)}, tt.args...)...)

@@ -439,7 +439,7 @@ func TestDeb(t *testing.T) {
 	} else if want, err := service.SystemdUnit(packagedService); err != nil || !bytes.Equal(got, want) {
 		t.Errorf("the packaged unit is not service.SystemdUnit's (%v):\n%s\nwant\n%s", err, got, want)
 	}
-	for key, want := range map[string]string{"User": "cfe-agent", "StateDirectory": "cfe-agent", "Restart": "on-failure",
+	for key, want := range map[string]string{"User": "cfe-agent", "StateDirectory": "cfe-agent cfe-agent-witness", "Restart": "on-failure",
 		"Environment": "TZ=America/Montevideo", "WantedBy": "multi-user.target"} {
 		if unit[key] != want {
 			t.Errorf("unit %s=%q, want %q", key, unit[key], want)
@@ -466,16 +466,25 @@ func TestDeb(t *testing.T) {
 		if !slices.Equal(args, want) {
 			t.Fatalf("ExecStart %q, want %q", args, want)
 		}
-		// The same command, with the program and the state directory inside
-		// the throwaway root, on a free loopback port.
+		// The same command, with the program and the state directories
+		// inside the throwaway root, on a free loopback port, with the
+		// environment systemd gives it: the unit's, and the cfe-agent user's
+		// HOME, which is its data directory (postinst's adduser --home).
 		args[0] = filepath.Join(root, args[0])
 		args[2] = filepath.Join(root, args[2])
-		if err := os.MkdirAll(args[2], 0o700); err != nil {
-			t.Fatal(err)
+		for _, d := range strings.Fields(unit["StateDirectory"]) {
+			if err := os.MkdirAll(filepath.Join(root, "var/lib", d), 0o700); err != nil {
+				t.Fatal(err)
+			}
 		}
 		addr := freeAddr(t)
 		cmd := exec.Command(args[0], append(args[1:], "--listen", addr)...)
-		cmd.Env = append(os.Environ(), unit["Environment"])
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "CFE_AGENT_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, unit["Environment"], "HOME="+args[2])
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stderr, &stderr
 		if err := cmd.Start(); err != nil {
@@ -502,6 +511,12 @@ func TestDeb(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(args[2], "config.yaml")); err != nil {
 			t.Errorf("the agent keeps no config.yaml in its --data-dir: %v", err)
+		}
+		// The numbering witness, outside the data directory: in the unit's
+		// second state directory.
+		witness := filepath.Join(root, "var/lib/cfe-agent-witness", "sandbox", "219999830019", "sandbox.json")
+		if _, err := os.Stat(witness); err != nil {
+			t.Errorf("the agent wrote no numbering witness beside its data directory: %v", err)
 		}
 	})
 }

@@ -19,7 +19,8 @@ import (
 )
 
 // packagedService is the .deb's service: /usr/bin/cfe-agent as the system
-// user cfe-agent (made by postinst) on /var/lib/cfe-agent, which systemd
+// user cfe-agent (made by postinst) on /var/lib/cfe-agent, with its
+// numbering witness in /var/lib/cfe-agent-witness, both of which systemd
 // creates. The texts are the ones "cfe-agent service install" uses.
 var packagedService = service.Config{
 	Name:           "cfe-agent",
@@ -29,6 +30,10 @@ var packagedService = service.Config{
 	DataDir:        "/var/lib/cfe-agent",
 	User:           "cfe-agent",
 	StateDirectory: "cfe-agent",
+	// The numbering witness, outside the data directory: the cfe-agent
+	// user's home is its data directory, so the agent uses the folder beside
+	// it (profiles.WitnessDir), a second state directory of the unit.
+	WitnessDir: "/var/lib/cfe-agent-witness",
 }
 
 func main() {

@@ -14,7 +14,8 @@ import (
 
 // TestWriteUnit: "go run ./packaging unit DIR" writes the .deb's unit from
 // service.SystemdUnit: DGI's time zone, the cfe-agent user on the state
-// directory /var/lib/cfe-agent, and a unit systemd accepts.
+// directory /var/lib/cfe-agent with the numbering witness's folder
+// /var/lib/cfe-agent-witness beside it, and a unit systemd accepts.
 func TestWriteUnit(t *testing.T) {
 	dir := t.TempDir()
 	if err := writeUnit(dir); err != nil {
@@ -29,7 +30,7 @@ func TestWriteUnit(t *testing.T) {
 		t.Fatalf("the unit is not service.SystemdUnit's:\n%s", got)
 	}
 	unit := readUnit(t, p)
-	for key, want := range map[string]string{"User": "cfe-agent", "StateDirectory": "cfe-agent",
+	for key, want := range map[string]string{"User": "cfe-agent", "StateDirectory": "cfe-agent cfe-agent-witness",
 		"Environment": "TZ=America/Montevideo", "ProtectSystem": "strict",
 		"ExecStart": "/usr/bin/cfe-agent --data-dir /var/lib/cfe-agent serve", "WantedBy": "multi-user.target"} {
 		if unit[key] != want {

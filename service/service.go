@@ -48,6 +48,13 @@ type Config struct {
 	// /var/lib/<StateDirectory> (owned by User, mode 0700), which must be
 	// DataDir. Install never sets it (the .deb's unit, from SystemdUnit).
 	StateDirectory string
+	// WitnessDir, on Linux, is the folder of the agent's numbering witness
+	// as the service's user sees it (profiles.ServiceWitnessDir): outside
+	// DataDir, and writable by the service. The unit names it (a second
+	// StateDirectory= with StateDirectory, which must then be
+	// /var/lib/<name>; else ReadWritePaths=), and Install creates it,
+	// owned by User. Empty: none (the agent then signs without a witness).
+	WitnessDir string
 }
 
 // Args are the arguments the service passes to Exe: the headless agent on
@@ -66,7 +73,10 @@ func (c Config) check(abs func(string) bool) error {
 	if c.DataDir == "" || !abs(c.DataDir) {
 		return fmt.Errorf("service: the data directory %q is not an absolute path", c.DataDir)
 	}
-	if strings.ContainsAny(c.Exe+c.DataDir+c.DisplayName+c.Description+c.User, "\x00\n\r") {
+	if c.WitnessDir != "" && !abs(c.WitnessDir) {
+		return fmt.Errorf("service: the witness folder %q is not an absolute path", c.WitnessDir)
+	}
+	if strings.ContainsAny(c.Exe+c.DataDir+c.DisplayName+c.Description+c.User+c.WitnessDir, "\x00\n\r") {
 		return errors.New("service: a line break or NUL in the configuration")
 	}
 	return nil

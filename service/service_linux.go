@@ -33,8 +33,9 @@ var (
 // UnitPath returns where Install writes the unit of the service called name.
 func UnitPath(name string) string { return filepath.Join(unitDir, name+".service") }
 
-// Install writes c's unit, creates the data directory (owned by c.User) when
-// it does not exist, reloads systemd and enables and starts the service.
+// Install writes c's unit, creates the data directory and the witness's
+// folder (owned by c.User) when they do not exist, reloads systemd and
+// enables and starts the service.
 // Everything is checked before anything is written.
 func Install(c Config) error {
 	if geteuid() != 0 {
@@ -67,6 +68,11 @@ func Install(c Config) error {
 	} else if err != nil {
 		return err
 	}
+	if c.WitnessDir != "" {
+		if err := mkdirOwned(c.WitnessDir, uid, gid); err != nil {
+			return fmt.Errorf("service: the witness folder %s: %w", c.WitnessDir, err)
+		}
+	}
 	if err := writeUnit(UnitPath(c.Name), unit); err != nil {
 		return err
 	}
@@ -75,6 +81,33 @@ func Install(c Config) error {
 	}
 	_, err = systemctl("enable", "--now", c.Name+".service")
 	return err
+}
+
+// mkdirOwned makes dir and the folders above it that do not exist, mode
+// 0700, each owned by uid:gid (the witness's folder is in the user's home:
+// ~/.local/state must not end up root's).
+func mkdirOwned(dir string, uid, gid int) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if err := os.Chown(missing[i], uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeUnit writes a unit file through a temporary file renamed into place.

@@ -85,8 +85,10 @@ func testConfig(t *testing.T) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
+	home := t.TempDir()
 	return Config{Name: "cfe-agent-test", DisplayName: "Agente CFE", Description: "prueba", Exe: exe,
-		DataDir: filepath.Join(t.TempDir(), "datos"), User: me.Username}
+		DataDir: filepath.Join(t.TempDir(), "datos"), User: me.Username,
+		WitnessDir: filepath.Join(home, ".local", "state", "cfe-agent", "witness")}
 }
 
 // TestInstall_refusals: each refusal comes before anything is written or
@@ -117,6 +119,9 @@ func TestInstall_refusals(t *testing.T) {
 			}
 			if _, err := os.Stat(cfg.DataDir); err == nil && filepath.IsAbs(cfg.DataDir) {
 				t.Errorf("a refused install created the data directory")
+			}
+			if _, err := os.Stat(filepath.Dir(filepath.Dir(filepath.Dir(cfg.WitnessDir)))); err == nil {
+				t.Errorf("a refused install created the witness's folder")
 			}
 		})
 	}
@@ -153,6 +158,16 @@ func TestInstall_lifecycle(t *testing.T) {
 	if fi, err := os.Stat(cfg.DataDir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("data directory: %v %v", fi, err)
 	}
+	// The witness's folder and the folders above it in the home that did
+	// not exist (~/.local, ~/.local/state, ...), made for the user.
+	for d := cfg.WitnessDir; d != filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(cfg.WitnessDir)))); d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("witness folder %s: %v %v", d, fi, err)
+		}
+	}
+	if !strings.Contains(string(want), "\nReadWritePaths=-"+cfg.WitnessDir+"\n") {
+		t.Errorf("the unit does not make the witness's folder writable:\n%s", want)
+	}
 	if strings.Join(f.changing(), "|") != "daemon-reload|enable --now cfe-agent-test.service" {
 		t.Errorf("systemctl calls %q", f.calls)
 	}
@@ -176,6 +191,9 @@ func TestInstall_lifecycle(t *testing.T) {
 	if _, err := os.Stat(cfg.DataDir); err != nil {
 		t.Errorf("uninstall removed the data directory: %v", err)
 	}
+	if _, err := os.Stat(cfg.WitnessDir); err != nil {
+		t.Errorf("uninstall removed the witness's folder: %v", err)
+	}
 	if got := strings.Join(f.changing(), "|"); got != "stop cfe-agent-test.service|disable --now cfe-agent-test.service|daemon-reload" {
 		t.Errorf("systemctl calls %q", got)
 	}
@@ -189,6 +207,7 @@ func TestSystemdUnit_verify(t *testing.T) {
 	analyze := testtool.Require(t, "systemd-analyze")
 	cfg := testConfig(t)
 	cfg.DataDir = filepath.Join(t.TempDir(), "datos con espacio")
+	cfg.WitnessDir = filepath.Join(t.TempDir(), "testigo con espacio")
 	b, err := SystemdUnit(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 
 // SystemdUnit returns the systemd system unit that runs the agent as
 // c.User: started after the network and CUPS, restarted on failure, and
-// sandboxed so that it writes only to its data directory (and a private
-// /tmp). c.Exe and c.DataDir are absolute Linux paths.
+// sandboxed so that it writes only to its data directory, the numbering
+// witness's folder (c.WitnessDir) and a private /tmp. c.Exe and c.DataDir are absolute Linux paths.
 //
 // What the sandbox keeps working: the local module (any listen address),
 // the hosted service and CUPS over the network or its socket, raw printers
@@ -31,6 +31,10 @@ func SystemdUnit(c Config) ([]byte, error) {
 	}
 	if c.StateDirectory != "" && (!validName(c.StateDirectory) || c.DataDir != "/var/lib/"+c.StateDirectory) {
 		return nil, fmt.Errorf("service: the state directory %q is not the data directory %s", c.StateDirectory, c.DataDir)
+	}
+	witnessState := strings.TrimPrefix(c.WitnessDir, "/var/lib/")
+	if c.StateDirectory != "" && c.WitnessDir != "" && (!validName(witnessState) || witnessState == c.StateDirectory) {
+		return nil, fmt.Errorf("service: the witness folder %s is not a state directory of its own under /var/lib", c.WitnessDir)
 	}
 	args := append([]string{c.Exe}, c.Args()...)
 	for i, a := range args {
@@ -72,12 +76,24 @@ func SystemdUnit(c Config) ([]byte, error) {
 	line("UMask=0077")
 	line("NoNewPrivileges=yes")
 	line("ProtectSystem=strict")
+	// The numbering witness lives outside the data directory (a copy of the
+	// data directory must not carry it: docs/numbering.md), and must be
+	// writable too.
 	if c.StateDirectory != "" {
 		// Writable under ProtectSystem=strict, as every StateDirectory=.
-		line("StateDirectory=%s", c.StateDirectory)
+		if c.WitnessDir != "" {
+			line("StateDirectory=%s %s", c.StateDirectory, witnessState)
+		} else {
+			line("StateDirectory=%s", c.StateDirectory)
+		}
 		line("StateDirectoryMode=0700")
 	} else {
 		line("ReadWritePaths=%s", systemdQuote(c.DataDir))
+		if c.WitnessDir != "" {
+			// "-": a folder removed since the install does not stop the
+			// service (the agent then signs without a witness, and says so).
+			line("ReadWritePaths=%s", systemdQuote("-"+c.WitnessDir))
+		}
 	}
 	line("PrivateTmp=yes")
 	line("ProtectKernelTunables=yes")

@@ -8,6 +8,7 @@ import (
 var shop = Config{
 	Name: "cfe-agent", DisplayName: "Agente CFE", Description: "comprobantes fiscales electrónicos al 100%",
 	Exe: "/opt/cfe agent/cfe-agent", DataDir: "/home/caja/datos $CFE", User: "caja",
+	WitnessDir: "/home/caja/.local/state/cfe-agent/witness",
 }
 
 func TestSystemdUnit(t *testing.T) {
@@ -25,7 +26,7 @@ func TestSystemdUnit(t *testing.T) {
 		"[Service]", "User=caja", "Environment=TZ=America/Montevideo",
 		`ExecStart="/opt/cfe agent/cfe-agent" --data-dir "/home/caja/datos $$CFE" serve`,
 		"Restart=on-failure", "NoNewPrivileges=yes", "ProtectSystem=strict",
-		`ReadWritePaths="/home/caja/datos $$CFE"`, "PrivateTmp=yes",
+		`ReadWritePaths="/home/caja/datos $$CFE"`, "ReadWritePaths=-/home/caja/.local/state/cfe-agent/witness", "PrivateTmp=yes",
 		"[Install]", "WantedBy=multi-user.target",
 	} {
 		if !strings.Contains(got, "\n"+line+"\n") {
@@ -43,14 +44,14 @@ func TestSystemdUnit(t *testing.T) {
 // systemd create /var/lib/cfe-agent instead of naming it ReadWritePaths.
 func TestSystemdUnit_stateDirectory(t *testing.T) {
 	c := Config{Name: "cfe-agent", DisplayName: "Agente CFE", Description: "prueba", Exe: "/usr/bin/cfe-agent",
-		DataDir: "/var/lib/cfe-agent", User: "cfe-agent", StateDirectory: "cfe-agent"}
+		DataDir: "/var/lib/cfe-agent", User: "cfe-agent", StateDirectory: "cfe-agent", WitnessDir: "/var/lib/cfe-agent-witness"}
 	b, err := SystemdUnit(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := string(b)
 	for _, line := range []string{"ExecStart=/usr/bin/cfe-agent --data-dir /var/lib/cfe-agent serve",
-		"StateDirectory=cfe-agent", "StateDirectoryMode=0700", "ProtectSystem=strict",
+		"StateDirectory=cfe-agent cfe-agent-witness", "StateDirectoryMode=0700", "ProtectSystem=strict",
 		"Environment=TZ=America/Montevideo", "#   sudo systemctl enable --now cfe-agent"} {
 		if !strings.Contains(got, "\n"+line+"\n") {
 			t.Errorf("the unit lacks the line %q:\n%s", line, got)
@@ -61,6 +62,15 @@ func TestSystemdUnit_stateDirectory(t *testing.T) {
 			t.Errorf("the packaged unit has %q:\n%s", banned, got)
 		}
 	}
+	// The witness's folder is a state directory of its own, beside the
+	// data directory, never the data directory itself.
+	for _, w := range []string{"/srv/testigo", "/var/lib/cfe-agent", "/var/lib/cfe-agent/witness"} {
+		c := c
+		c.WitnessDir = w
+		if b, err := SystemdUnit(c); err == nil {
+			t.Errorf("the witness folder %s was accepted:\n%s", w, b)
+		}
+	}
 	c.DataDir = "/srv/cfe"
 	if b, err := SystemdUnit(c); err == nil {
 		t.Errorf("a state directory that is not the data directory was accepted:\n%s", b)
@@ -69,11 +79,13 @@ func TestSystemdUnit_stateDirectory(t *testing.T) {
 
 func TestSystemdUnit_refuses(t *testing.T) {
 	cases := map[string]func(c *Config){
-		"relative exe":      func(c *Config) { c.Exe = "cfe-agent" },
-		"relative data dir": func(c *Config) { c.DataDir = "datos" },
-		"no user":           func(c *Config) { c.User = "" },
-		"bad name":          func(c *Config) { c.Name = "../x" },
-		"line break":        func(c *Config) { c.Description = "a\n[Service]\nExecStartPre=/bin/evil" },
+		"relative exe":       func(c *Config) { c.Exe = "cfe-agent" },
+		"relative data dir":  func(c *Config) { c.DataDir = "datos" },
+		"no user":            func(c *Config) { c.User = "" },
+		"bad name":           func(c *Config) { c.Name = "../x" },
+		"line break":         func(c *Config) { c.Description = "a\n[Service]\nExecStartPre=/bin/evil" },
+		"relative witness":   func(c *Config) { c.WitnessDir = "testigo" },
+		"witness line break": func(c *Config) { c.WitnessDir = "/w\nExecStartPre=/bin/evil" },
 	}
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {

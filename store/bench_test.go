@@ -24,6 +24,13 @@ func BenchmarkCommit(b *testing.B) {
 			_, journal := journalDirs(t)
 			return store.Options{Journal: journal}
 		}},
+		// And the numbering witness, written after each journal write
+		// (witness.go).
+		{"witness-", func(t testing.TB) store.Options {
+			_, journal := journalDirs(t)
+			key := store.WitnessKey{RUC: "219999830019", Environment: "test", Profile: "caja1"}
+			return store.Options{Journal: journal, Witness: store.WitnessFile(t.TempDir(), key), WitnessKey: key}
+		}},
 	} {
 		benchCommit(b, j.name, j.opts)
 	}

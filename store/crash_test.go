@@ -30,6 +30,10 @@ var crashRanges = []cfe.CAERange{
 
 const crashWorkers = 8
 
+// crashWitnessKey is whose numbering the crashing agent's witness records
+// (TestWitness_KilledNeverHolds sets CFE_STORE_TEST_WITNESS).
+var crashWitnessKey = store.WitnessKey{RUC: "219999830019", Environment: "test", Profile: "caja1"}
+
 // crashJournalBlock is the journal's block when the crashing agent keeps one
 // (TestJournal_KilledThenStoreLost sets CFE_STORE_TEST_JOURNAL).
 const crashJournalBlock = 20
@@ -40,7 +44,8 @@ const crashJournalBlock = 20
 // fails after taking its number.
 func crashMain(path, run string) int {
 	db, err := store.Open(path, store.Options{ReclaimTimeout: 50 * time.Millisecond,
-		Journal: os.Getenv("CFE_STORE_TEST_JOURNAL"), JournalBlock: crashJournalBlock})
+		Journal: os.Getenv("CFE_STORE_TEST_JOURNAL"), JournalBlock: crashJournalBlock,
+		Witness: os.Getenv("CFE_STORE_TEST_WITNESS"), WitnessKey: crashWitnessKey})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1

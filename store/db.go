@@ -63,6 +63,18 @@ type Options struct {
 	// refuses until ResumeNumbering or MarkUsedElsewhere. Set it when a source
 	// that can say where numbering stands (the hosted service) is configured.
 	HoldWithoutJournal bool
+	// Witness is the path of the numbering witness, a copy of the journal's
+	// marks kept outside the data directory, one per machine and WitnessKey
+	// (witness.go, WitnessFile, docs/numbering.md "The witness"). With it,
+	// Open finds a data directory put back from an older copy (store and
+	// journal together) and holds numbering for the series it is behind on
+	// until ResumeNumbering or MarkUsedElsewhere settles them; a data
+	// directory with neither journal nor numbers resumes above the witness.
+	// It needs Journal. Empty: no witness.
+	Witness string
+	// WitnessKey is whose numbering the witness records; it is written in
+	// the file and a witness of another key is not used.
+	WitnessKey WitnessKey
 	// DisableHoldBack turns off the committer's hold-back: a ready CFE is
 	// written at once even when more CFEs are in progress than processors
 	// (see collect). The zero value keeps it on.
@@ -133,9 +145,10 @@ type DB struct {
 	checked  chan struct{}
 	verified atomic.Bool
 
-	journal *journal    // nil without Options.Journal
-	resumed []string    // what Open raised above the journal, for ResumedAtOpen
-	hold    *holdRecord // why Reserve refuses: numbering is not known yet (hold.go); nil when it is
+	journal   *journal       // nil without Options.Journal
+	witnessSt *WitnessStatus // what Open found in the witness; nil without Options.Witness
+	resumed   []string       // what Open raised above the journal, for ResumedAtOpen
+	hold      *holdRecord    // why Reserve refuses: numbering is not known yet (hold.go); nil when it is
 
 	// The sizes of the outbox, the rejected list and the quarantine, counted
 	// once by Open and then kept by the transactions that change them (on

@@ -55,6 +55,18 @@
 // of SIGBUS on it). See journal.go, hold.go, precheck.go and
 // docs/numbering.md.
 //
+// The journal lives in the data directory, so a copy of the whole data
+// directory put back carries an old journal that cannot tell it is old.
+// Options.Witness keeps, outside the data directory and per machine, a copy
+// of the journal's marks and of its generation (a count of its writes),
+// written after every journal write (witness.go): Open finds a journal or
+// store behind it, and holds the series it is behind on until
+// ResumeNumbering or MarkUsedElsewhere settles them at or above the
+// witness's marks; a data directory with neither journal nor numbers
+// resumes above them. The witness never stops signing: one that cannot be
+// read is set aside, one that cannot be written is reported
+// (WitnessStatus).
+//
 // # A damaged file
 //
 // bbolt trusts its file: a zeroed or overwritten page makes it panic, an

@@ -31,6 +31,13 @@ import (
 // lost file: nothing interleaves). upTo 0 then
 // settles the serie without marking anything: the technician confirms that
 // no other system used its numbers beyond what the store holds.
+//
+// A serie of a hold that carries the numbering witness's mark (an older copy
+// of the data directory, witness.go) settles no lower than the mark: upTo 0
+// or any number from the witness's committed mark up resumes at
+// max(upTo, the witness's reserved mark)+1, and a number below the committed
+// mark is refused (EINVALID, naming the mark): this machine certainly used
+// it.
 func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, upTo int64, reason string) error {
 	const op = "store.MarkUsedElsewhere"
 	reason = strings.TrimSpace(reason)
@@ -50,6 +57,11 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 	defer db.mu.Unlock()
 	if db.closed {
 		return errClosed(op)
+	}
+	if db.hold != nil {
+		if m, ok := db.hold.mark(k); ok {
+			return db.settleMarkLocked(ctx, op, k, m, upTo, reason)
+		}
 	}
 	if upTo == 0 && db.hold != nil {
 		// "None": while numbering is held, the technician confirms that no
@@ -105,5 +117,46 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 		return err
 	}
 	q.last = upTo
+	return db.releaseLocked(ctx, op, k, reason)
+}
+
+// settleMarkLocked is MarkUsedElsewhere on serie k of a hold that carries the
+// witness's mark m. The caller holds db.mu.
+func (db *DB) settleMarkLocked(ctx context.Context, op string, k seqKey, m holdMark, upTo int64, reason string) error {
+	if upTo < 0 || upTo > 0 && upTo < m.Used {
+		return invalid(op, field("hasta", "el testigo de numeración de este equipo registra que %s serie %s ya usó hasta el %d: confirme ese número o uno mayor (%d, si no se usaron más)",
+			k.Type.Name(), k.Serie, m.Used, m.Floor))
+	}
+	if upTo > 0 && !slices.ContainsFunc(db.ranges[k.Type], func(r cfe.CAERange) bool { return r.Serie == k.Serie && r.DNro <= upTo && upTo <= r.HNro }) {
+		return invalid(op, field("hasta", "el número %d no pertenece a ningún rango CAE cargado del tipo %d serie %s", upTo, int(k.Type), k.Serie))
+	}
+	q := db.seq(k)
+	if len(q.slots) > 0 {
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op,
+			Message: fmt.Sprintf("hay comprobantes del tipo %d serie %s firmándose; reintente", int(k.Type), k.Serie)}
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxError(op, err)
+	}
+	target := max(upTo, m.Floor)
+	if target > q.last {
+		now := db.opts.Now()
+		// The journal first, as the committer does: a failure changes nothing.
+		if err := db.raiseJournal(op, now, cfe.LastNumber{Type: k.Type, Serie: k.Serie, Last: target}); err != nil {
+			return err
+		}
+		err := db.update(ctx, op, func(tx *bolt.Tx) error {
+			if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord{Type: k.Type, Serie: k.Serie, Last: target}); err != nil {
+				return err
+			}
+			return appendAudit(tx, AuditEvent{At: now, Kind: AuditUsedElsewhere, Type: k.Type, Serie: k.Serie, Nro: target,
+				Detail: fmt.Sprintf("numbers %d-%d used elsewhere or never used (this machine's numbering witness recorded up to %d, the technician %d): %s",
+					q.last+1, target, m.Floor, upTo, reason)})
+		})
+		if err != nil {
+			return err
+		}
+		q.last = target
+	}
 	return db.releaseLocked(ctx, op, k, reason)
 }

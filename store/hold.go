@@ -43,6 +43,74 @@ type holdRecord struct {
 	Since    time.Time   `json:"since"`
 	Reason   string      `json:"reason"`
 	Released []holdSerie `json:"released,omitempty"` // series a technician settled with MarkUsedElsewhere
+	// Marks are the numbering witness's marks of the series the store is
+	// behind on (witness.go): whoever settles the hold, a serie's counter
+	// ends at or above its Floor.
+	Marks []holdMark `json:"marks,omitempty"`
+	// Scoped holds only the series of Marks (an older copy of the data
+	// directory found by the witness: the other series are at or above
+	// everything this machine numbered); a hold that is not scoped holds
+	// every serie (nothing says where numbering stands).
+	Scoped bool `json:"scoped,omitempty"`
+}
+
+// holdMark is the witness's mark of one serie of a hold.
+type holdMark struct {
+	Type  cfe.Type `json:"tipo"`
+	Serie string   `json:"serie"`
+	// Used is the witness's committed mark: numbers certainly used. A
+	// technician confirming fewer is mistaken (MarkUsedElsewhere refuses).
+	Used int64 `json:"used"`
+	// Floor is the witness's reserved mark: every number this machine may
+	// have used. Numbering resumes above it.
+	Floor int64 `json:"floor"`
+}
+
+func (h *holdRecord) released(k seqKey) bool { return slices.Contains(h.Released, holdSerie(k)) }
+
+// mark returns the witness's mark of k in the hold.
+func (h *holdRecord) mark(k seqKey) (holdMark, bool) {
+	for _, m := range h.Marks {
+		if m.Type == k.Type && m.Serie == k.Serie {
+			return m, true
+		}
+	}
+	return holdMark{}, false
+}
+
+// holds reports whether the hold covers serie k: every serie, or only those
+// of its marks when scoped, unless settled.
+func (h *holdRecord) holds(k seqKey) bool {
+	if h.released(k) {
+		return false
+	}
+	if h.Scoped {
+		_, ok := h.mark(k)
+		return ok
+	}
+	return true
+}
+
+// addMarks adds marks to h (raising those it has): a serie marked again is
+// behind again, and no longer settled. It reports whether h changed.
+func (h *holdRecord) addMarks(marks []holdMark) bool {
+	changed := false
+	for _, m := range marks {
+		k := seqKey{m.Type, m.Serie}
+		i := slices.IndexFunc(h.Marks, func(x holdMark) bool { return x.Type == m.Type && x.Serie == m.Serie })
+		switch {
+		case i < 0:
+			h.Marks = append(slices.Clone(h.Marks), m)
+		case h.Marks[i].Used < m.Used || h.Marks[i].Floor < m.Floor:
+			h.Marks = slices.Clone(h.Marks)
+			h.Marks[i] = holdMark{Type: m.Type, Serie: m.Serie, Used: max(m.Used, h.Marks[i].Used), Floor: max(m.Floor, h.Marks[i].Floor)}
+		case !h.released(k):
+			continue
+		}
+		h.Released = slices.DeleteFunc(slices.Clone(h.Released), func(x holdSerie) bool { return x == holdSerie(k) })
+		changed = true
+	}
+	return changed
 }
 
 // holdSerie is one (type, serie) of a holdRecord.
@@ -65,8 +133,8 @@ type Hold struct {
 const holdReason = "no se sabe por qué número sigue la numeración: el archivo de datos es nuevo o no tiene diario de numeración"
 
 // openNumbering runs at the end of Open: it gives the file an identity,
-// compares it with the journal, raises counters that are behind and creates
-// or loads the hold.
+// compares it with the journal and the witness, raises counters that are
+// behind and creates or loads the hold.
 func (db *DB) openNumbering() error {
 	if err := db.loadHold(); err != nil {
 		return err
@@ -84,6 +152,11 @@ func (db *DB) openNumbering() error {
 		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: fmt.Sprintf("el diario de numeración %s está dañado; no se puede saber por qué número sigue la numeración", path)}
 	}
+	now := db.opts.Now()
+	var wit *witness
+	if db.opts.Witness != "" {
+		wit, db.witnessSt = openWitness(db.opts.Witness, db.opts.WitnessKey, db.path, now)
+	}
 	hadData := len(db.countersLocked()) > 0
 	if err := db.inheritJournal(jf); err != nil { // lineage.go
 		return err
@@ -93,11 +166,10 @@ func (db *DB) openNumbering() error {
 		return err
 	}
 	legacy = legacy && hadData // a file with numbers, written before journals existed: its first journal
-	now := db.opts.Now()
-	var raised []cfe.LastNumber
-	var details []string
 	if jf != nil {
 		replaced := jf.StoreID != id
+		var raised []cfe.LastNumber
+		var details []string
 		for _, e := range jf.Sequences {
 			k := seqKey{e.Type, e.Serie}
 			last := db.seq(k).last
@@ -107,33 +179,23 @@ func (db *DB) openNumbering() error {
 					id, path, jf.StoreID, jf.Clean, jf.WrittenAt.Format(time.RFC3339), last, floor, last+1, floor))
 			}
 		}
-	} else if db.opts.HoldWithoutJournal && db.hold == nil && !legacy {
-		if err := db.putHold(holdRecord{Since: now, Reason: holdReason}, AuditEvent{At: now, Kind: AuditNumberingHeld,
-			Detail: "no numbering journal at " + path + ": signing held until the hosted service or a technician says where numbering stands"}); err != nil {
+		if err := db.raiseAtOpen(now, raised, details); err != nil {
 			return err
 		}
 	}
-	if len(raised) > 0 {
-		err := db.bolt.Update(func(tx *bolt.Tx) error {
-			for i, r := range raised {
-				if err := putJSON(tx.Bucket(bucketCounters), counterKey(seqKey{r.Type, r.Serie}), counterRecord(r)); err != nil {
-					return err
-				}
-				if err := appendAudit(tx, AuditEvent{At: now, Kind: AuditNumberingResumed, Type: r.Type, Serie: r.Serie, Nro: r.Last, Detail: details[i]}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, r := range raised {
-			db.seq(seqKey{r.Type, r.Serie}).last = r.Last
-		}
-		db.resumed = details
+	if err := db.compareWitness(wit, jf, id, hadData, legacy, now); err != nil {
+		return err
 	}
-	db.journal = &journal{path: path, block: int64(db.opts.JournalBlock), storeID: id}
+	db.journal = &journal{path: path, block: int64(db.opts.JournalBlock), storeID: id, witness: wit}
+	if jf != nil {
+		db.journal.gen = jf.Generation
+	}
+	if wit != nil && wit.file != nil {
+		// After an older copy, the journal takes the witness's count up: a
+		// generation is never written twice with different marks.
+		db.journal.gen = max(db.journal.gen, wit.file.Generation)
+	}
+	db.keepHoldMarks()
 	db.journal.mu.Lock()
 	defer db.journal.mu.Unlock()
 	if err := db.journal.write(db.countersLocked(), false, now); err != nil {
@@ -141,6 +203,147 @@ func (db *DB) openNumbering() error {
 			Message: "no se pudo escribir el diario de numeración " + path}
 	}
 	return nil
+}
+
+// compareWitness is Open's comparison of the data directory with the
+// numbering witness (witness.go), after the journal raised the store's
+// counters, and the hold of a data directory without its journal:
+//
+//   - a data directory older than the witness (a copy put back) holds the
+//     series whose counter is below the witness's mark, naming the marks,
+//     until ResumeNumbering or MarkUsedElsewhere settles them;
+//   - a data directory with neither journal nor numbers (lost, or made anew
+//     on purpose on this machine) resumes above the witness's marks, as a
+//     lost store resumes above its journal;
+//   - a journal missing from the folder where one was kept holds every
+//     serie when Options.HoldWithoutJournal is set (the witness's marks, if
+//     any, then bound the settlement).
+//
+// The caller owns db.
+func (db *DB) compareWitness(wit *witness, jf *journalFile, id string, hadData, legacy bool, now time.Time) error {
+	counter := func(k seqKey) int64 { return db.seq(k).last }
+	var marks []holdMark
+	var reason, why string
+	absent := false
+	if wit != nil && wit.file != nil {
+		w := wit.file
+		old, because := olderThan(w, jf, id, counter, hadData)
+		switch {
+		case old:
+			db.witnessSt.OlderCopy = true
+			marks = holdMarks(w, counter)
+			why = because
+			if len(marks) == 0 {
+				db.witnessSt.Detail = append(db.witnessSt.Detail, fmt.Sprintf(
+					"the data directory is an older copy than the numbering witness %s (%s), but no serie is behind it: nothing held; CFEs signed after the copy was taken and not delivered may be lost", wit.path, because))
+			} else {
+				reason = witnessHoldReason(wit.path, marks, counter)
+			}
+		case jf == nil && !hadData:
+			absent = true
+			marks = holdMarks(w, counter)
+		}
+	}
+	lostJournal := jf == nil && db.opts.HoldWithoutJournal && !legacy
+	switch {
+	case db.hold != nil:
+		h := *db.hold
+		changed := h.addMarks(marks)
+		if reason != "" && h.Scoped && h.Reason != reason {
+			// A hold of an older copy names the marks as they are now; a
+			// hold of every serie keeps its reason (the marks then only
+			// bound the settlement).
+			h.Reason, changed = reason, true
+		}
+		if lostJournal && h.Scoped {
+			h.Scoped, changed = false, true
+		}
+		if !changed {
+			return nil
+		}
+		return db.putHold(h, AuditEvent{At: now, Kind: AuditNumberingHeld,
+			Detail: fmt.Sprintf("numbering still held; the numbering witness's marks: %s", describeMarks(h.Marks))})
+	case reason != "" || lostJournal:
+		h := holdRecord{Since: now, Reason: reason, Marks: marks, Scoped: reason != "" && !lostJournal}
+		detail := "no numbering journal at " + db.opts.Journal + ": signing held until the hosted service or a technician says where numbering stands"
+		if reason != "" {
+			detail = fmt.Sprintf("the data directory is an older copy than the numbering witness %s (%s): signing held for %s until the hosted service or a technician settles them",
+				wit.path, why, describeMarks(marks))
+		} else {
+			h.Reason = holdReason
+		}
+		if len(marks) > 0 {
+			db.witnessSt.Detail = append(db.witnessSt.Detail, detail)
+		}
+		return db.putHold(h, AuditEvent{At: now, Kind: AuditNumberingHeld, Detail: detail})
+	case absent && len(marks) > 0:
+		w := wit.file
+		var raised []cfe.LastNumber
+		var details []string
+		for _, m := range marks {
+			raised = append(raised, cfe.LastNumber{Type: m.Type, Serie: m.Serie, Last: m.Floor})
+			details = append(details, fmt.Sprintf("the data directory has neither a numbering journal nor numbers, and this machine's numbering witness %s (store %s, generation %d, clean %v, written %s) recorded %s up to %d: counter %d raised to %d; numbers %d-%d were issued by the lost data directory or never used (unused ones must be reported to DGI as annulled)",
+				wit.path, w.Store, w.Generation, w.Clean, w.WrittenAt.Format(time.RFC3339), seqKey{m.Type, m.Serie}, m.Floor, counter(seqKey{m.Type, m.Serie}), m.Floor, counter(seqKey{m.Type, m.Serie})+1, m.Floor))
+		}
+		return db.raiseAtOpen(now, raised, details) // ResumedAtOpen reports them
+	}
+	return nil
+}
+
+// describeMarks lists marks for the log and the audit (English).
+func describeMarks(marks []holdMark) string {
+	parts := make([]string, 0, len(marks))
+	for _, m := range marks {
+		parts = append(parts, fmt.Sprintf("%s (used up to %d, may have used up to %d)", seqKey{m.Type, m.Serie}, m.Used, m.Floor))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// raiseAtOpen raises counters Open found behind (the journal's or the
+// witness's marks), with an audit event each; details go to ResumedAtOpen.
+// The caller owns db.
+func (db *DB) raiseAtOpen(now time.Time, raised []cfe.LastNumber, details []string) error {
+	if len(raised) == 0 {
+		return nil
+	}
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		for i, r := range raised {
+			if err := putJSON(tx.Bucket(bucketCounters), counterKey(seqKey{r.Type, r.Serie}), counterRecord(r)); err != nil {
+				return err
+			}
+			if err := appendAudit(tx, AuditEvent{At: now, Kind: AuditNumberingResumed, Type: r.Type, Serie: r.Serie, Nro: r.Last, Detail: details[i]}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range raised {
+		db.seq(seqKey{r.Type, r.Serie}).last = r.Last
+	}
+	db.resumed = append(db.resumed, details...)
+	return nil
+}
+
+// keepHoldMarks tells the witness the marks of the hold in force, which it
+// keeps while the store is below them. The caller holds db.mu or owns db.
+func (db *DB) keepHoldMarks() {
+	j := db.journal
+	if j == nil || j.witness == nil {
+		return
+	}
+	keep := map[seqKey]int64{}
+	if db.hold != nil {
+		for _, m := range db.hold.Marks {
+			k := seqKey{m.Type, m.Serie}
+			keep[k] = max(keep[k], m.Floor)
+		}
+	}
+	j.mu.Lock()
+	j.witness.keep = keep
+	j.mu.Unlock()
 }
 
 // floorFor applies Open's rule to one entry of the journal: a store whose
@@ -229,6 +432,7 @@ func (db *DB) putHold(h holdRecord, ev AuditEvent) error {
 	})
 	if err == nil {
 		db.hold = &h
+		db.keepHoldMarks()
 	}
 	return err
 }
@@ -241,11 +445,19 @@ func (db *DB) holdLocked(op string, t cfe.Type, today cfe.Date) error {
 		return nil
 	}
 	for _, r := range db.ranges[t] {
-		if r.Expired(today) || slices.Contains(h.Released, holdSerie{t, r.Serie}) {
+		k := seqKey{t, r.Serie}
+		if r.Expired(today) || !h.holds(k) {
 			continue
 		}
+		wait := "Se espera la consulta al servicio o que un técnico ejecute «cfe-agent cae used-elsewhere»"
+		if m, ok := h.mark(k); ok {
+			// The witness knows how far this machine numbered: the
+			// technician of a profile without a hosted service can settle it.
+			wait = fmt.Sprintf("Se espera la consulta al servicio en línea o que un técnico confirme el último número usado: «cfe-agent cae used-elsewhere %d %s %d --reason …» (el testigo de este equipo registra hasta el %d)",
+				int(t), r.Serie, m.Floor, m.Floor)
+		}
 		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Respuesta: cfe.RespSinRangoCAE,
-			Message: fmt.Sprintf("no se puede numerar %s serie %s: %s. Se espera la consulta al servicio o que un técnico ejecute «cfe-agent cae used-elsewhere»", t.Name(), r.Serie, h.Reason)}
+			Message: fmt.Sprintf("no se puede numerar %s serie %s: %s. %s", t.Name(), r.Serie, h.Reason, wait)}
 	}
 	return nil
 }
@@ -263,6 +475,18 @@ func (db *DB) NumberingHold() *Hold {
 		h.Released = append(h.Released, cfe.LastNumber{Type: k.Type, Serie: k.Serie, Last: db.seq(seqKey(k)).last})
 	}
 	return h
+}
+
+// LastNumber returns the counter of type t and serie: the last number
+// committed, or marked as used (MarkUsedElsewhere, ResumeNumbering, Open's
+// raises). Numbering goes on above it.
+func (db *DB) LastNumber(t cfe.Type, serie string) int64 {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if q := db.seqs[seqKey{t, serie}]; q != nil {
+		return q.last
+	}
+	return 0
 }
 
 // ResumeNumbering ends the hold with the last numbers used, as a source
@@ -291,12 +515,32 @@ func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []cfe.La
 		}
 	}
 	now := db.opts.Now()
-	var raised []cfe.LastNumber
+	// The source's last numbers, and the witness's marks of a hold: a
+	// serie the source does not know (CFEs the lost data signed and never
+	// delivered) still resumes above how far this machine numbered.
+	want := map[seqKey]int64{}
+	from := map[seqKey]string{}
 	for _, l := range lasts {
-		if l.Last > db.seq(seqKey{l.Type, l.Serie}).last {
-			raised = append(raised, l)
+		k := seqKey{l.Type, l.Serie}
+		if _, seen := want[k]; !seen || l.Last > want[k] {
+			want[k], from[k] = l.Last, source
 		}
 	}
+	if db.hold != nil {
+		for _, m := range db.hold.Marks {
+			k := seqKey{m.Type, m.Serie}
+			if m.Floor > want[k] {
+				want[k], from[k] = m.Floor, "this machine's numbering witness"
+			}
+		}
+	}
+	var raised []cfe.LastNumber
+	for k, last := range want {
+		if last > db.seq(k).last {
+			raised = append(raised, cfe.LastNumber{Type: k.Type, Serie: k.Serie, Last: last})
+		}
+	}
+	slices.SortFunc(raised, func(a, b cfe.LastNumber) int { return seqKey{a.Type, a.Serie}.compare(seqKey{b.Type, b.Serie}) })
 	if len(raised) == 0 && db.hold == nil {
 		return nil
 	}
@@ -312,7 +556,7 @@ func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []cfe.La
 				return err
 			}
 			if err := appendAudit(tx, AuditEvent{At: now, Kind: AuditNumberingResumed, Type: l.Type, Serie: l.Serie, Nro: l.Last,
-				Detail: fmt.Sprintf("counter %d raised to %d, the last number known to %s", db.seq(k).last, l.Last, source)}); err != nil {
+				Detail: fmt.Sprintf("counter %d raised to %d, the last number known to %s", db.seq(k).last, l.Last, from[k])}); err != nil {
 				return err
 			}
 		}
@@ -328,6 +572,7 @@ func (db *DB) ResumeNumbering(ctx context.Context, source string, lasts []cfe.La
 		return err
 	}
 	db.hold = nil
+	db.keepHoldMarks()
 	for _, l := range raised {
 		db.seq(seqKey{l.Type, l.Serie}).last = l.Last
 	}
@@ -349,7 +594,7 @@ func (db *DB) raiseJournal(op string, now time.Time, lasts ...cfe.LastNumber) er
 // releaseLocked settles serie k of a hold: a technician said where its
 // numbering stands (MarkUsedElsewhere). The caller holds db.mu.
 func (db *DB) releaseLocked(ctx context.Context, op string, k seqKey, reason string) error {
-	if db.hold == nil || slices.Contains(db.hold.Released, holdSerie(k)) {
+	if db.hold == nil || db.hold.released(k) {
 		return nil
 	}
 	h := *db.hold
@@ -357,33 +602,59 @@ func (db *DB) releaseLocked(ctx context.Context, op string, k seqKey, reason str
 	if err := ctx.Err(); err != nil {
 		return ctxError(op, err)
 	}
-	ev := AuditEvent{At: db.opts.Now(), Kind: AuditNumberingKnown, Type: k.Type, Serie: k.Serie,
+	now := db.opts.Now()
+	ev := AuditEvent{At: now, Kind: AuditNumberingKnown, Type: k.Type, Serie: k.Serie,
 		Nro: db.seq(k).last, Detail: "numbering of the serie confirmed by a technician: " + strings.TrimSpace(reason)}
-	if !db.settlesAllLocked(h.Released) {
+	if !db.settlesAllLocked(&h) {
 		return asError(op, db.putHold(h, ev))
 	}
 	// The last serie a usable range has: the hold ends, as when the hosted
-	// service answers.
+	// service answers. A marked serie nobody settled (it has no usable
+	// range today) resumes above its mark, so that a range imported later
+	// does not number it again.
+	var raised []cfe.LastNumber
+	for _, m := range h.Marks {
+		if mk := (seqKey{m.Type, m.Serie}); !h.released(mk) && m.Floor > db.seq(mk).last {
+			raised = append(raised, cfe.LastNumber{Type: m.Type, Serie: m.Serie, Last: m.Floor})
+		}
+	}
+	if err := db.raiseJournal(op, now, raised...); err != nil {
+		return err
+	}
 	ev.Detail += "; every serie settled, signing resumes"
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketMeta).Delete(keyHold); err != nil {
 			return err
 		}
+		for _, r := range raised {
+			if err := putJSON(tx.Bucket(bucketCounters), counterKey(seqKey{r.Type, r.Serie}), counterRecord(r)); err != nil {
+				return err
+			}
+			if err := appendAudit(tx, AuditEvent{At: now, Kind: AuditNumberingResumed, Type: r.Type, Serie: r.Serie, Nro: r.Last,
+				Detail: fmt.Sprintf("counter %d raised to %d, this machine's numbering witness's mark, as the hold ended", db.seq(seqKey{r.Type, r.Serie}).last, r.Last)}); err != nil {
+				return err
+			}
+		}
 		return appendAudit(tx, ev)
 	})
-	if err == nil {
-		db.hold = nil
+	if err != nil {
+		return asError(op, err)
 	}
-	return asError(op, err)
+	db.hold = nil
+	db.keepHoldMarks()
+	for _, r := range raised {
+		db.seq(seqKey{r.Type, r.Serie}).last = r.Last
+	}
+	return nil
 }
 
-// settlesAllLocked reports whether released holds every serie of every
-// range not expired today. The caller holds db.mu.
-func (db *DB) settlesAllLocked(released []holdSerie) bool {
+// settlesAllLocked reports whether h's settled series cover every serie it
+// holds that has a range not expired today. The caller holds db.mu.
+func (db *DB) settlesAllLocked(h *holdRecord) bool {
 	today := cfe.DateOf(db.opts.Now().In(cfe.Montevideo))
 	for t, rs := range db.ranges {
 		for _, r := range rs {
-			if !r.Expired(today) && !slices.Contains(released, holdSerie{t, r.Serie}) {
+			if !r.Expired(today) && h.holds(seqKey{t, r.Serie}) {
 				return false
 			}
 		}

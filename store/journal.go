@@ -38,11 +38,16 @@ const DefaultJournalBlock = 100
 
 // journalFile is the journal as stored (JSON).
 type journalFile struct {
-	Version   int            `json:"version"`
-	StoreID   string         `json:"store_id"`
-	Clean     bool           `json:"clean"` // written by Close: committed is the exact counter
-	WrittenAt time.Time      `json:"written_at"`
-	Sequences []journalEntry `json:"sequences"`
+	Version   int       `json:"version"`
+	StoreID   string    `json:"store_id"`
+	Clean     bool      `json:"clean"` // written by Close: committed is the exact counter
+	WrittenAt time.Time `json:"written_at"`
+	// Generation counts the journal's writes (each raises it by one; the
+	// first write of a profile's journal is 1): the numbering witness
+	// records it, so that a journal put back from an older copy is found
+	// behind it (witness.go). 0 in a journal written before witnesses.
+	Generation int64          `json:"generation,omitempty"`
+	Sequences  []journalEntry `json:"sequences"`
 }
 
 // journalEntry is the mark of one (type, serie).
@@ -67,6 +72,8 @@ type journal struct {
 	storeID string
 	entries map[seqKey]journalEntry // what the file holds
 	broken  error                   // the last write failed: every commit needs a new write
+	gen     int64                   // the generation of the last write (journalFile.Generation)
+	witness *witness                // written after the journal; nil without Options.Witness
 }
 
 // readJournal reads the journal at path; nil without error when there is
@@ -92,8 +99,15 @@ func readJournal(path string) (*journalFile, error) {
 // write replaces the journal's file with entries, durably: a new file is
 // written and fsynced, renamed over the old one, and the directory fsynced.
 // The caller holds j.mu.
+//
+// Each write raises the generation, even one that fails (the file may hold
+// it anyway), and is followed by the witness's (witness.go): the witness is
+// never ahead of the journal. A witness that cannot be written does not fail
+// the write: the witness is a safeguard (WitnessStatus reports it), and it
+// lags the journal until a later write succeeds.
 func (j *journal) write(entries map[seqKey]journalEntry, clean bool, now time.Time) error {
-	f := journalFile{Version: journalVersion, StoreID: j.storeID, Clean: clean, WrittenAt: now.UTC()}
+	j.gen++
+	f := journalFile{Version: journalVersion, StoreID: j.storeID, Clean: clean, WrittenAt: now.UTC(), Generation: j.gen}
 	for _, e := range entries {
 		f.Sequences = append(f.Sequences, e)
 	}
@@ -109,6 +123,9 @@ func (j *journal) write(entries map[seqKey]journalEntry, clean bool, now time.Ti
 		return err
 	}
 	j.entries, j.broken = entries, nil
+	if j.witness != nil {
+		_ = j.witness.record(entries, j.gen, j.storeID, clean, now) // kept in witness.err
+	}
 	return nil
 }
 

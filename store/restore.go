@@ -63,6 +63,12 @@ type RestoreOptions struct {
 	// Now is the clock (dated name of the replaced file, audit); time.Now
 	// when nil.
 	Now func() time.Time
+
+	// Witness and WitnessKey are the machine's numbering witness of the
+	// profile (Options.Witness): one more bound of the numbers used since
+	// the backup, and written with the journal. Empty: none.
+	Witness    string
+	WitnessKey WitnessKey
 }
 
 // RestoreSerie is where one (type, serie) stands against a backup.
@@ -259,7 +265,7 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 		if err := unsealBackup(tmp, info, res, fam, now); err != nil {
 			return err
 		}
-		db, err := Open(tmp, Options{Journal: o.Journal, Now: o.Now})
+		db, err := Open(tmp, Options{Journal: o.Journal, Witness: o.Witness, WitnessKey: o.WitnessKey, Now: o.Now})
 		if err != nil {
 			return err
 		}
@@ -382,6 +388,22 @@ func restoreSeries(op string, info *BackupInfo, o RestoreOptions) ([]RestoreSeri
 		// mark would (Open's rule after a crash).
 		for _, e := range info.Journal {
 			raise(get(e.Type, e.Serie), 0, e.Last, "diario de numeración guardado en la copia: el archivo perdido pudo usar hasta su reserva")
+		}
+	}
+	if o.Witness != "" {
+		// The machine's witness, with Open's rule for the journal: it bounds
+		// what was used even when the data directory is an older copy. One
+		// that cannot be read is passed over here (Open sets it aside).
+		if w, err := readWitness(o.Witness, o.WitnessKey); err == nil && w != nil {
+			replaced := curID == "" || w.StoreID != curID
+			for _, e := range w.Sequences {
+				last, floor := cur[seqKey{e.Type, e.Serie}], witnessFloor(e)
+				bound := last
+				if replaced && floor > last || !replaced && last < e.Committed {
+					bound = floor
+				}
+				raise(get(e.Type, e.Serie), e.Committed, bound, "testigo de numeración de este equipo")
+			}
 		}
 	}
 	for _, h := range o.Hosted {

@@ -107,6 +107,10 @@ func openLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 	}
 	journal := journalPath(dataDir, a.profile.Environment, a.name)
 	_, statErr := os.Stat(filepath.Dir(journal))
+	witness, werr := witnessPath(dataDir, a.profile, a.name)
+	if werr != nil {
+		log.Warn("no numbering witness: a copy of the data directory put back is not detected", "err", werr)
+	}
 	a.db, err = store.Open(dbPath, store.Options{
 		NearlyUsedUpPercent: 100 - a.profile.CAE.WarnRemainingPct,
 		NearExpiryDays:      a.profile.CAE.WarnDaysBeforeExpiry,
@@ -120,6 +124,12 @@ func openLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 		// settleNumbering still raises its counters when the service answers
 		// before the agent serves (docs/numbering.md).
 		HoldWithoutJournal: statErr == nil && a.hosted != nil && a.hosted.Auth() != hosted.AuthNone,
+		// Outside the data directory, per machine: an old copy of the data
+		// directory put back (store and journal) is found behind it and
+		// holds numbering until the hosted service or a technician settles
+		// it; a data directory lost resumes above it (docs/numbering.md).
+		Witness:    witness,
+		WitnessKey: witnessKey(a.profile, a.name),
 	})
 	if err != nil {
 		return nil, err
@@ -127,6 +137,7 @@ func openLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 	for _, d := range a.db.ResumedAtOpen() {
 		log.Warn("numbering resumed above the numbering journal", "detail", d)
 	}
+	logWitness(log, a.db)
 	if err := a.prepareRanges(ctx); err != nil {
 		a.Close()
 		return nil, err

@@ -27,6 +27,10 @@ func clearAgentEnv(t *testing.T) {
 			t.Setenv(name, "")
 		}
 	}
+	// The numbering witness lives outside the data directory (by default
+	// in the user's ~/.local/state): each test gets its own, never the
+	// developer's.
+	t.Setenv(profiles.EnvWitnessDir, t.TempDir())
 }
 
 // inProcess is an agent running in the test's process through Main.

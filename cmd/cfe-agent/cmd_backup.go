@@ -215,6 +215,10 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 	if abs, err := filepath.Abs(file); err == nil {
 		o.Backup = abs
 	}
+	if o.Witness, err = witnessPath(dataDir, p, cfg.Active); err != nil {
+		fmt.Fprintf(w, "aviso: sin testigo de numeración (%s): se comprueba con el diario de numeración, el archivo actual y el servicio en línea\n", describe(err))
+	}
+	o.WitnessKey = witnessKey(p, cfg.Active)
 	h, err := newHostedClient(p.Hosted, cliLogger())
 	if err != nil {
 		return err

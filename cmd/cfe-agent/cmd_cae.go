@@ -87,15 +87,23 @@ func newCAEUsedElsewhereCommand(opts *globalOptions) *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			before := a.db.LastNumber(cfe.Type(t), args[1])
 			if err := a.db.MarkUsedElsewhere(cmd.Context(), cfe.Type(t), args[1], upTo, reason); err != nil {
 				return err
 			}
-			if upTo == 0 {
+			// The numbering witness may have raised it further (an older
+			// copy of the data directory: docs/numbering.md).
+			last := a.db.LastNumber(cfe.Type(t), args[1])
+			switch {
+			case upTo == 0 && last == before:
 				fmt.Fprintf(cmd.OutOrStdout(), "confirmado: ningún número de %s serie %s se usó fuera del agente\n", cfe.Type(t).Name(), args[1])
-				return nil
+			case upTo == 0:
+				fmt.Fprintf(cmd.OutOrStdout(), "confirmado: ningún número de %s serie %s se usó fuera del agente más allá de lo que registra el testigo de numeración de este equipo (hasta el %d); el agente sigue desde el %d\n",
+					cfe.Type(t).Name(), args[1], last, last+1)
+			default:
+				fmt.Fprintf(cmd.OutOrStdout(), "registrado: %s serie %s usado por otro sistema hasta el número %d; el agente sigue desde el %d\n",
+					cfe.Type(t).Name(), args[1], upTo, max(last, upTo)+1)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "registrado: %s serie %s usado por otro sistema hasta el número %d; el agente sigue desde el %d\n",
-				cfe.Type(t).Name(), args[1], upTo, upTo+1)
 			return nil
 		},
 	}

@@ -79,6 +79,7 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.certificate(p, report, running)
 	d.ranges(report)
 	d.numbering(report)
+	d.witness(dataDir, cfg.Active, p)
 	d.storage(report)
 	d.backup(report)
 	d.footer(p, report)

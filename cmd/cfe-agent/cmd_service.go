@@ -215,10 +215,13 @@ func serviceConfig(opts globalOptions, so serviceOptions, forInstall bool) (serv
 	}
 	if opts.dataDir != "" || os.Getenv(profiles.EnvDataDir) != "" || u.Uid == me.Uid {
 		c.DataDir, err = profiles.DataDir(opts.dataDir)
-		return c, err
+	} else {
+		// The default of the user who runs the service (sudo keeps or resets
+		// HOME: the user database says where that user's home is).
+		c.DataDir = filepath.Join(u.HomeDir, ".config", "cfe-agent")
 	}
-	// The default of the user who runs the service (sudo keeps or resets
-	// HOME: the user database says where that user's home is).
-	c.DataDir = filepath.Join(u.HomeDir, ".config", "cfe-agent")
-	return c, nil
+	// The numbering witness where the service will look for it: systemd
+	// gives it the user's HOME and no XDG_STATE_HOME.
+	c.WitnessDir = profiles.ServiceWitnessDir(c.DataDir, u.HomeDir)
+	return c, err
 }

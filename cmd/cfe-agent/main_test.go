@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	agentBin = filepath.Join(dir, "cfe-agent")
+	witnessBase = dir
 	if runtime.GOOS == "windows" {
 		agentBin += ".exe"
 	}
@@ -62,7 +63,11 @@ func agentBinary(t testing.TB) string {
 }
 
 // agentEnv is the environment of a child agent: Montevideo time, no profile
-// overrides inherited from the developer's shell.
+// overrides inherited from the developer's shell, and a numbering witness
+// of its own (by default it would be the developer's ~/.local/state): beside
+// the data directory extra names (CFE_AGENT_DATA_DIR), so that restarts on
+// that data directory see the same witness, as on a real machine; in a new
+// folder when extra names none. extra may set CFE_AGENT_WITNESS_DIR itself.
 func agentEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -70,7 +75,31 @@ func agentEnv(extra ...string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(append(env, "TZ=America/Montevideo"), extra...)
+	return append(append(env, "TZ=America/Montevideo", "CFE_AGENT_WITNESS_DIR="+testWitnessDir(extra)), extra...)
+}
+
+// witnessBase holds the witness folders agentEnv makes for environments
+// without a data directory; TestMain removes it.
+var witnessBase string
+
+// testWitnessDir is the witness folder of a child agent's environment: the
+// data directory's name with "-testigo" (outside it, removed with the
+// test's temporary folders), or a new folder under witnessBase.
+func testWitnessDir(env []string) string {
+	for _, kv := range env {
+		if dir, ok := strings.CutPrefix(kv, "CFE_AGENT_DATA_DIR="); ok && dir != "" {
+			return filepath.Clean(dir) + "-testigo"
+		}
+	}
+	base := witnessBase
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "testigo-")
+	if err != nil {
+		panic(err)
+	}
+	return dir
 }
 
 // runCLI runs a one-shot command and returns its output and exit code.

@@ -12,7 +12,8 @@ import (
 )
 
 // TestCLI_ServiceUnit: "service unit" prints the unit for the given
-// executable, user and data directory, without installing anything.
+// executable, user and data directory (and the user's numbering witness
+// folder), without installing anything.
 func TestCLI_ServiceUnit(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "datos caja")
 	env := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "SUDO_USER=")
@@ -23,6 +24,9 @@ func TestCLI_ServiceUnit(t *testing.T) {
 	for _, line := range []string{
 		"User=root", `ExecStart=/usr/bin/cfe-agent --data-dir "` + dataDir + `" serve`,
 		`ReadWritePaths="` + dataDir + `"`, "Restart=on-failure", "WantedBy=multi-user.target",
+		// The numbering witness, where the service (User=root, HOME=/root)
+		// keeps it.
+		"ReadWritePaths=-/root/.local/state/cfe-agent/witness",
 	} {
 		if !strings.Contains(out, "\n"+line+"\n") {
 			t.Errorf("the unit lacks %q:\n%s", line, out)

@@ -167,7 +167,10 @@ type agentProc struct {
 // startAgent starts "bin --data-dir dataDir serve" on a free loopback port in
 // the Montevideo time zone, and waits until GET /health answers ok. It
 // returns the time from just before the process was created to the first
-// healthy answer. The agent's output goes to dataDir + ".log".
+// healthy answer. The agent's output goes to dataDir + ".log", its numbering
+// witness to dataDir + "-witness" (beside the throwaway data directory, never
+// the user's own: a fresh data directory is a first start, and the user's
+// agent never sees this one's numbers).
 func startAgent(ctx context.Context, bin, dataDir string) (*agentProc, time.Duration, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
@@ -180,7 +183,7 @@ func startAgent(ctx context.Context, bin, dataDir string) (*agentProc, time.Dura
 	}
 	defer logFile.Close() // the child has its own descriptor
 	cmd := exec.Command(bin, "--data-dir", dataDir, "serve", "--listen", addr)
-	cmd.Env = append(os.Environ(), "TZ=America/Montevideo")
+	cmd.Env = append(os.Environ(), "TZ=America/Montevideo", "CFE_AGENT_WITNESS_DIR="+dataDir+"-witness")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	a := &agentProc{cmd: cmd, baseURL: "http://" + addr, logPath: logPath, done: make(chan struct{})}
 

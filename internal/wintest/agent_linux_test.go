@@ -169,12 +169,18 @@ func TestWine_Agent(t *testing.T) {
 	// Wine's registry zone for -03:00 is "Argentina Standard Time" (its first
 	// match), which the agent would refuse; TZ is what a test can set.
 	montevideo := "TZ=America/Montevideo"
+	// The numbering witness's default folder, %LOCALAPPDATA%\cfe-agent\witness,
+	// is in the cached prefix: the agents on this test's data directory get
+	// a folder of their own, and the default one is emptied before and after
+	// (the agent without --data-dir and the service use it).
+	own := "CFE_AGENT_WITNESS_DIR=" + prefix.WindowsPath(t.TempDir())
+	defaultWitness := emptyDefaultWitness(t, prefix)
 
 	const uuid = "6f1c2a8e-3b7d-4e2a-9c51-8d0e4f7a2b19"
 	var first signResult
 	t.Run("serve signs an e-Ticket with a Windows data directory", func(t *testing.T) {
 		cmd := prefix.Command(context.Background(), exe, "--data-dir", winData, "serve", "--listen", "127.0.0.1:0")
-		cmd.Env = prefix.Env(montevideo)
+		cmd.Env = prefix.Env(montevideo, own)
 		a := start(t, cmd)
 		var h health
 		if code := a.call(http.MethodGet, "/health", nil, &h); code != http.StatusOK || !h.OK {
@@ -209,7 +215,7 @@ func TestWine_Agent(t *testing.T) {
 		pdfFile := filepath.Join(filepath.Dir(xmlFile), "ticket.pdf")
 		render := prefix.Command(context.Background(), exe, "--data-dir", winData,
 			"render", prefix.WindowsPath(xmlFile), "-o", prefix.WindowsPath(pdfFile))
-		render.Env = prefix.Env(montevideo)
+		render.Env = prefix.Env(montevideo, own)
 		if out, err := render.CombinedOutput(); err != nil {
 			t.Fatalf("cfe-agent.exe render: %v\n%s", err, out)
 		}
@@ -283,11 +289,16 @@ func TestWine_Agent(t *testing.T) {
 		// WM_QUERYENDSESSION and WM_ENDSESSION to every top-level window.
 		endSession := prefix.Command(context.Background(), "wineboot", "-e")
 		a.stopGracefully(endSession, filepath.Join(dir, "run", "sandbox.json"), "Windows is ending the session")
+		// Its numbering witness is in %LOCALAPPDATA%, outside the roaming
+		// data directory.
+		if _, err := os.Stat(filepath.Join(defaultWitness, "sandbox", "219999830019", "sandbox.json")); err != nil {
+			t.Errorf("the agent wrote no numbering witness in %%LOCALAPPDATA%%\\cfe-agent\\witness: %v", err)
+		}
 	})
 
 	t.Run("a machine zone other than Montevideo answers 96", func(t *testing.T) {
 		cmd := prefix.Command(context.Background(), exe, "--data-dir", winData, "serve", "--listen", "127.0.0.1:0")
-		cmd.Env = prefix.Env("TZ=UTC")
+		cmd.Env = prefix.Env("TZ=UTC", own)
 		a := start(t, cmd)
 		res := a.sign("3a5c7e9b-1d2f-4a6b-8c0d-e1f2a3b4c5d6")
 		if res.Codigo != "96" || res.Numero != 0 {
@@ -376,6 +387,20 @@ func TestWine_Agent(t *testing.T) {
 			t.Fatalf("service uninstall: %v\n%s", err, out)
 		}
 	})
+}
+
+// emptyDefaultWitness removes the default numbering witness folder of the
+// cached prefix's user (%LOCALAPPDATA%\cfe-agent\witness) now and when the
+// test ends, and returns its Linux path: agents of earlier runs must not
+// compare this run's data directories with their numbers.
+func emptyDefaultWitness(t *testing.T, prefix *wine.Prefix) string {
+	t.Helper()
+	dir := filepath.Join(prefix.LocalAppData(), "cfe-agent", "witness")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // windowsPID is the process id the agent wrote in its run file: under Wine

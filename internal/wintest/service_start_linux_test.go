@@ -18,9 +18,11 @@ func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	montevideo := "TZ=America/Montevideo"
+	own := "CFE_AGENT_WITNESS_DIR=" + prefix.WindowsPath(t.TempDir())
+	emptyDefaultWitness(t, prefix) // the service's (agent_linux_test.go)
 	serve := func() *agent {
 		cmd := prefix.Command(context.Background(), exe, "--data-dir", winData, "serve", "--listen", "127.0.0.1:0")
-		cmd.Env = prefix.Env(montevideo)
+		cmd.Env = prefix.Env(montevideo, own)
 		return start(t, cmd) // holds the data directory's Global mutex until it ends
 	}
 

@@ -235,6 +235,12 @@ func (p *Prefix) AppData() string {
 	return found[0]
 }
 
+// LocalAppData returns the Linux path of the prefix user's %LOCALAPPDATA%
+// (C:\users\NAME\AppData\Local), beside AppData's Roaming.
+func (p *Prefix) LocalAppData() string {
+	return filepath.Join(filepath.Dir(p.AppData()), "Local")
+}
+
 // goEnv is the environment of a cross-build for windows/amd64.
 func goEnv() []string {
 	return append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
