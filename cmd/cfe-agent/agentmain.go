@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/cfe-agent/cfe-agent/issuer"
+	"github.com/cfe-agent/cfe-agent/internal/gctune"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/tray"
@@ -100,7 +100,7 @@ func (m *Main) Open(ctx context.Context) error {
 // closes everything in reverse order. The server and the store are up
 // before the tray appears. With Serve.headless it never shows the tray.
 func (m *Main) Run(ctx context.Context) error {
-	issuer.TuneRuntime()
+	gctune.Apply()
 	if err := m.Open(ctx); err != nil {
 		if errors.Is(err, errShownRunning) {
 			return nil
