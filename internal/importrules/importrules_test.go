@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"printer":  {"cfe"},
 	"hosted":   {"cfe", "internal/httpcode"},
 	"profiles": {"cfe", "internal/durable"},
-	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle", "internal/httpcode"},
+	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle", "internal/httpcode", "internal/machinezone"},
 	// The local module's wire types: types only, over cfe.
 	"localapi/apitype": {"cfe"},
 	// The agent's self-assessment: pure functions from plain facts to the
@@ -72,7 +72,11 @@ var allowed = map[string][]string{
 	"internal/durable":  {},
 	// The garbage-collector settings of a signing process (the agent's
 	// choice, which the issue path's benchmarks apply too): a leaf.
-	"internal/gctune":                {},
+	"internal/gctune": {},
+	// The OS side of the issuer's zone check: it fills issuer.ZoneStatus
+	// (the port the issuer declares) from TZ, /etc/localtime or the
+	// registry; the issuer itself reads nothing of the OS.
+	"internal/machinezone":           {"issuer"},
 	"internal/throttle":              {},
 	"internal/powercut":              {},
 	"internal/wintest":               {}, // tests only: the Windows build under Wine

@@ -165,7 +165,7 @@ func TestWine_Agent(t *testing.T) {
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	// Wine hands the Linux environment to the Windows program: TZ sets both
-	// Wine's clock zone and the agent's (issuer.MachineZone reads TZ first).
+	// Wine's clock zone and the agent's (machinezone.Read reads TZ first).
 	// Wine's registry zone for -03:00 is "Argentina Standard Time" (its first
 	// match), which the agent would refuse; TZ is what a test can set.
 	montevideo := "TZ=America/Montevideo"

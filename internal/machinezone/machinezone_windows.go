@@ -1,6 +1,6 @@
 //go:build windows
 
-package issuer
+package machinezone
 
 import "golang.org/x/sys/windows/registry"
 
