@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/cfe-agent/cfe-agent/internal/gctune"
+	"github.com/cfe-agent/cfe-agent/internal/instance"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/tray"
@@ -33,7 +34,7 @@ type Main struct {
 
 	log     *logs.Log
 	runner  *runner
-	release func() // the data directory's instance lock (instance.go)
+	release func() // the data directory's instance lock (internal/instance)
 	// stopWindowErr says why Windows' stop messages cannot reach the agent
 	// (stopwindow_windows.go); Run logs it.
 	stopWindowErr error
@@ -69,7 +70,8 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	release, err := singleInstance(ctx, os.Stdout, dataDir, m.Serve.headless, m.Serve.autostart)
+	release, err := instance.Take(ctx, instance.Start{DataDir: dataDir, Out: os.Stdout, Headless: m.Serve.headless,
+		Autostarted: m.Serve.autostart, Locate: runFileOfPID(dataDir), Open: tray.OpenDefault})
 	if err != nil {
 		return err
 	}

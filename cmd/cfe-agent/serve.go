@@ -31,7 +31,7 @@ type serveOptions struct {
 	listen   string // --listen overrides the profile's address
 	headless bool   // --headless: never the tray
 	// --autostart: started by an autostart entry; exits 0 quietly when
-	// another agent runs on the data directory (instance.go).
+	// another agent runs on the data directory (internal/instance).
 	autostart bool
 }
 

@@ -76,7 +76,10 @@ var allowed = map[string][]string{
 	// The OS side of the issuer's zone check: it fills issuer.ZoneStatus
 	// (the port the issuer declares) from TZ, /etc/localtime or the
 	// registry; the issuer itself reads nothing of the OS.
-	"internal/machinezone":           {"issuer"},
+	"internal/machinezone": {"issuer"},
+	// One agent per data directory: the lock, the holder's process id and
+	// what a second start does (its errors are cfe.Errors).
+	"internal/instance":              {"cfe"},
 	"internal/throttle":              {},
 	"internal/powercut":              {},
 	"internal/wintest":               {}, // tests only: the Windows build under Wine

@@ -44,6 +44,7 @@ var windowsUnits = []windowsUnit{
 		"TestWriteFile":            "it asserts Unix file modes (0600, 0700), which Windows has not",
 		"TestWriteFile_NewFolders": "it asserts Unix folder modes (0700), which Windows has not",
 	}},
+	{pkg: "github.com/cfe-agent/cfe-agent/internal/instance"},
 	{pkg: "github.com/cfe-agent/cfe-agent/internal/machinezone", skip: map[string]string{
 		"TestRead_TZ": "one case names the zone by a Unix path (/usr/share/zoneinfo/…), which Windows has not",
 	}},
