@@ -36,7 +36,7 @@ type Main struct {
 	runner  *runner
 	release func() // the data directory's instance lock (internal/instance)
 	// stopWindowErr says why Windows' stop messages cannot reach the agent
-	// (stopwindow_windows.go); Run logs it.
+	// (internal/winstop); Run logs it.
 	stopWindowErr error
 }
 

@@ -79,7 +79,10 @@ var allowed = map[string][]string{
 	"internal/machinezone": {"issuer"},
 	// One agent per data directory: the lock, the holder's process id and
 	// what a second start does (its errors are cfe.Errors).
-	"internal/instance":              {"cfe"},
+	"internal/instance": {"cfe"},
+	// Windows' stop messages as the run context's cancellation; the
+	// service (service.IsService) is stopped by its manager instead.
+	"internal/winstop":               {"service"},
 	"internal/throttle":              {},
 	"internal/powercut":              {},
 	"internal/wintest":               {}, // tests only: the Windows build under Wine

@@ -218,7 +218,7 @@ func TestWine_Agent(t *testing.T) {
 			"Representacion impresa de prueba sin valor fiscal")
 
 		// taskkill without /f posts WM_CLOSE to the agent's hidden stop
-		// window (cmd/cfe-agent/stopwindow_windows.go), as an installer or
+		// window (internal/winstop), as an installer or
 		// Task Manager's "End task" would.
 		runFile := filepath.Join(dataDir, "run", "sandbox.json")
 		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
