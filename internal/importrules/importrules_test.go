@@ -82,7 +82,9 @@ var allowed = map[string][]string{
 	"internal/instance": {"cfe"},
 	// Windows' stop messages as the run context's cancellation; the
 	// service (service.IsService) is stopped by its manager instead.
-	"internal/winstop":               {"service"},
+	"internal/winstop": {"service"},
+	// The Windows agent's standard handles: the parent's console or NUL.
+	"internal/console":               {},
 	"internal/throttle":              {},
 	"internal/powercut":              {},
 	"internal/wintest":               {}, // tests only: the Windows build under Wine

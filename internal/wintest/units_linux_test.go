@@ -45,6 +45,7 @@ var windowsUnits = []windowsUnit{
 		"TestWriteFile_NewFolders": "it asserts Unix folder modes (0700), which Windows has not",
 	}},
 	{pkg: "github.com/cfe-agent/cfe-agent/internal/instance"},
+	{pkg: "github.com/cfe-agent/cfe-agent/internal/console"},
 	{pkg: "github.com/cfe-agent/cfe-agent/internal/winstop"},
 	{pkg: "github.com/cfe-agent/cfe-agent/internal/machinezone", skip: map[string]string{
 		"TestRead_TZ": "one case names the zone by a Unix path (/usr/share/zoneinfo/…), which Windows has not",
