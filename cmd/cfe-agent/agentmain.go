@@ -11,6 +11,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/instance"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/service"
 	"github.com/cfe-agent/cfe-agent/tray"
 )
 
@@ -111,7 +112,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer m.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
 	r := m.runner
-	signalReady(ctx, r.log) // the Windows service reports Running now; systemd's start returns
+	service.SignalReady(ctx, r.log) // the Windows service reports Running now; systemd's start returns
 	if m.stopWindowErr != nil {
 		r.log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
 	}
@@ -140,7 +141,7 @@ func (m *Main) Run(ctx context.Context) error {
 			r.log.Error("the tray failed: stopping", "err", err)
 		}
 	}
-	signalStopping(r.log)
+	service.SignalStopping(r.log)
 	if cause := context.Cause(ctx); cause != nil {
 		r.log.Info("shutting down", "reason", cause.Error())
 	} else {
