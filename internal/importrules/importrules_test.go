@@ -43,6 +43,10 @@ var allowed = map[string][]string{
 	"escpos": {"cfe", "pdf"},
 	// printing, the printing use case, drives the renderers and the spooler.
 	"printing": {"cfe", "escpos", "pdf", "printer"},
+	// profile add's use case checks the answers with the signer (certificate,
+	// CAE files) and the spooler (the machine's printers) and writes the
+	// profile through profiles.
+	"internal/profilesetup": {"cfe", "printer", "profiles", "signer"},
 	// The local module's one client: wire types over HTTP, not the server.
 	"localapi/localclient": {"cfe", "localapi/apitype", "internal/httpcode"},
 	// tray reads the state report's wire types; the agent implements its
