@@ -16,7 +16,7 @@ func TestRead_registry(t *testing.T) {
 		t.Fatalf("the registry has no time zone key: %v", err)
 	}
 	want, _, err := k.GetStringValue("TimeZoneKeyName")
-	k.Close()
+	_ = k.Close()
 	if err != nil || want == "" {
 		t.Fatalf("the registry names no zone: %q, %v", want, err)
 	}

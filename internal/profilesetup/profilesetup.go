@@ -367,7 +367,7 @@ func readFile(path string) ([]byte, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("no se puede leer %s: %s", path, err)
+		return nil, fmt.Errorf("no se puede leer %s: %w", path, err)
 	}
 	return b, nil
 }
