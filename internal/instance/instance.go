@@ -55,7 +55,8 @@ type Start struct {
 	// base URL, such as http://127.0.0.1:18787), from the run file it wrote;
 	// false while it has written none.
 	Locate func(pid int) (baseURL string, ok bool)
-	// Open shows url in the user's browser (tray.OpenDefault).
+	// Open shows url in the user's browser (tray.OpenDefault); a tray
+	// start that is not autostarted needs it.
 	Open func(url string) error
 	// Wait bounds how long Locate is retried; DefaultWait when zero.
 	Wait time.Duration
@@ -96,6 +97,9 @@ func Take(ctx context.Context, s Start) (func(), error) {
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "agent.instance", Err: err, Message: msg + "): deténgalo antes de iniciar otro"}
 	}
 	fmt.Fprintf(s.Out, "El agente CFE ya está funcionando (proceso %d): se abre su página de estado, %s/\n", pid, baseURL)
+	if s.Open == nil {
+		return nil, fmt.Errorf("no se pudo abrir la página de estado %s/: no hay con qué abrirla", baseURL)
+	}
 	if err := s.Open(baseURL + "/"); err != nil {
 		return nil, fmt.Errorf("no se pudo abrir la página de estado %s/: %w", baseURL, err)
 	}
