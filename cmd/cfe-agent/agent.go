@@ -13,6 +13,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
+	"github.com/cfe-agent/cfe-agent/internal/machinezone"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
@@ -151,6 +152,7 @@ func openLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 		Signer: issuingSigner(a.signer, a.certErr),
 		Emisor: a.profile.Emisor,
 		Tax:    taxConfig(a.profile.Tax),
+		Zone:   machinezone.Read,
 	})
 	return a, nil
 }

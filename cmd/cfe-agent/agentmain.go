@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/cfe-agent/cfe-agent/issuer"
+	"github.com/cfe-agent/cfe-agent/internal/gctune"
+	"github.com/cfe-agent/cfe-agent/internal/instance"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/service"
 	"github.com/cfe-agent/cfe-agent/tray"
 )
 
@@ -33,9 +35,9 @@ type Main struct {
 
 	log     *logs.Log
 	runner  *runner
-	release func() // the data directory's instance lock (instance.go)
+	release func() // the data directory's instance lock (internal/instance)
 	// stopWindowErr says why Windows' stop messages cannot reach the agent
-	// (stopwindow_windows.go); Run logs it.
+	// (internal/winstop); Run logs it.
 	stopWindowErr error
 }
 
@@ -69,7 +71,8 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	release, err := singleInstance(ctx, os.Stdout, dataDir, m.Serve.headless, m.Serve.autostart)
+	release, err := instance.Take(ctx, instance.Start{DataDir: dataDir, Out: os.Stdout, Headless: m.Serve.headless,
+		Autostarted: m.Serve.autostart, Locate: runFileOfPID(dataDir), Open: tray.OpenDefault})
 	if err != nil {
 		return err
 	}
@@ -100,7 +103,7 @@ func (m *Main) Open(ctx context.Context) error {
 // closes everything in reverse order. The server and the store are up
 // before the tray appears. With Serve.headless it never shows the tray.
 func (m *Main) Run(ctx context.Context) error {
-	issuer.TuneRuntime()
+	gctune.Apply()
 	if err := m.Open(ctx); err != nil {
 		if errors.Is(err, errShownRunning) {
 			return nil
@@ -109,7 +112,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer m.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
 	r := m.runner
-	signalReady(ctx, r.log) // the Windows service reports Running now; systemd's start returns
+	service.SignalReady(ctx, r.log) // the Windows service reports Running now; systemd's start returns
 	if m.stopWindowErr != nil {
 		r.log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
 	}
@@ -138,7 +141,7 @@ func (m *Main) Run(ctx context.Context) error {
 			r.log.Error("the tray failed: stopping", "err", err)
 		}
 	}
-	signalStopping(r.log)
+	service.SignalStopping(r.log)
 	if cause := context.Cause(ctx); cause != nil {
 		r.log.Info("shutting down", "reason", cause.Error())
 	} else {
