@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
@@ -24,7 +25,7 @@ import (
 // The commands run it through runAgent; tests run it in-process.
 type Main struct {
 	// Options are the global flags, with --listen of the serve commands.
-	Options globalOptions
+	Options app.Options
 	// Serve are the flags of the commands that run the agent.
 	Serve serveOptions
 	// Stderr gets the log's second copy (os.Stderr when nil); the log file
@@ -45,12 +46,12 @@ type Main struct {
 var errShownRunning = errors.New("another agent runs on this data directory: its status page was opened")
 
 // NewMain returns a Main for the command line's options; nothing is opened.
-func NewMain(opts globalOptions, so serveOptions) *Main {
+func NewMain(opts app.Options, so serveOptions) *Main {
 	if so.listen != "" {
 		// Through the profile's override, so the address obeys the same
 		// rules as one written in the profile (a LAN address needs LAN mode
 		// and tokens).
-		opts.listen = so.listen
+		opts.Listen = so.listen
 	}
 	return &Main{Options: opts, Serve: so}
 }
@@ -65,7 +66,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.runner != nil {
 		return errors.New("cfe-agent: Main is already open")
 	}
-	dataDir, err := profiles.DataDir(m.Options.dataDir)
+	dataDir, err := profiles.DataDir(m.Options.DataDir)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/profiles"
@@ -41,7 +42,7 @@ type addFlags struct {
 // printerAlias is the alias profile add gives the printer it sets up.
 const printerAlias = "caja"
 
-func newProfileAddCommand(opts *globalOptions) *cobra.Command {
+func newProfileAddCommand(opts *app.Options) *cobra.Command {
 	var f addFlags
 	cmd := &cobra.Command{
 		Use:   "add NOMBRE",
@@ -175,8 +176,8 @@ func (a *asker) confirm(prompt string) (bool, error) {
 
 // addProfile asks and checks every answer, then copies the certificate and
 // the CAE files into the data directory and adds the profile.
-func addProfile(cmd *cobra.Command, opts globalOptions, name string, f addFlags) error {
-	dataDir, cfg, _, err := loadConfig(opts)
+func addProfile(cmd *cobra.Command, opts app.Options, name string, f addFlags) error {
+	dataDir, cfg, _, err := app.LoadConfig(opts)
 	if err != nil {
 		return err
 	}
@@ -564,7 +565,7 @@ func askPrinter(ctx context.Context, a *asker, f addFlags) (*profiles.Printer, e
 	var system []printer.SystemPrinter
 	m, err := printer.NewManager(printer.Config{RawQueues: raw})
 	if err == nil {
-		lctx, cancel := context.WithTimeout(ctx, systemPrintersTimeout)
+		lctx, cancel := context.WithTimeout(ctx, app.SystemPrintersTimeout)
 		_, system, err = m.SystemPrinters(lctx)
 		cancel()
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
@@ -61,7 +62,7 @@ func certDiagnosis(p profiles.Profile, now time.Time) (status, msg, serial strin
 		}
 		_ = fh.Close()
 	}
-	s, err := loadSigner(c)
+	s, err := app.LoadSigner(c)
 	switch {
 	case errors.Is(err, signer.ErrWrongPassword):
 		return "FAIL", fmt.Sprintf("la contraseña de %s es incorrecta (certificate.password en config.yaml, o %sCERTIFICATE_PASSWORD)",
@@ -135,7 +136,7 @@ func osReason(err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return "permiso denegado"
 	}
-	return unwrapPathError(err).Error()
+	return app.UnwrapPathError(err).Error()
 }
 
 // worse is the more severe of two doctor statuses.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/tray"
 )
@@ -77,7 +78,7 @@ func singleInstance(ctx context.Context, out io.Writer, dataDir string, headless
 
 // runningInstance finds the run file of the agent holding the lock: the one
 // whose process id is in run/agent.pid. It waits up to instanceWait for it.
-func runningInstance(ctx context.Context, dataDir string) (runInfo, bool) {
+func runningInstance(ctx context.Context, dataDir string) (app.RunInfo, bool) {
 	ctx, cancel := context.WithTimeout(ctx, instanceWait)
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -88,7 +89,7 @@ func runningInstance(ctx context.Context, dataDir string) (runInfo, bool) {
 		}
 		select {
 		case <-ctx.Done():
-			return runInfo{}, false
+			return app.RunInfo{}, false
 		case <-tick.C:
 		}
 	}
@@ -96,21 +97,21 @@ func runningInstance(ctx context.Context, dataDir string) (runInfo, bool) {
 
 // runFileOfPID returns the run file written by the process named in
 // run/agent.pid.
-func runFileOfPID(dataDir string) (runInfo, bool) {
+func runFileOfPID(dataDir string) (app.RunInfo, bool) {
 	b, err := os.ReadFile(instancePIDPath(dataDir))
 	if err != nil {
-		return runInfo{}, false
+		return app.RunInfo{}, false
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return runInfo{}, false
+		return app.RunInfo{}, false
 	}
 	files, _ := filepath.Glob(filepath.Join(dataDir, "run", "*.json"))
 	for _, f := range files {
-		var info runInfo
+		var info app.RunInfo
 		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &info) == nil && info.PID == pid && info.BaseURL != "" {
 			return info, true
 		}
 	}
-	return runInfo{}, false
+	return app.RunInfo{}, false
 }

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
@@ -140,7 +141,7 @@ func TestRunner_open(t *testing.T) {
 		var opening atomic.Bool
 		var probes sync.WaitGroup
 		results := make(chan error, 100)
-		r := &runner{opts: globalOptions{dataDir: dataDir, listen: addr}, dataDir: dataDir, redactor: &logs.Redactor{},
+		r := &runner{opts: app.Options{DataDir: dataDir, Listen: addr}, dataDir: dataDir, redactor: &logs.Redactor{},
 			log: slog.New(probeEachStep{opening: &opening, addr: addr, probes: &probes, results: results})}
 		opening.Store(true)
 		err := r.open(context.Background())
@@ -162,7 +163,7 @@ func TestRunner_open(t *testing.T) {
 		if answered == 0 {
 			t.Errorf("opening %d: no request sent during the opening was answered", i+1)
 		}
-		if r.cur.a.deliverer == nil {
+		if r.cur.a.Deliverer == nil {
 			t.Errorf("opening %d: a profile with a hosted service has no deliverer", i+1)
 		}
 		r.close()
@@ -194,8 +195,8 @@ func TestRunner_UseProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.a.name != "sandbox" || r.opts.profile != "sandbox" {
-		t.Errorf("after the switches: profile %q, option %q", s.a.name, r.opts.profile)
+	if s.a.Name != "sandbox" || r.opts.Profile != "sandbox" {
+		t.Errorf("after the switches: profile %q, option %q", s.a.Name, r.opts.Profile)
 	}
 }
 
@@ -206,7 +207,7 @@ func openTestRunner(t *testing.T) *runner {
 	t.Helper()
 	clearAgentEnv(t)
 	dataDir := t.TempDir()
-	r := &runner{opts: globalOptions{dataDir: dataDir, listen: "127.0.0.1:0"}, dataDir: dataDir,
+	r := &runner{opts: app.Options{DataDir: dataDir, Listen: "127.0.0.1:0"}, dataDir: dataDir,
 		log: slog.New(slog.DiscardHandler), redactor: &logs.Redactor{}}
 	if err := r.open(context.Background()); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -13,16 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/autostart"
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/printing"
 	"github.com/cfe-agent/cfe-agent/profiles"
-	"github.com/cfe-agent/cfe-agent/signer"
-	"github.com/cfe-agent/cfe-agent/store"
 	"github.com/cfe-agent/cfe-agent/tray"
 )
 
@@ -35,15 +32,12 @@ type serveOptions struct {
 	autostart bool
 }
 
-// recentReceipts is how many of the last signed CFEs the state reports.
-const recentReceipts = 10
-
 // trayPreflightTimeout bounds the question whether a tray host exists.
 const trayPreflightTimeout = 3 * time.Second
 
 // addServeCommands makes the root command run the agent (tray when available,
 // else headless) and adds "serve" (always headless).
-func addServeCommands(root *cobra.Command, opts *globalOptions) {
+func addServeCommands(root *cobra.Command, opts *app.Options) {
 	var so serveOptions
 	root.Flags().StringVar(&so.listen, "listen", "", "`DIRECCIÓN` de escucha en lugar de la del perfil (por ejemplo 127.0.0.1:18787, 0.0.0.0:18787)")
 	root.Flags().BoolVar(&so.headless, "headless", false, "ejecuta sin el ícono de la bandeja")
@@ -66,7 +60,7 @@ func addServeCommands(root *cobra.Command, opts *globalOptions) {
 
 // runAgent runs the agent until ctx ends or the cashier chooses "Salir":
 // Main.Run (agentmain.go).
-func runAgent(ctx context.Context, opts globalOptions, so serveOptions) error {
+func runAgent(ctx context.Context, opts app.Options, so serveOptions) error {
 	// On Windows a hidden window turns taskkill's WM_CLOSE and the end of
 	// the session into the same stop (stopwindow_windows.go).
 	ctx, closed, err := watchStopMessages(ctx)
@@ -96,14 +90,14 @@ type runner struct {
 	redactor *logs.Redactor
 
 	mu   sync.Mutex // guards opts and cur; held while reopening
-	opts globalOptions
+	opts app.Options
 	cur  *session // nil only when reopening failed twice
 }
 
 // session is one profile's agent, the local module serving it, and the
 // background work it runs until stop.
 type session struct {
-	a    *agent
+	a    *app.Agent
 	srv  *localapi.Server
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -117,19 +111,19 @@ type session struct {
 // The configuration is loaded once, and every part the local module reads is
 // built before it serves: request goroutines only read the agent.
 func (r *runner) open(ctx context.Context) error {
-	dataDir, cfg, created, err := loadConfig(r.opts)
+	dataDir, cfg, created, err := app.LoadConfig(r.opts)
 	if err != nil {
 		return err
 	}
 	r.redactor.SetSecrets(configSecrets(cfg)...) // before anything is logged about the profile
-	a, err := openLoaded(ctx, dataDir, cfg, created, r.log)
+	a, err := app.OpenLoaded(ctx, dataDir, cfg, created, r.log)
 	if err != nil {
 		return err
 	}
-	settle := a.checkNumbering(ctx)
-	a.backups, a.adminToken = newBackupManager(a, r.log), newAdminToken()
-	d := newDeliverer(a) // sets a.deliverer, which requests read (kickingIssuer, hostedState)
-	srv := newServer(a, a.profile.Listen, r.log)
+	settle := a.CheckNumbering(ctx)
+	a.Backups, a.AdminToken = app.NewBackupManager(a, r.log), app.NewAdminToken()
+	d := app.NewDeliverer(a) // sets a.Deliverer, which requests read (kickingIssuer, hostedState)
+	srv := newServer(a, a.Profile.Listen, r.log)
 	if err := srv.Open(); err != nil {
 		a.Close()
 		return err
@@ -142,15 +136,15 @@ func (r *runner) open(ctx context.Context) error {
 	if settle != nil {
 		s.done.Go(func() { settle(bg) })
 	}
-	s.done.Go(func() { a.backups.Run(bg) })
+	s.done.Go(func() { a.Backups.Run(bg) })
 	s.done.Go(func() { runArchiver(bg, a, r.log) })
 	r.cur = s
 	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
-	if err := writeRunFile(a.dataDir, a.name, runInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now(), AdminToken: a.adminToken}); err != nil {
-		r.log.Warn("could not write the run file", "file", runFilePath(a.dataDir, a.name), "err", err)
+	if err := app.WriteRunFile(a.DataDir, a.Name, app.RunInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now(), AdminToken: a.AdminToken}); err != nil {
+		r.log.Warn("could not write the run file", "file", app.RunFilePath(a.DataDir, a.Name), "err", err)
 	}
-	r.log.Info("cfe-agent listening", "base_url", srv.BaseURL(), "urls", srv.URLs(), "profile", a.name,
-		"environment", a.profile.Environment, "version", version)
+	r.log.Info("cfe-agent listening", "base_url", srv.BaseURL(), "urls", srv.URLs(), "profile", a.Name,
+		"environment", a.Profile.Environment, "version", version)
 	return nil
 }
 
@@ -159,7 +153,7 @@ func (r *runner) close() {
 	if r.cur == nil {
 		return
 	}
-	os.Remove(runFilePath(r.cur.a.dataDir, r.cur.a.name))
+	os.Remove(app.RunFilePath(r.cur.a.DataDir, r.cur.a.Name))
 	if err := r.cur.srv.Close(); err != nil {
 		r.log.Error("closing the local module", "err", err)
 	}
@@ -208,7 +202,7 @@ func (r *runner) current() (*session, error) {
 }
 
 // currentWithOptions is current with r.opts, both read under r.mu.
-func (r *runner) currentWithOptions() (*session, globalOptions, error) {
+func (r *runner) currentWithOptions() (*session, app.Options, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cur == nil {
@@ -221,7 +215,7 @@ func (r *runner) currentWithOptions() (*session, globalOptions, error) {
 // release is called: close waits for it, so that a reopen from the tray does
 // not close the store under a call that reads it. A held call must not wait
 // for r.mu (reopen holds it while it waits for the call).
-func (r *runner) hold() (s *session, opts globalOptions, release func(), err error) {
+func (r *runner) hold() (s *session, opts app.Options, release func(), err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cur == nil {
@@ -253,10 +247,10 @@ func (r *runner) Settings() tray.Settings {
 	if err != nil {
 		return st
 	}
-	st.Profiles = slices.Sorted(maps.Keys(s.a.cfg.Profiles))
-	st.Profile = s.a.name
-	st.Printers = slices.Sorted(maps.Keys(s.a.profile.Printers))
-	st.DefaultPrinter = s.a.profile.DefaultPrinter
+	st.Profiles = slices.Sorted(maps.Keys(s.a.Config.Profiles))
+	st.Profile = s.a.Name
+	st.Printers = slices.Sorted(maps.Keys(s.a.Profile.Printers))
+	st.DefaultPrinter = s.a.Profile.DefaultPrinter
 	st.StatusURL = s.srv.BaseURL() + "/"
 	return st
 }
@@ -280,15 +274,15 @@ func (r *runner) UseProfile(name string) error {
 	if err != nil {
 		return err
 	}
-	oldActive, oldFlag := s.a.cfg.Active, opts.profile
+	oldActive, oldFlag := s.a.Config.Active, opts.Profile
 	return r.reopen(func() error {
 		if err := profiles.Use(r.dataDir, name); err != nil {
 			return err
 		}
-		r.opts.profile = name
+		r.opts.Profile = name
 		return nil
 	}, func() error {
-		r.opts.profile = oldFlag
+		r.opts.Profile = oldFlag
 		return profiles.Use(r.dataDir, oldActive)
 	})
 }
@@ -300,7 +294,7 @@ func (r *runner) UseDefaultPrinter(alias string) error {
 	if err != nil {
 		return err
 	}
-	name, old := s.a.name, s.a.profile.DefaultPrinter
+	name, old := s.a.Name, s.a.Profile.DefaultPrinter
 	return r.reopen(func() error {
 		return profiles.SetDefaultPrinter(r.dataDir, name, alias)
 	}, func() error {
@@ -327,33 +321,34 @@ func (r *runner) ExportDiagnostics(ctx context.Context, path string) (string, er
 		return "", err
 	}
 	defer release()
-	return exportDiagnostics(ctx, diagnosticsSource{opts: opts, dataDir: r.dataDir, cfg: s.a.cfg,
-		state: func(ctx context.Context) (*apitype.StateReport, error) { return s.srv.Report(ctx), nil }}, path)
+	return app.ExportDiagnostics(ctx, app.DiagnosticsSource{Version: version, DataDir: r.dataDir, Config: s.a.Config,
+		State:  func(ctx context.Context) (*apitype.StateReport, error) { return s.srv.Report(ctx), nil },
+		Doctor: doctorTo(opts)}, path)
 }
 
 // newServer builds the local module of an open agent, listening on listen.
-func newServer(a *agent, listen string, log *slog.Logger) *localapi.Server {
-	tokens := make([]string, len(a.profile.LAN.Tokens))
-	for i, t := range a.profile.LAN.Tokens {
+func newServer(a *app.Agent, listen string, log *slog.Logger) *localapi.Server {
+	tokens := make([]string, len(a.Profile.LAN.Tokens))
+	for i, t := range a.Profile.LAN.Tokens {
 		tokens[i] = t.Value()
 	}
 	page := newStatusPage(a)
 	cfg := localapi.ServerConfig{
 		Listen:         listen,
 		Version:        version,
-		Profile:        a.name,
-		Environment:    string(a.profile.Environment),
-		AllowedOrigins: a.profile.AllowedOrigins,
-		LAN:            localapi.LANConfig{Enabled: a.profile.LAN.Enabled, Tokens: tokens, AllowedHosts: a.profile.LAN.AllowedHosts},
+		Profile:        a.Name,
+		Environment:    string(a.Profile.Environment),
+		AllowedOrigins: a.Profile.AllowedOrigins,
+		LAN:            localapi.LANConfig{Enabled: a.Profile.LAN.Enabled, Tokens: tokens, AllowedHosts: a.Profile.LAN.AllowedHosts},
 		Logger:         log,
 		Issuer:         kickingIssuer{a},
-		State:          agentState{a},
-		Printing:       newPrinting(a),
-		PrinterList:    printerList{name: a.name, profile: a.profile},
+		State:          a,
+		Printing:       app.NewPrinting(a),
+		PrinterList:    app.NewPrinters(a),
 		StatusPage:     page,
 	}
-	if a.backups != nil {
-		cfg.Backups, cfg.AdminToken = a.backups, a.adminToken
+	if a.Backups != nil {
+		cfg.Backups, cfg.AdminToken = a.Backups, a.AdminToken
 		cfg.Repairs = recoverer{a}
 	}
 	hostedParts(a, &cfg)
@@ -372,74 +367,6 @@ func configSecrets(cfg *profiles.Config) []string {
 		}
 	}
 	return out
-}
-
-// agentState reports the agent's state to the local module from the store and
-// the signer. It stays cheap: /health calls it.
-type agentState struct{ a *agent }
-
-func (s agentState) State(ctx context.Context) (health.State, error) {
-	now := time.Now()
-	today := cfe.DateOf(now.In(cfe.Montevideo))
-	var st health.State
-	if s.a.signer != nil {
-		c := signer.CertInfo(s.a.signer.Certificate(), now)
-		st.Certificate = &health.Certificate{Subject: c.CommonName, RUC: c.RUC, NotBefore: c.NotBefore, NotAfter: c.NotAfter,
-			SubjectDN: c.Subject, Issuer: c.Issuer, SerialNumber: c.SerialNumber, Test: c.Test}
-	} else if s.a.certErr != nil {
-		st.CertificateError = cfe.ErrorMessage(s.a.certErr)
-	}
-	ranges, err := s.a.db.RangeStatus(ctx, today)
-	if err != nil {
-		return st, err
-	}
-	for _, r := range ranges {
-		st.CAE = append(st.CAE, health.CAERangeUse{Range: r.Range, Used: r.Used, Remaining: r.Remaining, Expired: r.Expired,
-			NearlyUsedUp: r.NearlyUsedUp, NearExpiry: r.NearExpiry})
-	}
-	stats, err := s.a.db.Stats(ctx)
-	if err != nil {
-		return st, err
-	}
-	st.Outbox = health.Outbox{Pending: stats.Pending, OldestPending: stats.OldestPending, Rejected: stats.Rejected,
-		Quarantined: stats.Quarantined}
-	for _, q := range stats.Quarantine {
-		st.Outbox.Quarantine = append(st.Outbox.Quarantine, health.QuarantinedCFE{UUID: q.UUID, Type: q.Type, Serie: q.Serie,
-			Nro: q.Nro, CommittedAt: q.CommittedAt, Since: q.Since, Reason: q.Reason})
-	}
-	if st.Receipts.SignedToday, err = s.a.db.CountByDate(ctx, today, today); err != nil {
-		return st, err
-	}
-	if st.Receipts.Recent, err = s.a.db.Last(ctx, recentReceipts); err != nil {
-		return st, err
-	}
-	if len(st.Receipts.Recent) > 0 {
-		st.Receipts.LastSignedAt = st.Receipts.Recent[0].TmstFirma
-	}
-	st.Hosted = hostedState(s.a)
-	if h := s.a.db.NumberingHold(); h != nil {
-		st.NumberingHold = &health.NumberingHold{Since: h.Since, Reason: h.Reason}
-		for _, r := range h.Released {
-			st.NumberingHold.Settled = append(st.NumberingHold.Settled, fmt.Sprintf("%s serie %s", r.Type.Name(), r.Serie))
-		}
-	}
-	st.Storage = storageState(s.a.db)
-	st.Backup = backupState(s.a)
-	return st, nil
-}
-
-// storageState reports the disk of the store: the last commit's failure and
-// the free space of the store's filesystem (one statfs).
-func storageState(db *store.DB) *health.Storage {
-	w := db.WriteHealth()
-	st := &health.Storage{Dir: w.Dir, LastWriteError: w.LastError, LastWriteErrorAt: w.LastErrorAt}
-	free, total, err := store.FreeSpace(w.Dir)
-	if err != nil {
-		st.SpaceError = "no se pudo leer el espacio libre del disco de los datos"
-	} else {
-		st.FreeBytes, st.TotalBytes = free, total
-	}
-	return st
 }
 
 var _ tray.Agent = (*runner)(nil)

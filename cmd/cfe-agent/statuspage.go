@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
@@ -46,8 +47,8 @@ const maxCurrencies = 1000
 
 // newStatusPage returns the status page of an open agent; its report must be
 // set before the server serves.
-func newStatusPage(a *agent) *statusPageHandler {
-	return &statusPageHandler{printer: a.profile.DefaultPrinter, db: a.db, now: time.Now}
+func newStatusPage(a *app.Agent) *statusPageHandler {
+	return &statusPageHandler{printer: a.Profile.DefaultPrinter, db: a.DB, now: time.Now}
 }
 
 func (h *statusPageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -75,6 +75,11 @@ var allowed = map[string][]string{
 	"cfe/internal/xsdname":           {},
 	"cfe/xsdvalid":                   {"cfe", "assets", "cfe/internal/xsdname"},
 	"cfe/internal/xsdgen/cmd/xsdgen": {"cfe/internal/xsdgen"},
+	// The application: the agent's composition and use cases between the
+	// command line and the adapters, which it composes; no adapter imports
+	// it (docs/ARCHITECTURE.md).
+	"app": {"cfe", "escpos", "health", "hosted", "internal/durable", "issuer", "localapi/apitype", "localapi/localclient",
+		"logs", "pdf", "printer", "printing", "profiles", "signer", "store"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
 	"packaging": {"assets", "service"},
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -14,24 +14,27 @@ import (
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
-// systemPrintersTimeout bounds the question to the spooler of GET /printers.
-const systemPrintersTimeout = 5 * time.Second
+// SystemPrintersTimeout bounds the question to the spooler of GET /printers.
+const SystemPrintersTimeout = 5 * time.Second
 
-// printerList answers GET /printers from the profile's printers and the
+// Printers answers GET /printers from the profile's printers and the
 // machine's spooler.
-type printerList struct {
+type Printers struct {
 	name    string           // the profile's name
 	profile profiles.Profile // resolved
 }
 
+// NewPrinters lists the printers of a's profile.
+func NewPrinters(a *Agent) Printers { return Printers{name: a.Name, profile: a.Profile} }
+
 // Printers implements localapi.PrinterList. The spooler is asked on every
 // call: a printer's state is what matters, and it changes.
-func (l printerList) Printers(ctx context.Context) (*apitype.PrintersReport, error) {
-	m, err := printerManager(l.profile)
+func (l Printers) Printers(ctx context.Context) (*apitype.PrintersReport, error) {
+	m, err := PrinterManager(l.profile)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, systemPrintersTimeout)
+	ctx, cancel := context.WithTimeout(ctx, SystemPrintersTimeout)
 	defer cancel()
 	source, system, sysErr := m.SystemPrinters(ctx)
 	return printersReport(l.name, l.profile, source, system, sysErr), nil
