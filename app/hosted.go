@@ -30,8 +30,10 @@ func NewHostedClient(h profiles.Hosted, log *slog.Logger) (*hosted.Client, error
 
 // NewDeliverer returns the outbox deliverer of a serving agent, nil without
 // a hosted service. Without credentials it sends nothing and only keeps the
-// service's reachability known; signed CFEs stay in the outbox.
-func NewDeliverer(a *Agent) *hosted.Deliverer {
+// service's reachability known; signed CFEs stay in the outbox. The store's
+// commit notification wakes it (wake, from store.DB.WatchCommits), so a
+// signed CFE leaves at once instead of at the next poll.
+func NewDeliverer(a *Agent, wake <-chan struct{}) *hosted.Deliverer {
 	if a.Hosted == nil {
 		a.Log.Warn("no hosted service in the profile: signed CFEs stay in the local outbox")
 		return nil
@@ -43,7 +45,7 @@ func NewDeliverer(a *Agent) *hosted.Deliverer {
 	}
 	log := a.Log.With("component", "outbox")
 	a.Deliverer = hosted.NewDeliverer(hosted.DelivererConfig{Outbox: newLoggedOutbox(a.DB, log), Client: a.Hosted,
-		Logger: log})
+		Wake: wake, Logger: log})
 	return a.Deliverer
 }
 

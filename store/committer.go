@@ -157,6 +157,16 @@ func (db *DB) write(batch []*slot) {
 	if !errors.Is(txErr, ErrDamaged) { // a damaged file is no disk failure: it has its own error
 		db.writes.record(txErr, now)
 	}
+	if txErr == nil {
+		// On disk: the watchers hear of it before the callers are answered.
+		committed := 0
+		for i := range batch {
+			if !deferred[i] && results[i] == nil {
+				committed++
+			}
+		}
+		db.notifyCommit(committed)
+	}
 
 	db.mu.Lock()
 	defer db.mu.Unlock()

@@ -122,7 +122,8 @@ func (r *runner) open(ctx context.Context) error {
 	}
 	settle := a.CheckNumbering(ctx)
 	a.Backups, a.AdminToken = app.NewBackupManager(a, r.log), app.NewAdminToken()
-	d := app.NewDeliverer(a) // sets a.Deliverer, which requests read (kickingIssuer, hostedState)
+	wake, unwatch := a.DB.WatchCommits()
+	d := app.NewDeliverer(a, wake) // sets a.Deliverer, which requests read (hostedState)
 	srv := newServer(a, a.Profile.Listen, r.log)
 	if err := srv.Open(); err != nil {
 		a.Close()
@@ -131,7 +132,9 @@ func (r *runner) open(ctx context.Context) error {
 	bg, stop := context.WithCancel(context.Background())
 	s := &session{a: a, srv: srv, stop: stop}
 	if d != nil {
-		s.done.Go(func() { d.Run(bg) })
+		s.done.Go(func() { d.Run(bg); unwatch() })
+	} else {
+		unwatch()
 	}
 	if settle != nil {
 		s.done.Go(func() { settle(bg) })
@@ -341,7 +344,7 @@ func newServer(a *app.Agent, listen string, log *slog.Logger) *localapi.Server {
 		AllowedOrigins: a.Profile.AllowedOrigins,
 		LAN:            localapi.LANConfig{Enabled: a.Profile.LAN.Enabled, Tokens: tokens, AllowedHosts: a.Profile.LAN.AllowedHosts},
 		Logger:         log,
-		Issuer:         kickingIssuer{a},
+		Issuer:         a.Issuer,
 		State:          a,
 		Printing:       app.NewPrinting(a),
 		PrinterList:    app.NewPrinters(a),
