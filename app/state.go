@@ -14,10 +14,11 @@ import (
 // recentReceipts is how many of the last signed CFEs the state reports.
 const recentReceipts = 10
 
-// State reports the agent's state to the local module from the store and
-// the signer. It stays cheap: /health calls it.
-func (a *Agent) State(ctx context.Context) (health.State, error) {
-	now := time.Now()
+// facts reads, as of now, what the agent's state report is made of: the
+// signer's certificate, the store's ranges, outbox, receipts, numbering hold
+// and disk, the hosted service as last seen and the backups. It stays cheap:
+// every /health request calls it.
+func (a *Agent) facts(ctx context.Context, now time.Time) (health.State, error) {
 	today := cfe.DateOf(now.In(cfe.Montevideo))
 	var st health.State
 	if a.Signer != nil {

@@ -46,10 +46,6 @@ type ServerConfig struct {
 	// picks a free port.
 	Listen string
 
-	Version     string // the agent's version, reported by /health and /state
-	Profile     string // the active profile's name
-	Environment string // "produccion" or "sandbox", as the profile says
-
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that may
 	// call the module cross-origin. Pages served by the module itself are
 	// always allowed.
@@ -72,8 +68,6 @@ type ServerConfig struct {
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// Zone reads the machine's time zone; issuer.MachineZone when nil.
-	Zone func(now time.Time) issuer.ZoneStatus
 
 	// StatusPage, when set, answers GET / for browsers (requests that accept
 	// text/html); everyone else gets the JSON of /state.
@@ -172,9 +166,6 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.Zone == nil {
-		cfg.Zone = issuer.MachineZone
 	}
 	s := &Server{
 		cfg:     cfg,

@@ -98,6 +98,7 @@ type runner struct {
 // background work it runs until stop.
 type session struct {
 	a    *app.Agent
+	f    *app.Facade
 	srv  *localapi.Server
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -124,13 +125,14 @@ func (r *runner) open(ctx context.Context) error {
 	a.Backups, a.AdminToken = app.NewBackupManager(a, r.log), app.NewAdminToken()
 	wake, unwatch := a.DB.WatchCommits()
 	d := app.NewDeliverer(a, wake) // sets a.Deliverer, which requests read (hostedState)
-	srv := newServer(a, a.Profile.Listen, r.log)
+	f := app.NewFacade(a, app.FacadeConfig{Version: version})
+	srv := newModule(f, a.Profile.Listen, r.log)
 	if err := srv.Open(); err != nil {
 		a.Close()
 		return err
 	}
 	bg, stop := context.WithCancel(context.Background())
-	s := &session{a: a, srv: srv, stop: stop}
+	s := &session{a: a, f: f, srv: srv, stop: stop}
 	if d != nil {
 		s.done.Go(func() { d.Run(bg); unwatch() })
 	} else {
@@ -230,14 +232,14 @@ func (r *runner) hold() (s *session, opts app.Options, release func(), err error
 }
 
 // State implements tray.Agent in-process: the report the local module's
-// GET /state answers (localapi.Server.Report), as the status page reads it.
+// GET /state answers (app.Facade.Report), as the status page reads it.
 func (r *runner) State(ctx context.Context) (*apitype.StateReport, error) {
 	s, _, release, err := r.hold()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return s.srv.Report(ctx), nil
+	return s.report(ctx, r.log), nil
 }
 
 // Settings implements tray.Agent.
@@ -325,12 +327,28 @@ func (r *runner) ExportDiagnostics(ctx context.Context, path string) (string, er
 	}
 	defer release()
 	return app.ExportDiagnostics(ctx, app.DiagnosticsSource{Version: version, DataDir: r.dataDir, Config: s.a.Config,
-		State:  func(ctx context.Context) (*apitype.StateReport, error) { return s.srv.Report(ctx), nil },
+		State:  func(ctx context.Context) (*apitype.StateReport, error) { return s.report(ctx, r.log), nil },
 		Doctor: doctorTo(opts)}, path)
+}
+
+// report is the session's state report, as GET /state answers it; why the
+// agent's facts could not be read is logged.
+func (s *session) report(ctx context.Context, log *slog.Logger) *apitype.StateReport {
+	rep, err := s.f.Report(ctx, true)
+	if err != nil {
+		log.Error("reading the agent's state", "err", err)
+	}
+	return rep
 }
 
 // newServer builds the local module of an open agent, listening on listen.
 func newServer(a *app.Agent, listen string, log *slog.Logger) *localapi.Server {
+	return newModule(app.NewFacade(a, app.FacadeConfig{Version: version}), listen, log)
+}
+
+// newModule builds the local module that serves f, listening on listen.
+func newModule(f *app.Facade, listen string, log *slog.Logger) *localapi.Server {
+	a := f.Agent()
 	tokens := make([]string, len(a.Profile.LAN.Tokens))
 	for i, t := range a.Profile.LAN.Tokens {
 		tokens[i] = t.Value()
@@ -338,14 +356,11 @@ func newServer(a *app.Agent, listen string, log *slog.Logger) *localapi.Server {
 	page := newStatusPage(a)
 	cfg := localapi.ServerConfig{
 		Listen:         listen,
-		Version:        version,
-		Profile:        a.Name,
-		Environment:    string(a.Profile.Environment),
 		AllowedOrigins: a.Profile.AllowedOrigins,
 		LAN:            localapi.LANConfig{Enabled: a.Profile.LAN.Enabled, Tokens: tokens, AllowedHosts: a.Profile.LAN.AllowedHosts},
 		Logger:         log,
-		Issuer:         a.Issuer,
-		State:          a,
+		Issuer:         f,
+		State:          f,
 		Printing:       app.NewPrinting(a),
 		PrinterList:    app.NewPrinters(a),
 		StatusPage:     page,
@@ -356,7 +371,14 @@ func newServer(a *app.Agent, listen string, log *slog.Logger) *localapi.Server {
 	}
 	hostedParts(a, &cfg)
 	srv := localapi.NewServer(cfg)
-	page.report = srv.Report
+	f.Serve(srv)
+	page.report = func(ctx context.Context) *apitype.StateReport {
+		rep, err := f.Report(ctx, true)
+		if err != nil {
+			log.Error("reading the agent's state", "err", err)
+		}
+		return rep
+	}
 	return srv
 }
 
