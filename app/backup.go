@@ -118,7 +118,7 @@ type BackupManager struct {
 	lastErrAt time.Time
 }
 
-func NewBackupManager(a *Agent, log *slog.Logger) *BackupManager {
+func newBackupManager(a *Agent, log *slog.Logger) *BackupManager {
 	m := &BackupManager{a: a, cfg: a.Profile.Backup, log: log, now: time.Now}
 	m.scan()
 	return m
@@ -298,11 +298,11 @@ func backupState(a *Agent) *health.BackupStatus {
 	if a.Backups != nil {
 		return a.Backups.Status()
 	}
-	return NewBackupManager(a, slog.New(slog.DiscardHandler)).Status()
+	return newBackupManager(a, slog.New(slog.DiscardHandler)).Status()
 }
 
-// NewAdminToken returns a random token for POST /backup.
-func NewAdminToken() string {
+// newAdminToken returns a random token for POST /backup.
+func newAdminToken() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return hex.EncodeToString(b)

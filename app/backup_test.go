@@ -46,7 +46,7 @@ func TestBackupManager_everyN(t *testing.T) {
 	a := newTestAgent(t, func(p *profiles.Profile) {
 		p.Backup = profiles.Backup{Folder: folder, EveryN: 3, Period: 24 * time.Hour}
 	})
-	m := NewBackupManager(a, a.Log)
+	m := newBackupManager(a, a.Log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); m.Run(ctx) }()

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/printing"
 )
 
 // Facade is the one in-process entry to the use cases of an agent that
@@ -24,7 +26,10 @@ type Facade struct {
 	version  string
 	now      func() time.Time
 	zone     func(time.Time) issuer.ZoneStatus
-	endpoint Endpoint
+	printing PrintService
+	printers printerList
+	page     statusPage
+	endpoint Endpoint // set by Serve, before the module serves
 }
 
 // FacadeConfig configures a Facade.
@@ -43,7 +48,9 @@ type Endpoint interface {
 	URLs() []string
 }
 
-// NewFacade returns the Facade of an open agent.
+// NewFacade returns the Facade of an open agent. It sets up printing from
+// the profile (newPrinting: a profile whose templates or printers cannot be
+// used logs why, and printing then refuses with the reason).
 func NewFacade(a *Agent, cfg FacadeConfig) *Facade {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -51,7 +58,8 @@ func NewFacade(a *Agent, cfg FacadeConfig) *Facade {
 	if cfg.Zone == nil {
 		cfg.Zone = issuer.MachineZone
 	}
-	return &Facade{a: a, log: a.Log, version: cfg.Version, now: cfg.Now, zone: cfg.Zone}
+	return &Facade{a: a, log: a.Log, version: cfg.Version, now: cfg.Now, zone: cfg.Zone,
+		printing: newPrinting(a), printers: newPrinterList(a)}
 }
 
 // Agent is the agent the Facade serves.
@@ -85,6 +93,64 @@ func (f *Facade) Report(ctx context.Context, full bool) (*apitype.StateReport, e
 	}
 	st, err := f.a.facts(ctx, now)
 	return health.Report(id, st, err, now), err
+}
+
+// report is Report with the module's addresses, for the agent's own readers
+// (the tray, the status page, diagnostics); why the facts could not be read
+// is logged.
+func (f *Facade) report(ctx context.Context) *apitype.StateReport {
+	rep, err := f.Report(ctx, true)
+	if err != nil {
+		f.log.Error("reading the agent's state", "err", err)
+	}
+	return rep
+}
+
+// Render renders the stored CFE ref names with the template variant ("":
+// the profile's), the first step of POST /pdf (localapi.Printing).
+func (f *Facade) Render(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error) {
+	return f.printing.Render(ctx, ref, variant)
+}
+
+// Print sends doc to printer with the profile's copies, else fallbackCopies,
+// else 1: the second step of POST /pdf (localapi.Printing).
+func (f *Facade) Print(ctx context.Context, doc *printing.Document, printer string, fallbackCopies int) (printing.PrintResult, error) {
+	return f.printing.Print(ctx, doc, printer, fallbackCopies)
+}
+
+// Reprint prints the signed CFE uuid again on the printer called alias,
+// with the profile's template and copies: the tray's reprint (Runner.Print),
+// the same two steps as POST /pdf. Errors: ENOTFOUND (no such CFE or
+// printer), EUNAVAILABLE (printing is not possible now, or the printer
+// refused or failed, with its reason), EINVALID, EINTERNAL.
+func (f *Facade) Reprint(ctx context.Context, uuid, alias string) error {
+	doc, err := f.printing.Render(ctx, printing.CFERef{UUID: uuid}, "")
+	if err != nil {
+		return err
+	}
+	res, err := f.printing.Print(ctx, doc, alias, 0)
+	if err != nil {
+		return err
+	}
+	f.log.Info("cfe printed", "cfe", doc.Name(), "template", doc.Template, "printer", alias, "copies", res.Copies,
+		"job", res.JobID, "state", res.State, "format", cmp.Or(res.Format, printing.FormatPDF), "by", "tray")
+	return nil
+}
+
+// Printers lists the profile's printers and the machine's (GET /printers,
+// localapi.PrinterList).
+func (f *Facade) Printers(ctx context.Context) (*apitype.PrintersReport, error) {
+	return f.printers.Printers(ctx)
+}
+
+// Backup takes a verified backup of the store into the data directory's
+// backups folder (POST /backup, localapi.Backups). Only a serving agent
+// takes backups: EUNAVAILABLE otherwise.
+func (f *Facade) Backup(ctx context.Context) (*apitype.BackupResult, error) {
+	if f.a.Backups == nil {
+		return nil, cfe.Errorf(cfe.EUNAVAILABLE, "las copias de seguridad las toma el agente en ejecución")
+	}
+	return f.a.Backups.Backup(ctx)
 }
 
 // zoneReport is the machine's time zone as the state report gives it.

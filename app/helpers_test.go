@@ -14,6 +14,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/issuer"
+	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
 	"github.com/cfe-agent/cfe-agent/store"
@@ -130,5 +131,24 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		case <-deadline:
 			t.Fatalf("timed out waiting until %s", what)
 		}
+	}
+}
+
+// clearAgentEnv gives the test a numbering witness folder of its own (an
+// agent opened with Open keeps its witness there, outside its data
+// directory); the CFE_AGENT_ variables of the developer's shell are unset
+// for the whole run (TestMain). The test must not be parallel.
+func clearAgentEnv(t *testing.T) {
+	t.Helper()
+	t.Setenv(profiles.EnvWitnessDir, t.TempDir())
+}
+
+// testModule builds the local module as cmd/cfe-agent does (newModule), for
+// the runner's tests: the real server on the facade's use cases (signing,
+// state, printing, printers, status page), logging to log.
+func testModule(log *slog.Logger) func(f *Facade, listen string) Module {
+	return func(f *Facade, listen string) Module {
+		return localapi.NewServer(localapi.ServerConfig{Listen: listen, Logger: log, Issuer: f, State: f,
+			Printing: f, PrinterList: f, StatusPage: localapi.NewStatusPage(f)})
 	}
 }

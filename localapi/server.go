@@ -70,7 +70,8 @@ type ServerConfig struct {
 	Now func() time.Time
 
 	// StatusPage, when set, answers GET / for browsers (requests that accept
-	// text/html); everyone else gets the JSON of /state.
+	// text/html): the agent's page is NewStatusPage; everyone else gets the
+	// JSON of /state.
 	StatusPage http.Handler
 
 	// Hosted is the hosted service that /api/v1/... and /api/auth/...

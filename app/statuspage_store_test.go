@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -94,11 +94,11 @@ func TestSalesCache_today(t *testing.T) {
 	}
 
 	// A receipt of another day: its currency from the store, once.
-	h := &statusPageHandler{db: db}
-	if got := h.currencyOf(context.Background(), "u-yesterday"); got != "USD" {
+	h := &statusPage{}
+	if got := h.currencyOf(context.Background(), db, "u-yesterday"); got != "USD" {
 		t.Errorf("currency of yesterday's receipt %q, want USD", got)
 	}
-	if got := h.currencyOf(context.Background(), "no-such-uuid"); got != "" {
+	if got := h.currencyOf(context.Background(), db, "no-such-uuid"); got != "" {
 		t.Errorf("currency of an unknown receipt %q, want none", got)
 	}
 	if h.currencies["u-yesterday"] != "USD" {
