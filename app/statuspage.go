@@ -200,12 +200,12 @@ func newStatusView(rep *apitype.StateReport, sales *salesToday, currency func(uu
 		v.Warnings = append(v.Warnings, viewWarning{Text: w, Error: rep.Status == apitype.HealthError && isBlocking(w)})
 	}
 	if c := rep.Certificate; c != nil {
-		v.CertSubject, v.CertRUC = c.Subject, c.RUC
+		v.CertSubject, v.CertRUC = c.CommonName, c.RUC
 		days := "días"
 		if c.DaysLeft == 1 || c.DaysLeft == -1 {
 			days = "día"
 		}
-		v.CertExpires = fmt.Sprintf("%s (%s %s)", formatDate(cfe.DateOf(c.ExpiresAt.In(cfe.Montevideo))), formatInt(int64(c.DaysLeft)), days)
+		v.CertExpires = fmt.Sprintf("%s (%s %s)", formatDate(cfe.DateOf(c.NotAfter.In(cfe.Montevideo))), formatInt(int64(c.DaysLeft)), days)
 	}
 	if rep.Receipts.LastSignedAt != nil {
 		v.LastSigned = formatDateTime(*rep.Receipts.LastSignedAt)

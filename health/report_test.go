@@ -1,7 +1,9 @@
 package health_test
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 
@@ -53,5 +55,45 @@ func TestReport(t *testing.T) {
 				t.Fatalf("%d CAE types reported with facts error %v", len(rep.CAE), tc.err)
 			}
 		})
+	}
+}
+
+// TestReport_wireOfFacts: the wire types embed the facts' types, and the
+// JSON they write is the one /state always wrote: absent what the record
+// does not say, no field of the facts that the wire does not show.
+func TestReport_wireOfFacts(t *testing.T) {
+	t.Parallel()
+	st := healthy()
+	st.Outbox = cfe.Outbox{Pending: 1, Quarantined: 1, OldestPending: now, Quarantine: []cfe.Quarantined{
+		{UUID: "u-9", Since: now, Reason: "su registro no se puede leer"}}}
+	st.Storage = &cfe.Storage{Dir: "/datos", FreeBytes: 1 << 30, TotalBytes: 1 << 40}
+	rep := health.Report(health.Identity{Zone: apitype.ZoneReport{OK: true}}, st, nil, now)
+	keys := func(v any) []string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(m))
+	}
+	for _, tc := range []struct {
+		name string
+		v    any
+		want []string
+	}{
+		{"quarantined CFE without a number", rep.Outbox.Quarantine[0], []string{"desde", "motivo", "uuid"}},
+		{"outbox", rep.Outbox, []string{"oldest_pending_age_s", "pending", "quarantine", "quarantined", "rejected"}},
+		{"storage without a failed write", rep.Storage, []string{"dir", "free_bytes", "status", "total_bytes", "warnings"}},
+		{"range", rep.CAE[0].Ranges[0], []string{"desde", "expired", "hasta", "near_expiry", "nearly_used_up", "origen",
+			"remaining", "serie", "used", "vence"}},
+		{"certificate", rep.Certificate, []string{"days_left", "expires_at", "issuer", "not_before", "ruc", "serial_number",
+			"subject", "subject_dn", "test"}},
+	} {
+		if got := keys(tc.v); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: JSON keys %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

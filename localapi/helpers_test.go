@@ -65,13 +65,13 @@ func (r *reporter) Report(_ context.Context, full bool) (*apitype.StateReport, e
 // 47 more days, a fresh e-Ticket range, an empty outbox.
 func healthyState() health.State {
 	return health.State{
-		Certificate: &health.Certificate{
-			Subject:   "CN=Comercio de Prueba SA",
-			RUC:       "215555550018",
-			NotBefore: time.Date(2025, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
-			NotAfter:  time.Date(2026, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
+		Certificate: &cfe.CertSummary{
+			CommonName: "CN=Comercio de Prueba SA",
+			RUC:        "215555550018",
+			NotBefore:  time.Date(2025, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
+			NotAfter:   time.Date(2026, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
 		},
-		CAE: []health.CAERangeUse{{
+		CAE: []cfe.RangeUse{{
 			Range: cfe.CAERange{Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 1000, CAEID: "90260000123",
 				Vencimiento: cfe.Date{Year: 2027, Month: time.March, Day: 31}},
 			Remaining: 950,

@@ -57,7 +57,7 @@ func newCertCommand(opts *app.Options) *cobra.Command {
 				}
 				p, _ := cfg.ActiveProfile()
 				printCertificate(cmd, certView{path: p.Resolve(dataDir).Certificate.Path, subject: c.SubjectDN, issuer: c.Issuer,
-					ruc: c.RUC, serial: c.SerialNumber, notBefore: c.NotBefore, notAfter: c.ExpiresAt, daysLeft: c.DaysLeft,
+					ruc: c.RUC, serial: c.SerialNumber, notBefore: c.NotBefore, notAfter: c.NotAfter, daysLeft: c.DaysLeft,
 					test: c.Test})
 				return nil
 			}
@@ -132,7 +132,7 @@ type certView struct {
 
 func certViewOf(c *x509.Certificate, path string) certView {
 	i := signer.CertInfo(c, time.Now())
-	return certView{path: path, subject: i.Subject, issuer: i.Issuer, ruc: i.RUC, serial: i.SerialNumber,
+	return certView{path: path, subject: i.SubjectDN, issuer: i.Issuer, ruc: i.RUC, serial: i.SerialNumber,
 		notBefore: i.NotBefore, notAfter: i.NotAfter, daysLeft: i.DaysToExpiry, test: i.Test}
 }
 
