@@ -159,13 +159,7 @@ func (db *DB) write(batch []*slot) {
 	}
 	if txErr == nil {
 		// On disk: the watchers hear of it before the callers are answered.
-		committed := 0
-		for i := range batch {
-			if !deferred[i] && results[i] == nil {
-				committed++
-			}
-		}
-		db.notifyCommit(committed)
+		db.notifyCommit(committedIn(deferred, results))
 	}
 
 	db.mu.Lock()
@@ -190,6 +184,18 @@ func (db *DB) write(batch []*slot) {
 	if txErr != nil {
 		db.resyncLocked()
 	}
+}
+
+// committedIn counts the CFEs of a batch written by its transaction: those
+// neither deferred nor refused by their own checks.
+func committedIn(deferred []bool, results []error) int {
+	n := 0
+	for i := range deferred {
+		if !deferred[i] && results[i] == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // resyncLocked reloads the counters from disk after a failed transaction: a
