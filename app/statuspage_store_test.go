@@ -55,6 +55,7 @@ func commitSale(t *testing.T, db *store.DB, day cfe.Date, typ cfe.Type, uuid, cu
 }
 
 func TestSalesCache_today(t *testing.T) {
+	t.Parallel()
 	day := cfe.Date{Year: 2026, Month: time.November, Day: 24}
 	at := func(h, m int) time.Time { return time.Date(2026, time.November, 24, h, m, 0, 0, cfe.Montevideo) }
 	db := salesStore(t, day)
