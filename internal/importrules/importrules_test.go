@@ -33,8 +33,7 @@ var allowed = map[string][]string{
 	"printer":  {"cfe"},
 	"hosted":   {"cfe", "internal/httpcode"},
 	"profiles": {"cfe", "internal/durable"},
-	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle",
-		"internal/httpcode", "internal/machinezone"},
+	"localapi": {"cfe", "issuer", "printing", "localapi/apitype", "assets", "internal/throttle", "internal/httpcode"},
 	// The local module's wire types: types only, over cfe.
 	"localapi/apitype": {"cfe"},
 	// The agent's self-assessment: pure functions from plain facts to the
@@ -99,6 +98,14 @@ var allowed = map[string][]string{
 	"cfe/internal/xsdname":           {},
 	"cfe/xsdvalid":                   {"cfe", "assets", "cfe/internal/xsdname"},
 	"cfe/internal/xsdgen/cmd/xsdgen": {"cfe/internal/xsdgen"},
+	// The application: the agent's composition and its use cases, between
+	// the command line (cmd/cfe-agent, the only package that imports it)
+	// and the domain and adapters below it. It implements the ports the
+	// driving adapters declare (localapi's interfaces, tray.Agent: tray for
+	// its Settings type) and never imports the HTTP server, whose module cmd
+	// builds for it (TestImportRules_appLinksNoServer).
+	"app": {"cfe", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer", "localapi/apitype", "localapi/localclient",
+		"logs", "pdf", "printer", "printing", "profiles", "signer", "store", "tray"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
 	"packaging": {"assets", "service"},
 }
@@ -223,5 +230,27 @@ func TestImportRules_readersLinkNoServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestImportRules_appLinksNoServer: the application knows no HTTP server:
+// neither it nor anything it depends on links localapi or its router (go
+// list -deps). That no adapter imports it is TestImportRules' table.
+func TestImportRules_appLinksNoServer(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	out, err := exec.Command("go", "list", "-deps", module+"app").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"app") {
+		t.Fatal("go list -deps app does not list the package itself: has its output changed?")
+	}
+	for _, f := range []string{module + "localapi", "github.com/gorilla/mux"} {
+		if slices.Contains(deps, f) {
+			t.Errorf("app depends on %s", f)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -15,8 +15,8 @@ const archiveFirstRun = 2 * time.Minute
 // (profiles.Archive) to the yearly archives, once a day while the agent
 // serves, until ctx ends. Only delivered CFEs move (store.DB.Archive); a
 // failure is logged and retried the next day.
-func runArchiver(ctx context.Context, a *agent, log *slog.Logger) {
-	if a.profile.Archive.Disabled {
+func runArchiver(ctx context.Context, a *Agent, log *slog.Logger) {
+	if a.Profile.Archive.Disabled {
 		return
 	}
 	t := time.NewTimer(archiveFirstRun)
@@ -27,8 +27,8 @@ func runArchiver(ctx context.Context, a *agent, log *slog.Logger) {
 			return
 		case <-t.C:
 		}
-		before := a.profile.Archive.Before(time.Now())
-		res, err := a.db.Archive(ctx, before)
+		before := a.Profile.Archive.Before(time.Now())
+		res, err := a.DB.Archive(ctx, before)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("the daily archive of previous years failed", "before", before.String(), "moved", res.Moved, "err", err)

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/escpos"
-	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/pdf"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/printing"
@@ -20,33 +19,42 @@ import (
 // when missing. A profile whose templates or printers cannot be used (a
 // logo that cannot be read) does not stop the agent from signing: the
 // problem is logged, and /pdf answers 503 with it.
-func newPrinting(a *agent) localapi.Printing {
-	catalog, err := templateCatalog(a.profile)
+func newPrinting(a *Agent) PrintService {
+	catalog, err := TemplateCatalog(a.Profile)
 	if err != nil {
-		a.log.Warn("print templates not usable: printing is disabled", "err", err)
+		a.Log.Warn("print templates not usable: printing is disabled", "err", err)
 		return unavailablePrinting{err}
 	}
-	printers, err := printerManager(a.profile)
+	printers, err := PrinterManager(a.Profile)
 	if err != nil {
-		a.log.Warn("printers not usable: printing is disabled", "err", err)
+		a.Log.Warn("printers not usable: printing is disabled", "err", err)
 		return unavailablePrinting{err}
 	}
-	for alias, pr := range a.profile.Printers {
+	for alias, pr := range a.Profile.Printers {
 		if pr.Backend == profiles.BackendDir {
 			if err := os.MkdirAll(pr.Dir, 0o700); err != nil {
-				a.log.Warn("cannot create the folder of a directory printer", "printer", alias, "err", err)
+				a.Log.Warn("cannot create the folder of a directory printer", "printer", alias, "err", err)
 			}
 		}
 	}
 	return printing.New(printing.Config{
-		Store:           a.db,
+		Store:           a.DB,
 		Templates:       catalog,
 		Printers:        printers,
-		DefaultTemplate: a.profile.Print.FormatoRepImpresa,
-		Production:      a.profile.Environment == profiles.Produccion,
-		Footer:          footerOf(a.profile),
-		ESCPOS:          escposOptions(a.profile),
+		DefaultTemplate: a.Profile.Print.FormatoRepImpresa,
+		Production:      a.Profile.Environment == profiles.Produccion,
+		Footer:          FooterOf(a.Profile),
+		ESCPOS:          escposOptions(a.Profile),
 	})
+}
+
+// PrintService renders and prints the printed representation of signed
+// CFEs, in two steps (see localapi.Printing): printing.Service, or, when the
+// profile's templates or printers cannot be used, one that refuses with the
+// reason.
+type PrintService interface {
+	Render(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error)
+	Print(ctx context.Context, doc *printing.Document, printer string, fallbackCopies int) (printing.PrintResult, error)
 }
 
 // escposOptions maps the options of the profile's ESC/POS printers onto the
@@ -65,16 +73,16 @@ func escposOptions(p profiles.Profile) map[string]escpos.Options {
 	return out
 }
 
-// footerOf is what the profile says for the printed footer: the Fecha
+// FooterOf is what the profile says for the printed footer: the Fecha
 // emisor or resolution, the company's web site and the IVA constancia.
-func footerOf(p profiles.Profile) pdf.Footer {
+func FooterOf(p profiles.Profile) pdf.Footer {
 	return pdf.Footer{FechaEmisor: p.Company.FechaEmisor.Date, Resolucion: p.Company.Resolucion,
 		WebURL: p.Company.WebURL, OmitIVAConstancia: !p.Print.ConstanciaIVAAlDia}
 }
 
-// templateCatalog maps the profile's custom templates onto pdf's; a
+// TemplateCatalog maps the profile's custom templates onto pdf's; a
 // template's leyenda prints one line per line of text.
-func templateCatalog(p profiles.Profile) (*pdf.Catalog, error) {
+func TemplateCatalog(p profiles.Profile) (*pdf.Catalog, error) {
 	var custom []pdf.TemplateConfig
 	for name, t := range p.Print.Templates {
 		var legends []string
@@ -87,10 +95,10 @@ func templateCatalog(p profiles.Profile) (*pdf.Catalog, error) {
 	return pdf.NewCatalog(custom)
 }
 
-// printerManager maps the profile's printers onto the printer package. A
+// PrinterManager maps the profile's printers onto the printer package. A
 // name that is no alias is a CUPS queue (a Windows printer on Windows),
 // reached on the local CUPS server.
-func printerManager(p profiles.Profile) (*printer.Manager, error) {
+func PrinterManager(p profiles.Profile) (*printer.Manager, error) {
 	// POST /pdf answers once CUPS has handed the job to the printer, not
 	// when the paper comes out (issue 19).
 	cfg := printer.Config{Printers: make(map[string]printer.PrinterConfig, len(p.Printers)), RawQueues: printer.BackendCUPS,

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -14,8 +14,8 @@ import (
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
-// systemPrintersTimeout bounds the question to the spooler of GET /printers.
-const systemPrintersTimeout = 5 * time.Second
+// SystemPrintersTimeout bounds the question to the spooler of GET /printers.
+const SystemPrintersTimeout = 5 * time.Second
 
 // printerList answers GET /printers from the profile's printers and the
 // machine's spooler.
@@ -24,14 +24,17 @@ type printerList struct {
 	profile profiles.Profile // resolved
 }
 
+// newPrinterList lists the printers of a's profile.
+func newPrinterList(a *Agent) printerList { return printerList{name: a.Name, profile: a.Profile} }
+
 // Printers implements localapi.PrinterList. The spooler is asked on every
 // call: a printer's state is what matters, and it changes.
 func (l printerList) Printers(ctx context.Context) (*apitype.PrintersReport, error) {
-	m, err := printerManager(l.profile)
+	m, err := PrinterManager(l.profile)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, systemPrintersTimeout)
+	ctx, cancel := context.WithTimeout(ctx, SystemPrintersTimeout)
 	defer cancel()
 	source, system, sysErr := m.SystemPrinters(ctx)
 	return printersReport(l.name, l.profile, source, system, sysErr), nil

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"encoding/json"
@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// runInfo tells other local programs (doctor, the tray, scripts) where a
+// RunInfo tells other local programs (doctor, the tray, scripts) where a
 // running agent of a profile serves its module: the agent writes it after it
 // starts listening and removes it when it stops.
-type runInfo struct {
+type RunInfo struct {
 	PID     int       `json:"pid"`
 	BaseURL string    `json:"base_url"`
 	Started time.Time `json:"started"`
@@ -19,12 +19,15 @@ type runInfo struct {
 	AdminToken string `json:"admin_token,omitempty"`
 }
 
-func runFilePath(dataDir, profile string) string {
+// RunFilePath is where the running agent of profile writes its RunInfo.
+func RunFilePath(dataDir, profile string) string {
 	return filepath.Join(dataDir, "run", profile+".json")
 }
 
-func writeRunFile(dataDir, profile string, info runInfo) error {
-	p := runFilePath(dataDir, profile)
+// WriteRunFile writes info as the run file of profile (0600, replaced
+// atomically).
+func WriteRunFile(dataDir, profile string, info RunInfo) error {
+	p := RunFilePath(dataDir, profile)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
@@ -39,12 +42,12 @@ func writeRunFile(dataDir, profile string, info runInfo) error {
 	return os.Rename(tmp, p)
 }
 
-// readRunFile returns the run information of a profile's agent, if one wrote it.
-func readRunFile(dataDir, profile string) (runInfo, bool) {
-	var info runInfo
-	b, err := os.ReadFile(runFilePath(dataDir, profile))
+// ReadRunFile returns the run information of a profile's agent, if one wrote it.
+func ReadRunFile(dataDir, profile string) (RunInfo, bool) {
+	var info RunInfo
+	b, err := os.ReadFile(RunFilePath(dataDir, profile))
 	if err != nil || json.Unmarshal(b, &info) != nil || info.BaseURL == "" {
-		return runInfo{}, false
+		return RunInfo{}, false
 	}
 	return info, true
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
@@ -140,10 +139,11 @@ func TestRunner_open(t *testing.T) {
 		var opening atomic.Bool
 		var probes sync.WaitGroup
 		results := make(chan error, 100)
-		r := &runner{opts: globalOptions{dataDir: dataDir, listen: addr}, dataDir: dataDir, redactor: &logs.Redactor{},
-			log: slog.New(probeEachStep{opening: &opening, addr: addr, probes: &probes, results: results})}
+		log := slog.New(probeEachStep{opening: &opening, addr: addr, probes: &probes, results: results})
+		r := NewRunner(RunnerConfig{Options: Options{DataDir: dataDir, Listen: addr}, DataDir: dataDir, Log: log,
+			Module: testModule(log)})
 		opening.Store(true)
-		err := r.open(context.Background())
+		err := r.Open(context.Background())
 		opening.Store(false)
 		probes.Wait()
 		close(results)
@@ -162,10 +162,10 @@ func TestRunner_open(t *testing.T) {
 		if answered == 0 {
 			t.Errorf("opening %d: no request sent during the opening was answered", i+1)
 		}
-		if r.cur.a.deliverer == nil {
+		if r.cur.a.Deliverer == nil {
 			t.Errorf("opening %d: a profile with a hosted service has no deliverer", i+1)
 		}
-		r.close()
+		r.Close()
 	}
 }
 
@@ -194,27 +194,24 @@ func TestRunner_UseProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.a.name != "sandbox" || r.opts.profile != "sandbox" {
-		t.Errorf("after the switches: profile %q, option %q", s.a.name, r.opts.profile)
+	if s.a.Name != "sandbox" || r.opts.Profile != "sandbox" {
+		t.Errorf("after the switches: profile %q, option %q", s.a.Name, r.opts.Profile)
 	}
 }
 
 // openTestRunner opens a runner on the default profile in a temporary data
 // directory, listening on a free loopback port, with no agent variables
 // from the environment; the test's clean-up closes it under its lock.
-func openTestRunner(t *testing.T) *runner {
+func openTestRunner(t *testing.T) *Runner {
 	t.Helper()
 	clearAgentEnv(t)
 	dataDir := t.TempDir()
-	r := &runner{opts: globalOptions{dataDir: dataDir, listen: "127.0.0.1:0"}, dataDir: dataDir,
-		log: slog.New(slog.DiscardHandler), redactor: &logs.Redactor{}}
-	if err := r.open(context.Background()); err != nil {
+	log := slog.New(slog.DiscardHandler)
+	r := NewRunner(RunnerConfig{Options: Options{DataDir: dataDir, Listen: "127.0.0.1:0"}, DataDir: dataDir, Log: log,
+		Module: testModule(log)})
+	if err := r.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		r.mu.Lock()
-		r.close()
-		r.mu.Unlock()
-	})
+	t.Cleanup(r.Close)
 	return r
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -20,73 +20,44 @@ import (
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
-// globalOptions are the flags every command shares.
-type globalOptions struct {
-	dataDir string // --data-dir
-	profile string // --profile: the profile to use instead of the active one
-	// listen is --listen of the commands that run the agent (serveOptions),
-	// kept here so that every load of the configuration in the running agent
-	// (reopening, the tray's diagnostics) applies it.
-	listen string
+// Agent is the composition of the agent's parts for one profile: its
+// configuration, store, signer and issuer, and the hosted service's client.
+// Commands open what they need (Open) and close it (Close); the running
+// agent's session adds the parts that work while it serves.
+type Agent struct {
+	Log     *slog.Logger
+	DataDir string
+	Config  *profiles.Config
+	Name    string           // the profile in use
+	Profile profiles.Profile // with every path resolved against DataDir
+	DB      *store.DB
+	Signer  *signer.Signer // nil when the certificate could not be loaded
+	CertErr error          // why Signer is nil
+	Issuer  *issuer.Issuer
+	// Hosted is the hosted service's client, nil when the profile names
+	// none; Deliverer exists only while the agent serves (NewDeliverer).
+	Hosted    *hosted.Client
+	Deliverer *hosted.Deliverer
+	// Backups and AdminToken exist only while the agent serves (backup.go).
+	Backups    *BackupManager
+	AdminToken string
 }
 
-// overrides are the flags that override the configuration, for
-// profiles.LoadWith: they win over the environment and the file and obey
-// the file's rules.
-func (o globalOptions) overrides() profiles.Overrides {
-	return profiles.Overrides{Profile: o.profile, Listen: o.listen}
-}
-
-// agent is the composition of the agent's parts for one profile: its
-// configuration, store, signer and issuer. Commands open what they need and
-// close it in reverse order.
-type agent struct {
-	log     *slog.Logger
-	dataDir string
-	cfg     *profiles.Config
-	name    string           // the profile in use
-	profile profiles.Profile // with every path resolved against dataDir
-	db      *store.DB
-	signer  *signer.Signer // nil when the certificate could not be loaded
-	certErr error          // why signer is nil
-	issuer  *issuer.Issuer
-	// hosted is the hosted service's client, nil when the profile names none;
-	// deliverer exists only while the agent serves (newDeliverer).
-	hosted    *hosted.Client
-	deliverer *hosted.Deliverer
-	// backups and adminToken exist only while the agent serves (backup.go).
-	backups    *backupManager
-	adminToken string
-}
-
-// loadConfig reads (on first run: writes, then reads) the configuration and
-// picks the profile.
-func loadConfig(opts globalOptions) (dataDir string, cfg *profiles.Config, created bool, err error) {
-	dataDir, err = profiles.DataDir(opts.dataDir)
-	if err != nil {
-		return "", nil, false, err
-	}
-	// The profile flag wins over the file's active profile; the environment
-	// overrides then apply to it, and the listen flag over them.
-	cfg, created, err = profiles.EnsureDefaultWith(dataDir, opts.overrides())
-	return dataDir, cfg, created, err
-}
-
-// openAgent loads the configuration and opens the store, the signer and the
+// Open loads the configuration and opens the store, the signer and the
 // issuer of the active profile. On the embedded sandbox default it also makes
 // the test certificate and the test CAE ranges, so the agent signs out of the
 // box without any outside service.
-func openAgent(ctx context.Context, opts globalOptions, log *slog.Logger) (*agent, error) {
-	dataDir, cfg, created, err := loadConfig(opts)
+func Open(ctx context.Context, opts Options, log *slog.Logger) (*Agent, error) {
+	dataDir, cfg, created, err := LoadConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	return openLoaded(ctx, dataDir, cfg, created, log)
+	return OpenLoaded(ctx, dataDir, cfg, created, log)
 }
 
-// openLoaded is openAgent on a configuration already loaded by loadConfig
-// (created: loadConfig wrote the default file).
-func openLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, created bool, log *slog.Logger) (*agent, error) {
+// OpenLoaded is Open on a configuration already loaded by LoadConfig
+// (created: LoadConfig wrote the default file).
+func OpenLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, created bool, log *slog.Logger) (*Agent, error) {
 	var err error
 	if created {
 		log.Info("wrote the default configuration", "file", filepath.Join(dataDir, profiles.FileName))
@@ -95,26 +66,26 @@ func openLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 	if !ok {
 		return nil, cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
 	}
-	a := &agent{log: log, dataDir: dataDir, cfg: cfg, name: cfg.Active, profile: p.Resolve(dataDir)}
+	a := &Agent{Log: log, DataDir: dataDir, Config: cfg, Name: cfg.Active, Profile: p.Resolve(dataDir)}
 	if err := a.ensureSandboxCertificate(); err != nil {
 		return nil, err
 	}
-	dbPath := cfg.StorePath(dataDir, a.name)
+	dbPath := cfg.StorePath(dataDir, a.Name)
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
 		return nil, err
 	}
-	if a.hosted, err = newHostedClient(a.profile.Hosted, log); err != nil {
+	if a.Hosted, err = NewHostedClient(a.Profile.Hosted, log); err != nil {
 		return nil, err
 	}
-	journal := journalPath(dataDir, a.profile.Environment, a.name)
+	journal := JournalPath(dataDir, a.Profile.Environment, a.Name)
 	_, statErr := os.Stat(filepath.Dir(journal))
-	witness, werr := witnessPath(dataDir, a.profile, a.name)
+	witness, werr := WitnessPath(dataDir, a.Profile, a.Name)
 	if werr != nil {
 		log.Warn("no numbering witness: a copy of the data directory put back is not detected", "err", werr)
 	}
-	a.db, err = store.Open(dbPath, store.Options{
-		NearlyUsedUpPercent: 100 - a.profile.CAE.WarnRemainingPct,
-		NearExpiryDays:      a.profile.CAE.WarnDaysBeforeExpiry,
+	a.DB, err = store.Open(dbPath, store.Options{
+		NearlyUsedUpPercent: 100 - a.Profile.CAE.WarnRemainingPct,
+		NearExpiryDays:      a.Profile.CAE.WarnDaysBeforeExpiry,
 		Journal:             journal,
 		// A journal missing from the folder where one was kept (the store
 		// and the journal both deleted, or an old copy of the store put back
@@ -124,53 +95,53 @@ func openLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 		// an upgrade) does not wait: it signs offline from the start, and
 		// settleNumbering still raises its counters when the service answers
 		// before the agent serves (docs/numbering.md).
-		HoldWithoutJournal: statErr == nil && a.hosted != nil && a.hosted.Auth() != hosted.AuthNone,
+		HoldWithoutJournal: statErr == nil && a.Hosted != nil && a.Hosted.Auth() != hosted.AuthNone,
 		// Outside the data directory, per machine: an old copy of the data
 		// directory put back (store and journal) is found behind it and
 		// holds numbering until the hosted service or a technician settles
 		// it; a data directory lost resumes above it (docs/numbering.md).
 		Witness:    witness,
-		WitnessKey: witnessKey(a.profile, a.name),
+		WitnessKey: WitnessKey(a.Profile, a.Name),
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range a.db.ResumedAtOpen() {
+	for _, d := range a.DB.ResumedAtOpen() {
 		log.Warn("numbering resumed above the numbering journal", "detail", d)
 	}
-	logWitness(log, a.db)
+	logWitness(log, a.DB)
 	if err := a.prepareRanges(ctx); err != nil {
 		a.Close()
 		return nil, err
 	}
-	a.signer, a.certErr = loadSigner(a.profile.Certificate)
-	if a.certErr != nil {
-		log.Warn("signing certificate not usable: signing requests will be rejected", "err", a.certErr)
+	a.Signer, a.CertErr = LoadSigner(a.Profile.Certificate)
+	if a.CertErr != nil {
+		log.Warn("signing certificate not usable: signing requests will be rejected", "err", a.CertErr)
 	}
-	a.issuer = issuer.New(issuer.Config{
-		Store:  a.db,
-		Signer: issuingSigner(a.signer, a.certErr),
-		Emisor: a.profile.Emisor,
-		Tax:    taxConfig(a.profile.Tax),
+	a.Issuer = issuer.New(issuer.Config{
+		Store:  a.DB,
+		Signer: issuingSigner(a.Signer, a.CertErr),
+		Emisor: a.Profile.Emisor,
+		Tax:    taxConfig(a.Profile.Tax),
 		Zone:   machinezone.Read,
 	})
 	return a, nil
 }
 
-// journalPath is where the numbering journal of a profile lives: in the data
+// JournalPath is where the numbering journal of a profile lives: in the data
 // directory but outside the store's folder, so that losing or replacing the
 // store file (or its folder) leaves it (docs/numbering.md). Its folder is the
 // profile's own: a folder without the journal means this profile's journal
 // was lost, not that another profile ran before (HoldWithoutJournal).
-func journalPath(dataDir string, env profiles.Environment, profile string) string {
+func JournalPath(dataDir string, env profiles.Environment, profile string) string {
 	return filepath.Join(dataDir, "numbering", string(env), strings.ToLower(profile), "journal.json")
 }
 
-// Close releases what openAgent opened.
-func (a *agent) Close() {
-	if a.db != nil {
-		if err := a.db.Close(); err != nil {
-			a.log.Error("closing the store", "err", err)
+// Close releases what Open opened.
+func (a *Agent) Close() {
+	if a.DB != nil {
+		if err := a.DB.Close(); err != nil {
+			a.Log.Error("closing the store", "err", err)
 		}
 	}
 }
@@ -178,15 +149,15 @@ func (a *agent) Close() {
 // ensureSandboxCertificate generates the clearly marked test certificate of a
 // sandbox profile whose certificate file does not exist yet. A production
 // profile never gets one.
-func (a *agent) ensureSandboxCertificate() error {
-	c := a.profile.Certificate
-	if a.profile.Environment != profiles.Sandbox || c.Path == "" || c.KeyPath != "" {
+func (a *Agent) ensureSandboxCertificate() error {
+	c := a.Profile.Certificate
+	if a.Profile.Environment != profiles.Sandbox || c.Path == "" || c.KeyPath != "" {
 		return nil
 	}
 	if _, err := os.Stat(c.Path); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	creds, err := signer.GenerateTestCertificate(a.profile.Company.RUC, a.profile.Company.RazonSocial, time.Now())
+	creds, err := signer.GenerateTestCertificate(a.Profile.Company.RUC, a.Profile.Company.RazonSocial, time.Now())
 	if err != nil {
 		return err
 	}
@@ -200,7 +171,7 @@ func (a *agent) ensureSandboxCertificate() error {
 	if err := os.WriteFile(c.Path, p12, 0o600); err != nil {
 		return err
 	}
-	a.log.Info("generated a sandbox test certificate (no fiscal value)", "file", c.Path,
+	a.Log.Info("generated a sandbox test certificate (no fiscal value)", "file", c.Path,
 		"expires", creds.Certificate.NotAfter.Format(time.DateOnly))
 	return nil
 }
@@ -208,52 +179,52 @@ func (a *agent) ensureSandboxCertificate() error {
 // prepareRanges imports the profile's DGI CAE files that the store does not
 // have yet and, for a sandbox profile with no ranges at all, adds generated
 // test ranges for every electronic type.
-func (a *agent) prepareRanges(ctx context.Context) error {
+func (a *Agent) prepareRanges(ctx context.Context) error {
 	today := cfe.DateOf(time.Now().In(cfe.Montevideo))
-	for _, f := range a.profile.CAE.Files {
-		if _, err := a.importCAE(ctx, f, today); err != nil && cfe.ErrorCode(err) != cfe.ECONFLICT {
+	for _, f := range a.Profile.CAE.Files {
+		if _, err := a.ImportCAE(ctx, f, today); err != nil && cfe.ErrorCode(err) != cfe.ECONFLICT {
 			return fmt.Errorf("CAE %s: %w", f, err)
 		}
 	}
-	if a.profile.Environment != profiles.Sandbox {
+	if a.Profile.Environment != profiles.Sandbox {
 		return nil
 	}
-	have, err := a.db.Ranges(ctx)
+	have, err := a.DB.Ranges(ctx)
 	if err != nil || len(have) > 0 {
 		return err
 	}
-	for _, r := range signer.SandboxRanges(a.profile.Company.RUC, today) {
-		if err := a.db.PutRange(ctx, r); err != nil {
+	for _, r := range signer.SandboxRanges(a.Profile.Company.RUC, today) {
+		if err := a.DB.PutRange(ctx, r); err != nil {
 			return err
 		}
 	}
-	a.log.Info("added sandbox test CAE ranges", "types", len(cfe.ElectronicTypes()))
+	a.Log.Info("added sandbox test CAE ranges", "types", len(cfe.ElectronicTypes()))
 	return nil
 }
 
-// importCAE checks a DGI CAE file (DGI's signature, the fields, the company's
+// ImportCAE checks a DGI CAE file (DGI's signature, the fields, the company's
 // RUC) and stores its range.
-func (a *agent) importCAE(ctx context.Context, path string, today cfe.Date) (cfe.CAERange, error) {
+func (a *Agent) ImportCAE(ctx context.Context, path string, today cfe.Date) (cfe.CAERange, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return cfe.CAERange{}, err
 	}
-	r, err := signer.ParseCAEFile(b, signer.CAEOptions{RUC: a.profile.Company.RUC, Today: today})
+	r, err := signer.ParseCAEFile(b, signer.CAEOptions{RUC: a.Profile.Company.RUC, Today: today})
 	if err != nil {
 		return cfe.CAERange{}, err
 	}
-	return r, a.db.PutRange(ctx, r)
+	return r, a.DB.PutRange(ctx, r)
 }
 
-// loadSigner reads the profile's certificate: a PKCS#12 file (.p12, .pfx), or
+// LoadSigner reads the profile's certificate: a PKCS#12 file (.p12, .pfx), or
 // PEM certificate and key.
-func loadSigner(c profiles.Certificate) (*signer.Signer, error) {
+func LoadSigner(c profiles.Certificate) (*signer.Signer, error) {
 	if c.Path == "" {
 		return nil, cfe.Errorf(cfe.EUNAVAILABLE, "no hay certificado de firma configurado")
 	}
 	b, err := os.ReadFile(c.Path)
 	if err != nil {
-		return nil, cfe.Errorf(cfe.EUNAVAILABLE, "no se puede leer el certificado %s: %v", c.Path, unwrapPathError(err))
+		return nil, cfe.Errorf(cfe.EUNAVAILABLE, "no se puede leer el certificado %s: %v", c.Path, UnwrapPathError(err))
 	}
 	var creds *signer.Credentials
 	if c.KeyPath != "" || strings.HasSuffix(strings.ToLower(c.Path), ".pem") {
@@ -263,7 +234,7 @@ func loadSigner(c profiles.Certificate) (*signer.Signer, error) {
 		}
 		key, err := os.ReadFile(keyPath)
 		if err != nil {
-			return nil, cfe.Errorf(cfe.EUNAVAILABLE, "no se puede leer la clave %s: %v", keyPath, unwrapPathError(err))
+			return nil, cfe.Errorf(cfe.EUNAVAILABLE, "no se puede leer la clave %s: %v", keyPath, UnwrapPathError(err))
 		}
 		creds, err = signer.LoadPEM(key, b)
 		if err != nil {
@@ -275,7 +246,9 @@ func loadSigner(c profiles.Certificate) (*signer.Signer, error) {
 	return signer.New(signer.Config{Credentials: creds, Algorithm: signer.Algorithm(c.Algorithm)})
 }
 
-func unwrapPathError(err error) error {
+// UnwrapPathError returns the system's error inside a *fs.PathError (the
+// path is already in the message that shows it), else err.
+func UnwrapPathError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -93,7 +93,7 @@ func TestRunner_hold(t *testing.T) {
 		runtime.Gosched()
 	}
 	for range 20 {
-		if _, err := s.a.db.Stats(context.Background()); err != nil {
+		if _, err := s.a.DB.Stats(context.Background()); err != nil {
 			release()
 			t.Fatalf("the held session's store during the reopen: %v", err)
 		}
@@ -107,7 +107,7 @@ func TestRunner_hold(t *testing.T) {
 	if err := <-reopened; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.a.db.Stats(context.Background()); err == nil {
+	if _, err := s.a.DB.Stats(context.Background()); err == nil {
 		t.Error("the old session's store is still open after the reopen")
 	}
 	cur, err := r.current()
