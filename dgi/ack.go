@@ -58,7 +58,9 @@ func (a *ACKSobre) Received() bool { return a.Estado == EnvelopeReceived }
 
 // Duplicate reports whether DGI refused the envelope as one it already has
 // (S08): it holds the CFEs, do not send them again.
-func (a *ACKSobre) Duplicate() bool { return a.Estado != EnvelopeReceived && hasMotivo(a.Motivos, "S08") }
+func (a *ACKSobre) Duplicate() bool {
+	return a.Estado != EnvelopeReceived && hasMotivo(a.Motivos, "S08")
+}
 
 // ACKCFE is DGI's verdict on the CFEs of an envelope (RESP 3.3,
 // ACKCFE_DGI.xsd). The verdict may come in several messages: CantResponden
@@ -259,7 +261,9 @@ func ParseFechaHora(s string) (time.Time, error) {
 
 // FormatFechaHora writes t as DGI's FechaHoraType, in Montevideo's zone with
 // its offset.
-func FormatFechaHora(t time.Time) string { return t.In(cfe.Montevideo).Format("2006-01-02T15:04:05-07:00") }
+func FormatFechaHora(t time.Time) string {
+	return t.In(cfe.Montevideo).Format("2006-01-02T15:04:05-07:00")
+}
 
 func (c caratulaXML) common(r *fieldReader) (ruc, emisor string, idResp int64, nom string, rec time.Time, idEm, idRec int64, tmst time.Time) {
 	return trimXMLSpace(c.RUCReceptor), trimXMLSpace(c.RUCEmisor), r.int("IDRespuesta", c.IDRespuesta), trimXMLSpace(c.NomArch),

@@ -27,15 +27,15 @@ var allowed = map[string][]string{
 	// The use case over cfe's interfaces.
 	"issuer": {"cfe"},
 	// Adapters: cfe, leaf helpers and assets only, never each other...
-	"signer":   {"cfe"},
-	"store":    {"cfe", "internal/durable"},
-	"pdf":      {"cfe", "assets"},
-	"printer":  {"cfe"},
-	"hosted":   {"cfe", "internal/httpcode"},
+	"signer":  {"cfe"},
+	"store":   {"cfe", "internal/durable"},
+	"pdf":     {"cfe", "assets"},
+	"printer": {"cfe"},
+	"hosted":  {"cfe", "internal/httpcode"},
 	// The DGI client checks DGI's answers against DGI's XSDs (the ACKs) with
 	// the project's validator over the embedded schemas, and reads the
 	// company's credentials and DGI's signature profile from signer.
-	"dgi": {"cfe", "signer", "cfe/xsdvalid", "assets"},
+	"dgi":      {"cfe", "signer", "cfe/xsdvalid", "assets"},
 	"profiles": {"cfe", "internal/durable"},
 	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle",
 		"internal/httpcode", "internal/machinezone"},
