@@ -109,7 +109,8 @@ func SignQueryAnswer(op Operation, creds *signer.Credentials, content []byte) ([
 // exception document (ServiceErrorXML). code is "Client" or "Server".
 func SignFault(creds *signer.Credentials, code, faultstring string, detail []byte) ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString(`<` + answerSOAPPrefix + `:Fault xmlns:` + answerSOAPPrefix + `="` + nsSOAP + `"><faultcode>` + answerSOAPPrefix + ":" + code + `</faultcode><faultstring>`)
+	// The SOAP prefix is declared on the Body (canonical form): not again.
+	b.WriteString(`<` + answerSOAPPrefix + `:Fault><faultcode>` + answerSOAPPrefix + ":" + code + `</faultcode><faultstring>`)
 	b.WriteString(escapeString(faultstring))
 	b.WriteString(`</faultstring>`)
 	if detail != nil {

@@ -75,6 +75,10 @@ var allowed = map[string][]string{
 	"sandbox/mail":    {"cfe", "sandbox/auth", "sandbox/data", "sandbox/web"},
 	"sandbox/dgi":     {"cfe", "signer", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
 	"sandbox/account": {"cfe", "sandbox/web"},
+	// DGI's own services, emulated (cfe-sandbox dgi): the other side of the
+	// DGI client's wire format, DGI's checks of envelopes and CFEs over cfe,
+	// signer and DGI's schemas; no record shared with the other rooms.
+	"sandbox/dgi/emulator": {"cfe", "signer", "dgi", "cfe/xsdvalid", "assets"},
 	// Internal helpers.
 	"internal/durable": {},
 	// httpcode is the HTTP edge of cfe's codes (code → status for servers,
