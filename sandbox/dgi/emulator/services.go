@@ -2,9 +2,9 @@ package emulator
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
