@@ -238,6 +238,37 @@ func containsErr(list []error, target error) bool {
 	return false
 }
 
+// post sends request to endpoint. A request that did not leave whole (the
+// connection failed before the request was written: refused, or a pooled
+// connection the server had closed) cannot have reached DGI: it is retried
+// once on a reused connection, else reported ErrNotSent. A failure after it
+// was written is an unknown outcome for a sending operation.
+func (c *Client) post(ctx context.Context, op Operation, endpoint string, request []byte) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		var reused, wrote bool
+		trace := &httptrace.ClientTrace{
+			GotConn:      func(i httptrace.GotConnInfo) { reused = i.Reused },
+			WroteRequest: func(i httptrace.WroteRequestInfo) { wrote = i.Err == nil },
+		}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, endpoint, bytes.NewReader(request))
+		if err != nil {
+			return nil, failure(op, cfe.EINVALID, "no se pudo preparar el pedido a DGI", err)
+		}
+		req.Header.Set("Content-Type", "text/xml;charset=UTF-8")
+		req.Header.Set("SOAPAction", `"`+op.SOAPAction()+`"`)
+		res, err := c.http.Do(req)
+		switch {
+		case err == nil:
+			return res, nil
+		case wrote:
+			return nil, failure(op, cfe.EUNAVAILABLE, "se perdió la comunicación con DGI sin recibir respuesta", err)
+		case reused && attempt == 0 && ctx.Err() == nil:
+			continue // a pooled connection the server had closed: nothing left
+		}
+		return nil, failure(op, cfe.EUNAVAILABLE, "no se pudo conectar con DGI ("+endpoint+"); no se envió nada", ErrNotSent, err)
+	}
+}
+
 // call sends a signed request of op and returns the verified answer's
 // element. A SOAP Fault or DGI's exception document comes back as an error.
 func (c *Client) call(ctx context.Context, op Operation, request []byte) (*Message, error) {
@@ -248,20 +279,9 @@ func (c *Client) call(ctx context.Context, op Operation, request []byte) (*Messa
 	if op.Query() {
 		endpoint = c.query
 	}
-	connected := false
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected = true }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, endpoint, bytes.NewReader(request))
+	res, err := c.post(ctx, op, endpoint, request)
 	if err != nil {
-		return nil, failure(op, cfe.EINVALID, "no se pudo preparar el pedido a DGI", err)
-	}
-	req.Header.Set("Content-Type", "text/xml;charset=UTF-8")
-	req.Header.Set("SOAPAction", `"`+op.SOAPAction()+`"`)
-	res, err := c.http.Do(req)
-	if err != nil {
-		if !connected {
-			return nil, failure(op, cfe.EUNAVAILABLE, "no se pudo conectar con DGI ("+endpoint+"); no se envió nada", ErrNotSent, err)
-		}
-		return nil, failure(op, cfe.EUNAVAILABLE, "se perdió la comunicación con DGI sin recibir respuesta", err)
+		return nil, err
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxAnswerBytes+1))
