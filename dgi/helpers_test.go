@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
@@ -60,4 +61,13 @@ func xmlsecVerifySOAP(t testing.TB, msg []byte, certPEM string) (string, bool) {
 	out, err := exec.Command(bin, "--verify", "--id-attr:Id", "http://schemas.xmlsoap.org/soap/envelope/:Body",
 		"--pubkey-cert-pem", certPEM, f).CombinedOutput()
 	return string(out), err == nil
+}
+
+func mustDate(t testing.TB, s string) cfe.Date {
+	t.Helper()
+	d, err := cfe.ParseDate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

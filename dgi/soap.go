@@ -136,8 +136,14 @@ const (
 func canonicalText(s []byte) []byte {
 	var b bytes.Buffer
 	b.Grow(len(s) + len(s)/16)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+	for len(s) > 0 {
+		i := bytes.IndexAny(s, "&<>\r")
+		if i < 0 {
+			b.Write(s)
+			break
+		}
+		b.Write(s[:i])
+		switch s[i] {
 		case '&':
 			b.WriteString("&amp;")
 		case '<':
@@ -149,9 +155,8 @@ func canonicalText(s []byte) []byte {
 			if i+1 < len(s) && s[i+1] == '\n' {
 				i++
 			}
-		default:
-			b.WriteByte(c)
 		}
+		s = s[i+1:]
 	}
 	return b.Bytes()
 }
@@ -167,6 +172,10 @@ func escapeString(s string) string {
 // CR), or -1.
 func xmlChars(b []byte) int {
 	for i := 0; i < len(b); {
+		if c := b[i]; c >= 0x20 && c < utf8.RuneSelf { // printable ASCII: the common case
+			i++
+			continue
+		}
 		r, n := utf8.DecodeRune(b[i:])
 		switch {
 		case r == utf8.RuneError && n <= 1:
