@@ -293,8 +293,11 @@ func TestEmulator_knobs(t *testing.T) {
 	t.Parallel()
 	f := getFixture(t)
 	e := startEmulator(t, "", Config{Processing: -1})
-	c := client(t, e, nil, 2*time.Second)
+	c := client(t, e, nil, time.Minute)
+	short := client(t, e, nil, 2*time.Second)
 
+	// The emulator records the envelope before it cuts the connection: when
+	// the client sees the cut, the record is there.
 	e.DropAfterReceipt(1)
 	_, err := c.SendEnvelope(ctx(t), f.envelope(t, 40, f.sign(t, 101, 60, nil, nil)))
 	if !dgi.OutcomeUnknown(err) || cfe.ErrorCode(err) != cfe.EUNAVAILABLE {
@@ -310,11 +313,27 @@ func TestEmulator_knobs(t *testing.T) {
 	}
 
 	e.SetDelay(5 * time.Second)
-	_, err = c.SendEnvelope(ctx(t), f.envelope(t, 41, f.sign(t, 101, 61, nil, nil)))
-	e.SetDelay(0)
+	_, err = short.SendEnvelope(ctx(t), f.envelope(t, 41, f.sign(t, 101, 61, nil, nil)))
 	if !dgi.OutcomeUnknown(err) {
 		t.Fatalf("delayed past the timeout: %v, want an unknown outcome", err)
 	}
+	// The emulator may still be processing it (as DGI may): wait on its
+	// records, with a deadline.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n, err := e.EnvelopeCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delayed envelope was not recorded within a minute (%d envelopes)", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.SetDelay(0)
 	if _, err := c.CFEState(ctx(t), dgi.CFEQuery{Tipo: 101, Serie: "A", Nro: 61}); err != nil {
 		t.Errorf("the delayed envelope was not recorded: %v", err)
 	}
