@@ -288,7 +288,7 @@ func ParseACKSobre(doc []byte, cert *x509.Certificate) (*ACKSobre, error) {
 		} `xml:"Detalle"`
 	}
 	if err := xml.Unmarshal(doc, &x); err != nil {
-		return nil, fmt.Errorf("%w: ACKSobre ilegible: %v", ErrBadAnswer, err)
+		return nil, fmt.Errorf("%w: ACKSobre ilegible: %w", ErrBadAnswer, err)
 	}
 	var r fieldReader
 	a := &ACKSobre{XML: bytes.Clone(doc), Estado: trimXMLSpace(x.Detalle.Estado), Motivos: motivos(x.Detalle.MotivosRechazo)}
@@ -299,7 +299,7 @@ func ParseACKSobre(doc []byte, cert *x509.Certificate) (*ACKSobre, error) {
 		a.Fechahora = r.time("Fechahora", p.Fechahora)
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: ACKSobre: %v", ErrBadAnswer, r.err)
+		return nil, fmt.Errorf("%w: ACKSobre: %w", ErrBadAnswer, r.err)
 	}
 	if a.Estado == EnvelopeReceived && a.Token == "" {
 		return nil, fmt.Errorf("%w: ACKSobre recibido (AS) sin Token ni Fechahora para consultar los CFE", ErrBadAnswer)
@@ -333,7 +333,7 @@ func ParseACKCFE(doc []byte, cert *x509.Certificate) (*ACKCFE, error) {
 		} `xml:"ACKCFE_Det"`
 	}
 	if err := xml.Unmarshal(doc, &x); err != nil {
-		return nil, fmt.Errorf("%w: ACKCFE ilegible: %v", ErrBadAnswer, err)
+		return nil, fmt.Errorf("%w: ACKCFE ilegible: %w", ErrBadAnswer, err)
 	}
 	var r fieldReader
 	a := &ACKCFE{XML: bytes.Clone(doc)}
@@ -370,7 +370,7 @@ func ParseACKCFE(doc []byte, cert *x509.Certificate) (*ACKCFE, error) {
 		a.CFEs = append(a.CFEs, v)
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: ACKCFE: %v", ErrBadAnswer, r.err)
+		return nil, fmt.Errorf("%w: ACKCFE: %w", ErrBadAnswer, r.err)
 	}
 	return a, nil
 }
@@ -388,19 +388,19 @@ func ParseACKRepDiario(doc []byte, cert *x509.Certificate) (*ACKRepDiario, error
 		} `xml:"Detalle"`
 	}
 	if err := xml.Unmarshal(doc, &x); err != nil {
-		return nil, fmt.Errorf("%w: ACKRepDiario ilegible: %v", ErrBadAnswer, err)
+		return nil, fmt.Errorf("%w: ACKRepDiario ilegible: %w", ErrBadAnswer, err)
 	}
 	var r fieldReader
 	a := &ACKRepDiario{XML: bytes.Clone(doc), Estado: trimXMLSpace(x.Detalle.Estado), Motivos: motivos(x.Detalle.MotivosRechazo)}
 	c := x.Caratula
 	a.RUCReceptor, a.RUCEmisor, _, a.NomArch, a.FecHRecibido, a.IDEmisor, a.IDReceptor, a.Tmst = c.common(&r)
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: ACKRepDiario: %v", ErrBadAnswer, r.err)
+		return nil, fmt.Errorf("%w: ACKRepDiario: %w", ErrBadAnswer, r.err)
 	}
 	return a, nil
 }
 
-// ErrBadAnswer: an answer that is not DGI's valid, signed answer (XSD,
+// ErrBadAnswer is the cause of refusing an answer that is not DGI's valid, signed answer (XSD,
 // signature, shape). Its content must not be trusted.
 var ErrBadAnswer = errors.New("DGI's answer is not a valid signed answer")
 

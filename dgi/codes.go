@@ -16,7 +16,8 @@ type Reason struct {
 	Glosa string
 }
 
-// Envelope rejections (RESP 4.2): S01–S08; S20 is a receiver's, not DGI's.
+// EnvelopeReasons are DGI's reasons for rejecting an envelope (RESP 4.2):
+// S01–S08; S20 is a receiver's, not DGI's.
 var EnvelopeReasons = map[string]string{
 	"S01": "Formato del archivo no es el indicado",
 	"S02": "No coincide RUC de Sobre, Certificado, envío o CFE",

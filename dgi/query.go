@@ -36,7 +36,7 @@ func ParseConsultaCFE(doc []byte) (idReceptor int64, token string, err error) {
 		Token      string   `xml:"Token"`
 	}
 	if err := xml.Unmarshal(doc, &x); err != nil {
-		return 0, "", fmt.Errorf("ConsultaCFE ilegible: %v", err)
+		return 0, "", fmt.Errorf("ConsultaCFE ilegible: %w", err)
 	}
 	if x.XMLName.Space != NamespaceWS {
 		return 0, "", fmt.Errorf("ConsultaCFE debe estar en el espacio de nombres %s", NamespaceWS)

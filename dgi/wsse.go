@@ -192,7 +192,7 @@ func ReadMessage(b []byte, opts ReadOptions) (*Message, error) {
 	doc := etree.NewDocument()
 	doc.ReadSettings.ValidateInput = true
 	if err := doc.ReadFromBytes(b); err != nil {
-		return nil, fmt.Errorf("%w: no es XML bien formado: %v", ErrNotSOAP, err)
+		return nil, fmt.Errorf("%w: no es XML bien formado: %w", ErrNotSOAP, err)
 	}
 	root := doc.Root()
 	if root == nil || root.Tag != "Envelope" || root.NamespaceURI() != nsSOAP {
@@ -235,7 +235,7 @@ func ReadMessage(b []byte, opts ReadOptions) (*Message, error) {
 	}
 	cert, err := verifySecurity(sec, body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSignature, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadSignature, err)
 	}
 	if opts.Certificate != nil && !opts.Certificate.Equal(cert) {
 		return nil, fmt.Errorf("%w: el mensaje está firmado por «%s» (serie %s) y se esperaba el certificado de DGI «%s» (serie %s)",
@@ -282,20 +282,17 @@ func verifySecurity(sec, body *etree.Element) (*x509.Certificate, error) {
 		return nil, errors.New("CanonicalizationMethod debe ser C14N exclusiva")
 	}
 	sm := childNS(si, nsDS, "SignatureMethod")
-	var sigHash crypto.Hash
-	switch alg := ""; {
-	case sm == nil:
+	if sm == nil {
 		return nil, errors.New("falta SignatureMethod")
+	}
+	var sigHash crypto.Hash
+	switch alg := sm.SelectAttrValue("Algorithm", ""); alg {
+	case algRSASHA1:
+		sigHash = crypto.SHA1
+	case algRSASHA256:
+		sigHash = crypto.SHA256
 	default:
-		alg = sm.SelectAttrValue("Algorithm", "")
-		switch alg {
-		case algRSASHA1:
-			sigHash = crypto.SHA1
-		case algRSASHA256:
-			sigHash = crypto.SHA256
-		default:
-			return nil, fmt.Errorf("SignatureMethod %q no admitido (se espera rsa-sha1)", alg)
-		}
+		return nil, fmt.Errorf("SignatureMethod %q no admitido (se espera rsa-sha1)", alg)
 	}
 	refs := childrenNS(si, nsDS, "Reference")
 	if len(refs) != 1 {
@@ -347,7 +344,7 @@ func verifySecurity(sec, body *etree.Element) (*x509.Certificate, error) {
 
 	canonical, err := excC14N(body, prefixes)
 	if err != nil {
-		return nil, fmt.Errorf("no se pudo canonicalizar el Body: %v", err)
+		return nil, fmt.Errorf("no se pudo canonicalizar el Body: %w", err)
 	}
 	h := digestHash.New()
 	h.Write(canonical)
@@ -357,7 +354,7 @@ func verifySecurity(sec, body *etree.Element) (*x509.Certificate, error) {
 	siPrefixes := inclusivePrefixes(cm)
 	canonicalSI, err := excC14N(si, siPrefixes)
 	if err != nil {
-		return nil, fmt.Errorf("no se pudo canonicalizar SignedInfo: %v", err)
+		return nil, fmt.Errorf("no se pudo canonicalizar SignedInfo: %w", err)
 	}
 	sv := childNS(sigEl, nsDS, "SignatureValue")
 	if sv == nil {

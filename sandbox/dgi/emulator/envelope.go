@@ -52,15 +52,6 @@ func (m *motives) add(table map[string]string, code, format string, args ...any)
 	*m = append(*m, dgi.Motivo{Codigo: code, Glosa: table[code], Detalle: d})
 }
 
-func (m motives) has(code string) bool {
-	for _, x := range m {
-		if x.Codigo == code {
-			return true
-		}
-	}
-	return false
-}
-
 // checkEnvelope applies the envelope's checks: the S codes it breaks, and
 // the envelope as far as it could be read (nil when not at all). tokenRUC
 // is the RUC of the certificate that signed the SOAP request.
@@ -149,7 +140,7 @@ func cutEnvelope(b []byte) (*parsedEnvelope, caratula, error) {
 			break
 		}
 		if err != nil {
-			return nil, car, fmt.Errorf("el sobre no es XML bien formado: %v", err)
+			return nil, car, fmt.Errorf("el sobre no es XML bien formado: %w", err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -166,7 +157,7 @@ func cutEnvelope(b []byte) (*parsedEnvelope, caratula, error) {
 					RutReceptor, RUCEmisor, Idemisor, CantCFE, Fecha, X509Certificate string
 				}
 				if err := d.DecodeElement(&x, &t); err != nil {
-					return nil, car, fmt.Errorf("la carátula no se puede leer: %v", err)
+					return nil, car, fmt.Errorf("la carátula no se puede leer: %w", err)
 				}
 				env.RutReceptor, env.RUCEmisor = strings.TrimSpace(x.RutReceptor), strings.TrimSpace(x.RUCEmisor)
 				if n, err := strconv.ParseInt(strings.TrimSpace(x.Idemisor), 10, 64); err == nil {
@@ -181,12 +172,12 @@ func cutEnvelope(b []byte) (*parsedEnvelope, caratula, error) {
 				car.cert, _ = base64.StdEncoding.DecodeString(strings.Join(strings.Fields(x.X509Certificate), ""))
 			case depth == 1 && t.Name.Local == "CFE":
 				if err := d.Skip(); err != nil {
-					return nil, car, fmt.Errorf("el sobre no es XML bien formado: %v", err)
+					return nil, car, fmt.Errorf("el sobre no es XML bien formado: %w", err)
 				}
 				env.CFEs = append(env.CFEs, b[off:d.InputOffset()])
 			default:
 				if err := d.Skip(); err != nil {
-					return nil, car, fmt.Errorf("el sobre no es XML bien formado: %v", err)
+					return nil, car, fmt.Errorf("el sobre no es XML bien formado: %w", err)
 				}
 			}
 		case xml.EndElement:

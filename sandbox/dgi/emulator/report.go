@@ -123,7 +123,7 @@ func reportCaratula(doc []byte) (*reportHead, error) {
 		} `xml:"Caratula"`
 	}
 	if err := xml.NewDecoder(bytes.NewReader(doc)).Decode(&x); err != nil {
-		return nil, fmt.Errorf("el reporte no es XML bien formado: %v", err)
+		return nil, fmt.Errorf("el reporte no es XML bien formado: %w", err)
 	}
 	if x.XMLName.Local != "Reporte" || x.XMLName.Space != cfe.NamespaceCFE {
 		return nil, fmt.Errorf("el documento no es un Reporte de %s: su raíz es <%s>", cfe.NamespaceCFE, x.XMLName.Local)
