@@ -27,11 +27,15 @@ var allowed = map[string][]string{
 	// The use case over cfe's interfaces.
 	"issuer": {"cfe"},
 	// Adapters: cfe, leaf helpers and assets only, never each other...
-	"signer":   {"cfe"},
-	"store":    {"cfe", "internal/durable"},
-	"pdf":      {"cfe", "assets"},
-	"printer":  {"cfe"},
-	"hosted":   {"cfe", "internal/httpcode"},
+	"signer":  {"cfe"},
+	"store":   {"cfe", "internal/durable"},
+	"pdf":     {"cfe", "assets"},
+	"printer": {"cfe"},
+	"hosted":  {"cfe", "internal/httpcode"},
+	// The DGI client checks DGI's answers against DGI's XSDs (the ACKs) with
+	// the project's validator over the embedded schemas, and reads the
+	// company's credentials and DGI's signature profile from signer.
+	"dgi":      {"cfe", "signer", "cfe/xsdvalid", "assets"},
 	"profiles": {"cfe", "internal/durable"},
 	"localapi": {"cfe", "issuer", "printing", "localapi/apitype", "assets", "internal/throttle", "internal/httpcode"},
 	// The local module's wire types: types only, over cfe.
@@ -70,6 +74,10 @@ var allowed = map[string][]string{
 	"sandbox/mail":    {"cfe", "sandbox/auth", "sandbox/data", "sandbox/web"},
 	"sandbox/dgi":     {"cfe", "signer", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
 	"sandbox/account": {"cfe", "sandbox/web"},
+	// DGI's own services, emulated (cfe-sandbox dgi): the other side of the
+	// DGI client's wire format, DGI's checks of envelopes and CFEs over cfe,
+	// signer and DGI's schemas; no record shared with the other rooms.
+	"sandbox/dgi/emulator": {"cfe", "signer", "dgi", "cfe/xsdvalid", "assets"},
 	// Internal helpers.
 	"internal/durable": {},
 	// httpcode is the HTTP edge of cfe's codes (code → status for servers,
