@@ -67,7 +67,7 @@ var allowed = map[string][]string{
 	// emulator's one user of internal/throttle.
 	"sandbox":         {"cfe", "sandbox/account", "sandbox/auth", "sandbox/data", "sandbox/dgi", "sandbox/issuing", "sandbox/mail", "sandbox/reports", "sandbox/web"},
 	"sandbox/data":    {"cfe"},
-	"sandbox/web":     {"cfe"},
+	"sandbox/web":     {"cfe", "internal/httpcode"},
 	"sandbox/auth":    {"cfe", "sandbox/data", "sandbox/web", "internal/throttle"},
 	"sandbox/issuing": {"cfe", "issuer", "signer", "store", "pdf", "sandbox/auth", "sandbox/data", "sandbox/web"},
 	"sandbox/reports": {"cfe", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},

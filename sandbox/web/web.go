@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/httpcode"
 )
 
 // HeaderRequestID carries the request id of every response.
@@ -22,19 +23,9 @@ const HeaderRequestID = "X-Request-Id"
 // MaxBodyBytes bounds request bodies: larger ones are refused.
 const MaxBodyBytes = 1 << 20
 
-// statusOf is the one table from error code to HTTP status.
-var statusOf = map[string]int{
-	cfe.EINVALID:      http.StatusBadRequest,
-	cfe.ENOTFOUND:     http.StatusNotFound,
-	cfe.ECONFLICT:     http.StatusConflict,
-	cfe.EUNAUTHORIZED: http.StatusUnauthorized,
-	cfe.EFORBIDDEN:    http.StatusForbidden,
-	cfe.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	cfe.EINTERNAL:     http.StatusInternalServerError,
-}
-
-// Status is the HTTP status of an error code.
-func Status(code string) int { return statusOf[code] }
+// Status is the HTTP status of an error code: internal/httpcode's table, the
+// one the local module answers with too.
+func Status(code string) int { return httpcode.Status(code) }
 
 // ErrorBody is the error shape outside the PDF endpoint (ENGINEERING-NOTES:
 // {error, code, details, request_id}).
@@ -95,7 +86,7 @@ func WriteError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", RequestID(r), "err", err)
 	}
 	details := cfe.ListedFields(err)
-	WriteJSON(w, statusOf[code], ErrorBody{Error: cfe.ErrorMessage(err), Code: code, Details: details, RequestID: RequestID(r)})
+	WriteJSON(w, httpcode.Status(code), ErrorBody{Error: cfe.ErrorMessage(err), Code: code, Details: details, RequestID: RequestID(r)})
 }
 
 // WritePDFError answers err in the PDF endpoint's shape.
@@ -104,7 +95,7 @@ func WritePDFError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err
 	if code == cfe.EINTERNAL {
 		log.Error("pdf request failed", "request_id", RequestID(r), "err", err)
 	}
-	WriteJSON(w, statusOf[code], pdfErrorBody{Error: cfe.ErrorMessage(err)})
+	WriteJSON(w, httpcode.Status(code), pdfErrorBody{Error: cfe.ErrorMessage(err)})
 }
 
 // DecodeJSON reads a JSON body into v, refusing unknown shapes with EINVALID.
