@@ -8,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 BUILD_DATE ?= $(shell date -u $${SOURCE_DATE_EPOCH:+-d @$$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 # The Windows agent is a GUI-subsystem program (no console window; see
-# cmd/cfe-agent/console_windows.go) with its resources (icon, version,
+# internal/console) with its resources (icon, version,
 # manifest) from WINRES_SYSO, which the winres target generates.
 WINDOWS_LDFLAGS := $(LDFLAGS) -H=windowsgui
 WINRES      := $(GO) tool -modfile=tools/go.mod go-winres

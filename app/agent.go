@@ -13,6 +13,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
+	"github.com/cfe-agent/cfe-agent/internal/machinezone"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
@@ -122,6 +123,7 @@ func OpenLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 		Signer: issuingSigner(a.Signer, a.CertErr),
 		Emisor: a.Profile.Emisor,
 		Tax:    taxConfig(a.Profile.Tax),
+		Zone:   machinezone.Read,
 	})
 	return a, nil
 }

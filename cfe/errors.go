@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Error codes shared by every adapter. localapi maps each to one HTTP status.
+// Error codes shared by every adapter. internal/httpcode maps each to one
+// HTTP status and back, at the HTTP edge.
 const (
 	EINVALID      = "invalid"
 	ENOTFOUND     = "not_found"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/httpcode"
 )
 
 // APIError is an answer of the service other than a success, as it came.
@@ -36,11 +37,11 @@ func (e *APIError) Error() string {
 	return s
 }
 
-// toError wraps e in the *cfe.Error of its status (cfe.CodeForHTTPStatus: a
+// toError wraps e in the *cfe.Error of its status (httpcode.Code: a
 // 429 or a 5xx other than 500 means "not now"), with the service's own
 // message for the user.
 func (e *APIError) toError(op string) *cfe.Error {
-	return &cfe.Error{Code: cfe.CodeForHTTPStatus(e.Status), Op: op, Message: e.Message, Fields: e.Details, Respuesta: e.Respuesta, Err: e}
+	return &cfe.Error{Code: httpcode.Code(e.Status), Op: op, Message: e.Message, Fields: e.Details, Respuesta: e.Respuesta, Err: e}
 }
 
 // errorBody covers every error shape of the service: {error, code, details,

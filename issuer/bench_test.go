@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/issuer"
+	"github.com/cfe-agent/cfe-agent/internal/gctune"
 )
 
 // Benchmarks of the durable issue path, with what bounds it for comparison.
 // Run: go test -run '^$' -bench . -benchtime 3s ./issuer/
 // The numbers and the command go to BENCHMARKS.md. Every benchmark runs with
-// the agent's runtime settings (TuneRuntime).
+// the agent's runtime settings (gctune.Apply).
 
 // BenchmarkIssue is the whole path (validate, number, XML, sign, fsynced
 // commit) from one caller.
@@ -140,7 +140,7 @@ func BenchmarkRSA2048(b *testing.B) {
 func tuned(b *testing.B) {
 	gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
 	debug.SetGCPercent(gc)
-	issuer.TuneRuntime()
+	gctune.Apply()
 	b.Cleanup(func() { debug.SetGCPercent(gc); debug.SetMemoryLimit(limit) })
 }
 

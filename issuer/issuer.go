@@ -44,7 +44,10 @@ type Config struct {
 	Tax    cfe.TaxConfig
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// Zone reads the machine's time zone; MachineZone when nil.
+	// Zone reads the machine's time zone (the agent's is
+	// internal/machinezone.Read); the issuer signs only when the zone it
+	// reports passes ZoneStatus.OK. Without one the zone is unknown, and
+	// every CFE is rejected with code 96.
 	Zone func(now time.Time) ZoneStatus
 }
 
@@ -60,10 +63,15 @@ func New(cfg Config) *Issuer {
 		cfg.Now = time.Now
 	}
 	if cfg.Zone == nil {
-		cfg.Zone = MachineZone
+		cfg.Zone = unknownZone
 	}
 	return &Issuer{cfg: cfg}
 }
+
+// unknownZone is Config.Zone when none is given: a zone that is not known
+// fails the rule (fail closed), so an issuer wired without a zone reader
+// signs nothing.
+func unknownZone(time.Time) ZoneStatus { return ZoneStatus{Source: "none"} }
 
 // Result is the outcome of a successful signing.
 type Result struct {

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
@@ -210,6 +212,31 @@ func TestIssuer_TimeZone(t *testing.T) {
 				t.Fatalf("the rejection consumed a number: next is %d, want 1", n)
 			}
 		})
+	}
+}
+
+// TestIssuer_NoZoneReader: an issuer wired without a zone reader
+// (Config.Zone nil) cannot tell the machine's zone, and signs nothing: 96,
+// nothing stored, no number taken.
+func TestIssuer_NoZoneReader(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	blind := issuer.New(issuer.Config{
+		Store:  h.db,
+		Signer: signerAdapter{Signer: h.signer},
+		Emisor: func() cfe.Emisor { return testEmisor },
+		Tax:    cfe.DefaultTaxConfig(),
+		Now:    func() time.Time { return testNow },
+	})
+	_, err := blind.Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, "nozone-1")))
+	if cfe.RespuestaOf(err) != cfe.RespZonaHoraria || !strings.Contains(cfe.ErrorMessage(err), "desconocida") {
+		t.Fatalf("want codigo 96 for an unknown zone, got %v (%s)", err, cfe.RespuestaOf(err))
+	}
+	if _, err := h.db.FindByUUID(context.Background(), "nozone-1"); cfe.ErrorCode(err) != cfe.ENOTFOUND {
+		t.Fatalf("a rejected request was stored: %v", err)
+	}
+	if n := nextNumber(t, h, "nozone-2"); n != 1 {
+		t.Fatalf("the rejection consumed a number: next is %d, want 1", n)
 	}
 }
 

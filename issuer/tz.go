@@ -2,19 +2,20 @@ package issuer
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
+// The signing rule on the machine's time zone: the issuer signs only when the
+// zone is America/Montevideo at -03:00, and otherwise rejects with code 96
+// before a number is reserved. Reading the zone is the operating system's
+// side (internal/machinezone), injected as Config.Zone.
+
 // RequiredZone is the only zone in which the agent signs: Uruguay's.
 const RequiredZone = "America/Montevideo"
 
-// ZoneStatus is what the machine's time zone looks like now.
+// ZoneStatus is what the machine's time zone looks like now: what
+// Config.Zone reports.
 type ZoneStatus struct {
 	Name   string // IANA name (or the Windows zone name) found on the machine; "" if unknown
 	Source string // where the name came from: "TZ", "/etc/localtime", "registry", ...
@@ -57,67 +58,4 @@ func isMontevideo(name string) bool {
 		return true
 	}
 	return false
-}
-
-// MachineZone reads the machine's time zone: the TZ environment variable when it
-// is set, otherwise the operating system's setting. The offset is the one in
-// force at now in that zone.
-func MachineZone(now time.Time) ZoneStatus {
-	if tz, ok := os.LookupEnv("TZ"); ok {
-		return zoneFromTZ(tz, now)
-	}
-	name, src := systemZoneName()
-	_, off := now.In(time.Local).Zone()
-	return ZoneStatus{Name: name, Source: src, Offset: off}
-}
-
-// zoneFromTZ interprets a TZ value the way the C library and Go do: empty means
-// UTC, a leading ':' is dropped, and the rest names a zoneinfo file.
-func zoneFromTZ(tz string, now time.Time) ZoneStatus {
-	tz = strings.TrimPrefix(tz, ":")
-	if tz == "" {
-		return ZoneStatus{Name: "UTC", Source: "TZ", Offset: 0}
-	}
-	name := tz
-	if filepath.IsAbs(tz) {
-		name = zoneNameFromPath(tz)
-	}
-	loc, err := loadLocation(name)
-	if err != nil {
-		// An unknown zone makes the C library and Go fall back to UTC.
-		return ZoneStatus{Name: tz, Source: "TZ", Offset: 0}
-	}
-	_, off := now.In(loc).Zone()
-	return ZoneStatus{Name: name, Source: "TZ", Offset: off}
-}
-
-// locations caches the zones loaded by name: time.LoadLocation reads and
-// parses the zoneinfo file on every call, and MachineZone runs on every
-// signature. A zone's rules change only with an update of the system's time
-// zone data, which a running Go process does not see for its local zone
-// either.
-var locations sync.Map // name → *time.Location
-
-func loadLocation(name string) (*time.Location, error) {
-	if loc, ok := locations.Load(name); ok {
-		return loc.(*time.Location), nil
-	}
-	loc, err := time.LoadLocation(name)
-	if err == nil {
-		locations.Store(name, loc)
-	}
-	return loc, err
-}
-
-// zoneNameFromPath turns /usr/share/zoneinfo/America/Montevideo (or a link to
-// it) into America/Montevideo.
-func zoneNameFromPath(p string) string {
-	if target, err := filepath.EvalSymlinks(p); err == nil {
-		p = target
-	}
-	if i := strings.Index(p, "zoneinfo/"); i >= 0 {
-		name := p[i+len("zoneinfo/"):]
-		return strings.TrimPrefix(strings.TrimPrefix(name, "posix/"), "right/")
-	}
-	return p
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/httpcode"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
@@ -18,22 +19,12 @@ var (
 	errMethod    = errors.New("method not allowed")     // 405
 )
 
-// codeStatus is the one table from a cfe error code to an HTTP status.
-var codeStatus = map[string]int{
-	cfe.EINVALID:      http.StatusBadRequest,
-	cfe.ENOTFOUND:     http.StatusNotFound,
-	cfe.ECONFLICT:     http.StatusConflict,
-	cfe.EUNAUTHORIZED: http.StatusUnauthorized,
-	cfe.EFORBIDDEN:    http.StatusForbidden,
-	cfe.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	cfe.EINTERNAL:     http.StatusInternalServerError,
-}
-
 // statusOf returns the HTTP status of an error answered as a protocol
-// error: the table above, refined for the invalid requests that HTTP names
-// with a status of their own (405, 413, 415) and for a printer that failed
-// a job of POST /pdf (502). Functional outcomes of /sign-cfe do not come here: they are
-// answered with 200 and their codigo_respuesta.
+// error: its code's (httpcode.Status, the one table from code to status),
+// refined for the invalid requests that HTTP names with a status of their
+// own (405, 413, 415) and for a printer that failed a job of POST /pdf (502).
+// Functional outcomes of /sign-cfe do not come here: they are answered with
+// 200 and their codigo_respuesta.
 func statusOf(err error) int {
 	var tooBig *http.MaxBytesError
 	switch {
@@ -48,10 +39,7 @@ func statusOf(err error) int {
 	case errors.Is(err, errThrottled):
 		return http.StatusTooManyRequests
 	}
-	if st, ok := codeStatus[cfe.ErrorCode(err)]; ok {
-		return st
-	}
-	return http.StatusInternalServerError
+	return httpcode.Status(cfe.ErrorCode(err))
 }
 
 // errorWriter writes err, with HTTP status status, in one response shape.

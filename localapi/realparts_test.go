@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/machinezone"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
@@ -93,7 +94,7 @@ func signingPartsAt(t testing.TB, path string, certFrom time.Time) (*store.DB, *
 		t.Fatal(err)
 	}
 	iss := issuer.New(issuer.Config{Store: db, Signer: dgiSigner{sg},
-		Emisor: func() cfe.Emisor { return testEmisor }, Tax: cfe.DefaultTaxConfig(), Now: clock})
+		Emisor: func() cfe.Emisor { return testEmisor }, Tax: cfe.DefaultTaxConfig(), Now: clock, Zone: machinezone.Read})
 	return db, iss
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/machinezone"
 	"github.com/cfe-agent/cfe-agent/internal/throttle"
 	"github.com/cfe-agent/cfe-agent/issuer"
 )
@@ -72,7 +73,7 @@ type ServerConfig struct {
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// Zone reads the machine's time zone; issuer.MachineZone when nil.
+	// Zone reads the machine's time zone; machinezone.Read when nil.
 	Zone func(now time.Time) issuer.ZoneStatus
 
 	// StatusPage, when set, answers GET / for browsers (requests that accept
@@ -174,7 +175,7 @@ func NewServer(cfg ServerConfig) *Server {
 		cfg.Now = time.Now
 	}
 	if cfg.Zone == nil {
-		cfg.Zone = issuer.MachineZone
+		cfg.Zone = machinezone.Read
 	}
 	s := &Server{
 		cfg:     cfg,

@@ -13,5 +13,10 @@
 // Windows, IsService tells whether the process was started by the service
 // control manager and Run runs the agent under it.
 //
+// SignalReady and SignalStopping tell whoever started the agent when it
+// serves and when it closes: the Windows service's ready function (carried
+// in the run context, WithReady) and systemd's notification socket (the
+// unit is Type=notify).
+//
 // The package is a leaf: it imports nothing of the project.
 package service

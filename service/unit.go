@@ -62,7 +62,7 @@ func SystemdUnit(c Config) ([]byte, error) {
 	line("StartLimitBurst=5")
 	line("")
 	line("[Service]")
-	// The agent sends READY=1 once it serves (signalReady): "systemctl
+	// The agent sends READY=1 once it serves (SignalReady): "systemctl
 	// start" returns then, and reports a start that fails.
 	line("Type=notify")
 	line("NotifyAccess=main")

@@ -8,9 +8,11 @@ import (
 	"os"
 
 	"github.com/cfe-agent/cfe-agent/app"
-	"github.com/cfe-agent/cfe-agent/issuer"
+	"github.com/cfe-agent/cfe-agent/internal/gctune"
+	"github.com/cfe-agent/cfe-agent/internal/instance"
 	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/service"
 	"github.com/cfe-agent/cfe-agent/tray"
 )
 
@@ -34,9 +36,9 @@ type Main struct {
 
 	log     *logs.Log
 	runner  *runner
-	release func() // the data directory's instance lock (instance.go)
+	release func() // the data directory's instance lock (internal/instance)
 	// stopWindowErr says why Windows' stop messages cannot reach the agent
-	// (stopwindow_windows.go); Run logs it.
+	// (internal/winstop); Run logs it.
 	stopWindowErr error
 }
 
@@ -70,7 +72,8 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	release, err := singleInstance(ctx, os.Stdout, dataDir, m.Serve.headless, m.Serve.autostart)
+	release, err := instance.Take(ctx, instance.Start{DataDir: dataDir, Out: os.Stdout, Headless: m.Serve.headless,
+		Autostarted: m.Serve.autostart, Locate: runFileOfPID(dataDir), Open: tray.OpenDefault})
 	if err != nil {
 		return err
 	}
@@ -101,7 +104,7 @@ func (m *Main) Open(ctx context.Context) error {
 // closes everything in reverse order. The server and the store are up
 // before the tray appears. With Serve.headless it never shows the tray.
 func (m *Main) Run(ctx context.Context) error {
-	issuer.TuneRuntime()
+	gctune.Apply()
 	if err := m.Open(ctx); err != nil {
 		if errors.Is(err, errShownRunning) {
 			return nil
@@ -110,7 +113,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer m.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
 	r := m.runner
-	signalReady(ctx, r.log) // the Windows service reports Running now; systemd's start returns
+	service.SignalReady(ctx, r.log) // the Windows service reports Running now; systemd's start returns
 	if m.stopWindowErr != nil {
 		r.log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
 	}
@@ -139,7 +142,7 @@ func (m *Main) Run(ctx context.Context) error {
 			r.log.Error("the tray failed: stopping", "err", err)
 		}
 	}
-	signalStopping(r.log)
+	service.SignalStopping(r.log)
 	if cause := context.Cause(ctx); cause != nil {
 		r.log.Info("shutting down", "reason", cause.Error())
 	} else {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/instance"
 	"github.com/cfe-agent/cfe-agent/service"
 )
 
@@ -39,8 +40,8 @@ func startService(name string) error {
 // lock (the Global mutex): the service would stop at once. It takes the lock
 // only to see it is free, and releases it.
 func checkInstanceFree(dataDir string) error {
-	release, err := lockInstance(dataDir)
-	if errors.Is(err, errInstanceHeld) {
+	release, err := instance.Lock(dataDir)
+	if errors.Is(err, instance.ErrHeld) {
 		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "service", Err: err,
 			Message: "otro agente CFE usa la carpeta de datos del servicio (" + dataDir + "): cierre el agente de la " +
 				"bandeja («Salir» en el menú de su ícono) antes de iniciar el servicio"}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/instance"
 )
 
 // TestCheckInstanceFree: "service start" refuses while a (tray) agent holds
@@ -17,7 +18,7 @@ func TestCheckInstanceFree(t *testing.T) {
 	// Only the path names the mutex: no directory is created (Wine 8
 	// cannot remove t.TempDir's).
 	dir := fmt.Sprintf(`C:\cfe-agent-test\%s-%d`, t.Name(), time.Now().UnixNano())
-	release, err := lockInstance(dir)
+	release, err := instance.Lock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestCheckInstanceFree(t *testing.T) {
 	if err := checkInstanceFree(dir); err != nil {
 		t.Fatalf("checkInstanceFree with the lock free = %v", err)
 	}
-	again, err := lockInstance(dir)
+	again, err := instance.Lock(dir)
 	if err != nil {
 		t.Fatalf("checkInstanceFree kept the lock: %v", err)
 	}

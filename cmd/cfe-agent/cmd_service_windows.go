@@ -38,7 +38,7 @@ func executeRoot(ctx context.Context, root *cobra.Command) error {
 }
 
 // withReady returns ctx carrying ready, which Main.Run calls once the agent
-// serves (signalReady, ready.go).
+// serves (service.SignalReady).
 func withReady(ctx context.Context, ready func()) context.Context {
-	return context.WithValue(ctx, readyKey{}, ready)
+	return service.WithReady(ctx, ready)
 }

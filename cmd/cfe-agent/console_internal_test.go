@@ -3,6 +3,7 @@ package main
 import "testing"
 
 func TestConsoleWanted(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want bool

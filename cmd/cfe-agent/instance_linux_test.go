@@ -17,6 +17,7 @@ import (
 // refuses with a Spanish error, and once the first one stops the lock is
 // free again.
 func TestAgent_SingleInstance(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "xdg-open")
 	dataDir := t.TempDir()
 	opened := filepath.Join(t.TempDir(), "opened")

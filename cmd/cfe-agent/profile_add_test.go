@@ -64,6 +64,7 @@ func caeFile(t *testing.T, ruc, name string) string {
 // a bad answer to each kind of check: it asks again until the answer is
 // valid, and the profile it writes works.
 func TestProfileAdd_interactive(t *testing.T) {
+	t.Parallel()
 	const ruc = "219999830019"
 	now := time.Now()
 	dataDir := t.TempDir()
@@ -143,6 +144,7 @@ func TestProfileAdd_interactive(t *testing.T) {
 // TestProfileAdd_flags: every answer as an option, without questions; a
 // bad one fails and leaves nothing behind.
 func TestProfileAdd_flags(t *testing.T) {
+	t.Parallel()
 	const ruc = "219999830019"
 	now := time.Now()
 	cert := certFile(t, ruc, now.Add(-time.Hour), now.AddDate(1, 0, 0))
@@ -169,6 +171,7 @@ func TestProfileAdd_flags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dataDir := t.TempDir()
 			env := agentEnv("CFE_AGENT_DATA_DIR=" + dataDir)
 			if out, code := runCLI(t, env, "profile", "list"); code != 0 {

@@ -65,7 +65,9 @@ func (n *notifySocket) next(t *testing.T, what string) string {
 // nothing when its start fails (the port is held), so "systemctl start"
 // reports the failure instead of a service that is not there.
 func TestAgent_SystemdNotify(t *testing.T) {
+	t.Parallel()
 	t.Run("ready once serving, stopping at stop", func(t *testing.T) {
+		t.Parallel()
 		n := listenNotify(t)
 		env := procEnv(t, t.TempDir(), "NOTIFY_SOCKET="+n.path)
 		stderr := &syncBuffer{}
@@ -120,6 +122,7 @@ func TestAgent_SystemdNotify(t *testing.T) {
 	})
 
 	t.Run("failed start sends nothing", func(t *testing.T) {
+		t.Parallel()
 		held, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

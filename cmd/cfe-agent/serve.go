@@ -15,6 +15,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/autostart"
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/winstop"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/logs"
@@ -28,7 +29,7 @@ type serveOptions struct {
 	listen   string // --listen overrides the profile's address
 	headless bool   // --headless: never the tray
 	// --autostart: started by an autostart entry; exits 0 quietly when
-	// another agent runs on the data directory (instance.go).
+	// another agent runs on the data directory (internal/instance).
 	autostart bool
 }
 
@@ -62,8 +63,8 @@ func addServeCommands(root *cobra.Command, opts *app.Options) {
 // Main.Run (agentmain.go).
 func runAgent(ctx context.Context, opts app.Options, so serveOptions) error {
 	// On Windows a hidden window turns taskkill's WM_CLOSE and the end of
-	// the session into the same stop (stopwindow_windows.go).
-	ctx, closed, err := watchStopMessages(ctx)
+	// the session into the same stop (internal/winstop).
+	ctx, closed, err := winstop.Watch(ctx)
 	defer closed()
 	m := NewMain(opts, so)
 	m.stopWindowErr = err

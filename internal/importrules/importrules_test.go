@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -30,9 +31,10 @@ var allowed = map[string][]string{
 	"store":    {"cfe", "internal/durable"},
 	"pdf":      {"cfe", "assets"},
 	"printer":  {"cfe"},
-	"hosted":   {"cfe"},
+	"hosted":   {"cfe", "internal/httpcode"},
 	"profiles": {"cfe", "internal/durable"},
-	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle"},
+	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle",
+		"internal/httpcode", "internal/machinezone"},
 	// The local module's wire types: types only, over cfe.
 	"localapi/apitype": {"cfe"},
 	// The agent's self-assessment: pure functions from plain facts to the
@@ -43,8 +45,12 @@ var allowed = map[string][]string{
 	"escpos": {"cfe", "pdf"},
 	// printing, the printing use case, drives the renderers and the spooler.
 	"printing": {"cfe", "escpos", "pdf", "printer"},
+	// profile add's use case checks the answers with the signer (certificate,
+	// CAE files) and the spooler (the machine's printers) and writes the
+	// profile through profiles.
+	"internal/profilesetup": {"cfe", "printer", "profiles", "signer"},
 	// The local module's one client: wire types over HTTP, not the server.
-	"localapi/localclient": {"cfe", "localapi/apitype"},
+	"localapi/localclient": {"cfe", "localapi/apitype", "internal/httpcode"},
 	// tray reads the state report's wire types; the agent implements its
 	// Agent in-process.
 	"tray": {"cfe", "assets", "localapi/apitype"},
@@ -66,7 +72,25 @@ var allowed = map[string][]string{
 	"sandbox/dgi":     {"cfe", "signer", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
 	"sandbox/account": {"cfe", "sandbox/web"},
 	// Internal helpers.
-	"internal/durable":               {},
+	"internal/durable": {},
+	// httpcode is the HTTP edge of cfe's codes (code → status for servers,
+	// status → code for clients): cfe itself imports no net/http.
+	"internal/httpcode": {"cfe"},
+	// The OS side of the issuer's zone check: it fills issuer.ZoneStatus
+	// (the port the issuer declares) from TZ, /etc/localtime or the
+	// registry; the issuer itself reads nothing of the OS.
+	"internal/machinezone": {"issuer"},
+	// The agent's OS plumbing, which cmd/cfe-agent calls: one agent per data
+	// directory (the lock, the holder's process id, what a second start does;
+	// its errors are cfe.Errors); Windows' stop messages as the run context's
+	// cancellation (the service, service.IsService, is stopped by its manager
+	// instead); the Windows agent's standard handles; the garbage-collector
+	// settings of a signing process (which the issue path's benchmarks apply
+	// too).
+	"internal/instance":              {"cfe"},
+	"internal/winstop":               {"service"},
+	"internal/console":               {},
+	"internal/gctune":                {},
 	"internal/throttle":              {},
 	"internal/powercut":              {},
 	"internal/wintest":               {}, // tests only: the Windows build under Wine
@@ -134,7 +158,8 @@ func TestImportRules(t *testing.T) {
 }
 
 // TestImportRules_cfeIsTheDomain: cfe's whole dependency tree holds no
-// project package (go list -deps, not only direct imports).
+// project package (go list -deps, not only direct imports), nor net/http:
+// the HTTP statuses of its codes are internal/httpcode's.
 func TestImportRules_cfeIsTheDomain(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
@@ -143,9 +168,38 @@ func TestImportRules_cfeIsTheDomain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, module) && dep != module+"cfe" {
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"cfe") {
+		t.Fatal("go list -deps cfe does not list cfe itself: has its output changed?")
+	}
+	for _, dep := range deps {
+		if (strings.HasPrefix(dep, module) && dep != module+"cfe") || dep == "net/http" {
 			t.Errorf("cfe depends on %s", dep)
+		}
+	}
+}
+
+// TestImportRules_issuerReadsNoOS: the issuing use case reads nothing of
+// the operating system: not the machine's zone (internal/machinezone, the
+// Windows registry), which comes through Config.Zone. Checked for Windows,
+// where the registry would be linked.
+func TestImportRules_issuerReadsNoOS(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	cmd := exec.Command("go", "list", "-deps", module+"issuer")
+	cmd.Env = append(os.Environ(), "GOOS=windows")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"issuer") {
+		t.Fatal("go list -deps issuer does not list issuer itself: has its output changed?")
+	}
+	for _, f := range []string{module + "internal/machinezone", "golang.org/x/sys/windows/registry"} {
+		if slices.Contains(deps, f) {
+			t.Errorf("issuer depends on %s", f)
 		}
 	}
 }

@@ -165,7 +165,7 @@ func TestWine_Agent(t *testing.T) {
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	// Wine hands the Linux environment to the Windows program: TZ sets both
-	// Wine's clock zone and the agent's (issuer.MachineZone reads TZ first).
+	// Wine's clock zone and the agent's (machinezone.Read reads TZ first).
 	// Wine's registry zone for -03:00 is "Argentina Standard Time" (its first
 	// match), which the agent would refuse; TZ is what a test can set.
 	montevideo := "TZ=America/Montevideo"
@@ -224,7 +224,7 @@ func TestWine_Agent(t *testing.T) {
 			"Representacion impresa de prueba sin valor fiscal")
 
 		// taskkill without /f posts WM_CLOSE to the agent's hidden stop
-		// window (cmd/cfe-agent/stopwindow_windows.go), as an installer or
+		// window (internal/winstop), as an installer or
 		// Task Manager's "End task" would.
 		runFile := filepath.Join(dataDir, "run", "sandbox.json")
 		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/httpcode"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
@@ -76,10 +77,10 @@ func (e *StatusError) Error() string {
 	return msg
 }
 
-// toError wraps e in the *cfe.Error of its status (cfe.CodeForHTTPStatus, as
+// toError wraps e in the *cfe.Error of its status (httpcode.Code, as
 // hosted reads the hosted service's), with the module's own message for the user.
 func (e *StatusError) toError(op string) *cfe.Error {
-	code := cfe.CodeForHTTPStatus(e.StatusCode)
+	code := httpcode.Code(e.StatusCode)
 	msg := e.Message
 	if msg == "" {
 		msg = fmt.Sprintf("el módulo local respondió HTTP %d", e.StatusCode)

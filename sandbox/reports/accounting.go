@@ -149,7 +149,7 @@ func accountingLines(x exportRow) [][]string {
 		}
 		out = append(out, []string{
 			strconv.FormatInt(rec.ID, 10), rec.FchEmis.String(), strconv.Itoa(int(rec.Type)), rec.Serie, strconv.FormatInt(rec.Nro, 10),
-			tipoDoc, spreadsheetText(rcp.DocRecep + rcp.DocRecepExt), t.TpoMoneda, cambio, p.rate, pct,
+			tipoDoc, spreadsheetText(rcp.DocRecep + rcp.DocRecepExt), t.Currency(), cambio, p.rate, pct,
 			money(p.net.Mul(sign)), money(p.iva.Mul(sign)), money(p.expo.Mul(sign)), money(p.nontax.Mul(sign)),
 			money(p.other.Mul(sign)), money(total.Mul(sign)), annulled,
 		})

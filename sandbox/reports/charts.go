@@ -1,13 +1,9 @@
 package reports
 
 import (
-	"bytes"
-	"encoding/xml"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -50,7 +46,7 @@ const (
 	chartMonths = 12
 	// chartBaseCurrency is always among a chart's currencies, so that a
 	// company without CFEs still gets its zeros.
-	chartBaseCurrency = "UYU"
+	chartBaseCurrency = cfe.CurrencyUYU
 )
 
 // Chart granularities, as the answer names them.
@@ -163,57 +159,16 @@ type chartEntry struct {
 	amount   decimal.Decimal // signed
 }
 
-// entryOf reads the currency and amount of a stored CFE.
+// entryOf reads the currency and amount of a stored CFE (cfe.ReadIssuedTotal:
+// Totales' TpoMoneda and MntTotal in one streaming pass that stops at the end
+// of Totales; UYU when the CFE names no currency).
 func entryOf(c *data.CFERecord, period string) (chartEntry, error) {
-	currency, total, err := chartFields(c.XML)
+	t, err := cfe.ReadIssuedTotal(c.XML)
 	if err != nil {
 		return chartEntry{}, &cfe.Error{Code: cfe.EINTERNAL, Op: "sandbox.chart", Message: "no se pudo leer un CFE guardado", Err: err}
 	}
-	if currency == "" {
-		currency = chartBaseCurrency
-	}
-	return chartEntry{period: period, tipo: c.Type, currency: currency,
-		amount: total.Mul(decimal.NewFromInt(int64(cfe.SaleSign(c.Type))))}, nil
-}
-
-// chartFields reads TpoMoneda and MntTotal of a signed CFE's
-// Encabezado/Totales (absent: "" and 0). It stops at the end of Totales,
-// which comes before the lines and the signature: reading the whole CFE
-// with cfe.ParseXML for two fields made the charts of a few hundred CFEs
-// take tenths of a second.
-func chartFields(doc []byte) (currency string, total decimal.Decimal, err error) {
-	dec := xml.NewDecoder(bytes.NewReader(doc))
-	var path []string
-	var text []byte
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", decimal.Zero, fmt.Errorf("sandbox: Totales not found in a stored CFE: %w", err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			path = append(path, t.Name.Local)
-			text = text[:0]
-		case xml.CharData:
-			text = append(text, t...)
-		case xml.EndElement:
-			n := len(path)
-			if n >= 3 && path[n-3] == "Encabezado" && path[n-2] == "Totales" {
-				switch path[n-1] {
-				case "TpoMoneda":
-					currency = strings.TrimSpace(string(text))
-				case "MntTotal":
-					if total, err = decimal.NewFromString(strings.TrimSpace(string(text))); err != nil {
-						return "", decimal.Zero, fmt.Errorf("sandbox: MntTotal of a stored CFE: %w", err)
-					}
-				}
-			}
-			if n >= 2 && path[n-2] == "Encabezado" && path[n-1] == "Totales" {
-				return currency, total, nil
-			}
-			path = path[:n-1]
-		}
-	}
+	return chartEntry{period: period, tipo: c.Type, currency: t.Currency,
+		amount: t.MntTotal.Mul(decimal.NewFromInt(int64(cfe.SaleSign(c.Type))))}, nil
 }
 
 func (ch *Charts) answer(w http.ResponseWriter, r *http.Request, granularity string) {

@@ -81,7 +81,7 @@ var exportColumns = []exportColumn{
 		return textOrNil(r.DocRecep + r.DocRecepExt)
 	}},
 	{"receptorNombre", "Receptor", kindText, func(x exportRow) any { return textOrNil(x.receptor().RznSocRecep) }},
-	{"moneda", "Moneda", kindText, func(x exportRow) any { return textOrNil(x.doc.Totales.TpoMoneda) }},
+	{"moneda", "Moneda", kindText, func(x exportRow) any { return x.doc.Totales.Currency() }},
 	{"tipoCambio", "Tipo de cambio", kindAmount, func(x exportRow) any { return amount(x.doc.Totales.TpoCambio) }},
 	{"montoNoGravado", "No gravado (exento)", kindAmount, func(x exportRow) any { return amount(x.doc.Totales.MntNoGrv) }},
 	{"montoExportacion", "Exportación y asimiladas", kindAmount, func(x exportRow) any { return amount(x.doc.Totales.MntExpoyAsim) }},

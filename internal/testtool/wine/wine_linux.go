@@ -126,7 +126,7 @@ func (p *Prefix) create(gcc string) {
 	}
 	// Wine's null graphics driver: without a display (no X server in CI)
 	// Wine refuses to create any window unless told to use it, and the
-	// agent's hidden stop window (cmd/cfe-agent/stopwindow_windows.go) is
+	// agent's hidden stop window (internal/winstop) is
 	// what taskkill's WM_CLOSE reaches.
 	reg := exec.CommandContext(ctx, p.wine, "reg", "add", `HKCU\Software\Wine\Drivers`, "/v", "Graphics", "/d", "null", "/f")
 	reg.Env = p.Env()

@@ -1,4 +1,4 @@
-package main
+package winstop
 
 import (
 	"context"
@@ -13,34 +13,6 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/service"
 )
-
-// How a Windows program is asked to stop, and how the agent answers:
-//
-//   - taskkill without /f, Task Manager's "End task" and an installer's
-//     restart manager post WM_CLOSE to the process's top-level windows;
-//   - log-off, restart and shutdown send WM_QUERYENDSESSION, then
-//     WM_ENDSESSION, to every top-level window, and end the process once it
-//     has answered WM_ENDSESSION (or after about 5 s);
-//   - a console the agent is attached to sends Ctrl+C, Ctrl+Break or its
-//     close, which Go's runtime turns into SIGINT and SIGTERM (main's
-//     signal.NotifyContext catches both; for the close the runtime holds the
-//     console's handler until the process exits).
-//
-// The GUI-subsystem agent has no window of its own when it runs headless, so
-// nothing would reach it: stopWindow gives it a hidden top-level window (not a
-// message-only window: those get neither the session messages nor taskkill's
-// WM_CLOSE) whose messages cancel the run context, the same stop as SIGTERM.
-// On WM_ENDSESSION the window also waits (at most endSessionWait) until the
-// agent has closed its store and log, so Windows does not end it half-way.
-//
-// The tray's own window (fyne systray) answers WM_ENDSESSION by removing the
-// icon and calling its exit callback, which tray.Run leaves empty: it does not
-// stop the agent, and is not meant to. Both windows get the message; the stop
-// window's cancel ends tray.Run (its loop watches the context), then Main.Run
-// closes as for any other stop: one path.
-//
-// The service does not get the window: the service control manager stops it
-// (service.Run's Stop and Shutdown).
 
 // stopWindowClass is the hidden window's class name; tests find the window
 // by it.
@@ -142,12 +114,13 @@ var registerStopClass = sync.OnceValue(func() error {
 	return nil
 })
 
-// watchStopMessages returns ctx canceled when Windows asks the (non-service)
-// agent to stop through its hidden window, and done, which the caller calls
-// once the agent has closed: it lets a waiting WM_ENDSESSION return and
-// destroys the window. Without a window (none could be made) ctx stops only
-// on signals, and the error says why.
-func watchStopMessages(ctx context.Context) (context.Context, func(), error) {
+// Watch returns ctx canceled when Windows asks the (non-service) agent to
+// stop through its hidden window, and done, which the caller calls once the
+// agent has closed: it lets a waiting WM_ENDSESSION return and destroys the
+// window. Without a window (none could be made) ctx stops only on signals,
+// and the error says why. Under the service control manager it does
+// nothing: the manager stops the service.
+func Watch(ctx context.Context) (context.Context, func(), error) {
 	if service.IsService() {
 		return ctx, func() {}, nil
 	}

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package issuer
+package machinezone
 
 import (
 	"os"

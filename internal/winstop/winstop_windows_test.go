@@ -1,4 +1,4 @@
-package main
+package winstop
 
 import (
 	"context"
@@ -34,9 +34,9 @@ func findStopWindow(t *testing.T) uintptr {
 	return hwnd
 }
 
-func TestWatchStopMessages_windows(t *testing.T) {
+func TestWatch_windows(t *testing.T) {
 	t.Run("WM_CLOSE cancels the run context", func(t *testing.T) {
-		ctx, done, err := watchStopMessages(context.Background())
+		ctx, done, err := Watch(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestWatchStopMessages_windows(t *testing.T) {
 	})
 
 	t.Run("WM_QUERYENDSESSION agrees and stops nothing; WM_ENDSESSION stops and waits for the close", func(t *testing.T) {
-		ctx, done, err := watchStopMessages(context.Background())
+		ctx, done, err := Watch(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package main
+package instance
 
 import (
 	"crypto/sha256"
@@ -10,13 +10,13 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// instanceMutexName names the data directory's mutex. It lives in the Global
+// mutexName names the data directory's mutex. It lives in the Global
 // namespace so that the service (session 0) and a cashier's tray agent (their
 // own session) exclude each other. The folder is named by its final path
 // (finalPath: 8.3 names, junctions and symbolic links resolved), else, when
 // it cannot be opened, by its cleaned absolute path; paths are compared
 // case-insensitively, as Windows does.
-func instanceMutexName(dataDir string) string {
+func mutexName(dataDir string) string {
 	dir, err := finalPath(dataDir)
 	if err != nil {
 		dir = dataDir
@@ -68,12 +68,13 @@ func finalPath(dir string) (string, error) {
 	}
 }
 
-// lockInstance creates the data directory's named mutex; errInstanceHeld when
+// Lock creates the data directory's named mutex; ErrHeld when
 // it exists already (another agent, maybe in another session or as the
 // service, whose mutex this user may not even open). Windows destroys the
-// mutex with the last handle: a crashed agent leaves no stale lock.
-func lockInstance(dataDir string) (func(), error) {
-	name, err := windows.UTF16PtrFromString(instanceMutexName(dataDir))
+// mutex with the last handle: a crashed agent leaves no stale lock. The
+// function returned releases it.
+func Lock(dataDir string) (func(), error) {
+	name, err := windows.UTF16PtrFromString(mutexName(dataDir))
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func lockInstance(dataDir string) (func(), error) {
 		if h != 0 {
 			_ = windows.CloseHandle(h)
 		}
-		return nil, errInstanceHeld
+		return nil, ErrHeld
 	}
 	if err != nil {
 		return nil, err

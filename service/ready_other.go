@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package service
 
 // Only systemd (Linux) is notified: elsewhere these states go nowhere.
 const (

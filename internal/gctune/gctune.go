@@ -1,4 +1,9 @@
-package issuer
+// Package gctune holds the garbage-collector settings of a process whose
+// main work is signing CFEs. They are the program's choice, not the issuing
+// use case's: the agent applies them when it starts serving
+// (cmd/cfe-agent), and the issue path's benchmarks apply them too, so that
+// they measure the path as the agent runs it. The package is a leaf.
+package gctune
 
 import (
 	"os"
@@ -18,12 +23,10 @@ const (
 	memoryLimit = 256 << 20
 )
 
-// TuneRuntime sets the garbage collector for a process that signs CFEs: a
-// larger heap growth between collections, under a soft memory limit of
-// 256 MiB. Settings the user gave in GOGC or GOMEMLIMIT are left alone. The
-// agent calls it once when it starts serving; the benchmarks call it too, so
-// they measure the issue path as the agent runs it.
-func TuneRuntime() {
+// Apply sets the garbage collector for a process that signs CFEs: a larger
+// heap growth between collections, under a soft memory limit of 256 MiB.
+// Settings the user gave in GOGC or GOMEMLIMIT are left alone.
+func Apply() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}

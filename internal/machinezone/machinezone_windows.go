@@ -1,6 +1,6 @@
 //go:build windows
 
-package issuer
+package machinezone
 
 import "golang.org/x/sys/windows/registry"
 
@@ -12,7 +12,7 @@ func systemZoneName() (name, source string) {
 	if err != nil {
 		return "", "desconocido"
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	v, _, err := k.GetStringValue("TimeZoneKeyName")
 	if err != nil {
 		return "", "desconocido"

@@ -1,4 +1,4 @@
-package main
+package service
 
 import "github.com/coreos/go-systemd/v22/daemon"
 
