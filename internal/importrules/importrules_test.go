@@ -45,6 +45,10 @@ var allowed = map[string][]string{
 	"escpos": {"cfe", "pdf"},
 	// printing, the printing use case, drives the renderers and the spooler.
 	"printing": {"cfe", "escpos", "pdf", "printer"},
+	// verifier, the verification use case (cfe-agent verify), checks any
+	// issuer's signed files with the signer, DGI's schemas (cfe/xsdvalid)
+	// and the accredited CAs the binary carries (assets); it needs no agent.
+	"verifier": {"cfe", "cfe/xsdvalid", "signer", "assets"},
 	// profile add's use case checks the answers with the signer (certificate,
 	// CAE files) and the spooler (the machine's printers) and writes the
 	// profile through profiles.
