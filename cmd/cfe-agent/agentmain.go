@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/cfe-agent/cfe-agent/app"
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/gctune"
 	"github.com/cfe-agent/cfe-agent/internal/instance"
 	"github.com/cfe-agent/cfe-agent/logs"
@@ -89,7 +90,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if err := r.open(ctx); err != nil {
 		// The service and the autostarted tray have no console for main's
 		// message: the log keeps the reason (in Spanish, as shown).
-		lg.Error("the agent could not start", "err", describe(err))
+		lg.Error("the agent could not start", "err", cfe.Describe(err))
 		lg.Close() //nolint:errcheck // the error that matters is err
 		release()
 		return err

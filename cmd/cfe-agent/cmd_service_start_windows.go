@@ -60,5 +60,5 @@ func checkServiceDataDir(dataDir string) error { return checkInstanceFree(dataDi
 // Event Log, where the service writes why it stopped); it unwraps to err.
 type describedError struct{ err error }
 
-func (e describedError) Error() string { return describe(e.err) }
+func (e describedError) Error() string { return cfe.Describe(e.err) }
 func (e describedError) Unwrap() error { return e.err }

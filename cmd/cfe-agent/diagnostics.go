@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -45,13 +43,4 @@ func newDiagnosticsCommand(opts *app.Options) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "`ARCHIVO` zip a escribir (si no se indica: <carpeta de datos>/diagnostics/cfe-agent-diagnostico-<fecha>.zip)")
 	return cmd
-}
-
-// doctorTo runs the doctor's checks (cfe-agent doctor) with opts, writing
-// them to w: the diagnostic archive's doctor.txt.
-func doctorTo(opts app.Options) func(ctx context.Context, w io.Writer) {
-	return func(ctx context.Context, w io.Writer) {
-		d := &doctor{w: w}
-		d.run(ctx, opts)
-	}
 }

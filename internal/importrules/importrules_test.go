@@ -106,8 +106,11 @@ var allowed = map[string][]string{
 	// The application: the agent's composition and use cases between the
 	// command line and the adapters, which it composes; no adapter imports
 	// it (docs/ARCHITECTURE.md).
-	"app": {"cfe", "escpos", "health", "hosted", "internal/durable", "issuer", "localapi/apitype", "localapi/localclient",
-		"logs", "pdf", "printer", "printing", "profiles", "signer", "store"},
+	// Its use cases of the technician's commands (doctor, restore,
+	// recuperar, cert, cae, envelope, render…) drive the same adapters, and
+	// the doctor checks the certificate's chain with verifier's trust.
+	"app": {"cfe", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer", "localapi/apitype",
+		"localapi/localclient", "logs", "pdf", "printer", "printing", "profiles", "signer", "store", "verifier"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
 	"packaging": {"assets", "service"},
 }
