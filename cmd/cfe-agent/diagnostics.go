@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/app"
-	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 )
 
 // newDiagnosticsCommand builds "cfe-agent diagnostics".
@@ -17,21 +16,9 @@ func newDiagnosticsCommand(opts *app.Options) *cobra.Command {
 		Short: "Guarda un archivo .zip con registros, configuración (sin secretos) y estado para soporte técnico",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dataDir, cfg, _, err := app.LoadConfig(*opts)
+			src, err := app.CommandDiagnostics(*opts, version, doctorConfig(*opts))
 			if err != nil {
 				return err
-			}
-			src := app.DiagnosticsSource{Version: version, DataDir: dataDir, Config: cfg, Doctor: doctorTo(*opts)}
-			// The running agent, if any, answers at the address of its run
-			// file, else at the profile's.
-			if p, ok := cfg.ActiveProfile(); ok {
-				base := "http://" + p.Listen
-				if info, ok := app.ReadRunFile(dataDir, cfg.Active); ok {
-					base = info.BaseURL
-				}
-				if c, err := localclient.New(base, localclient.Options{}); err == nil {
-					src.State = c.State
-				}
 			}
 			path, err := app.ExportDiagnostics(cmd.Context(), src, output)
 			if err != nil {
