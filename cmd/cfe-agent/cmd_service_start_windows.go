@@ -22,7 +22,7 @@ func startService(name string) error {
 		return err
 	}
 	if st, err := service.Query(name); err == nil && !st.Running {
-		if err := checkInstanceFree(dataDir); err != nil {
+		if err := instance.FreeForService(dataDir); err != nil {
 			return err
 		}
 	}
@@ -36,25 +36,9 @@ func startService(name string) error {
 	return err
 }
 
-// checkInstanceFree refuses when another agent holds dataDir's instance
-// lock (the Global mutex): the service would stop at once. It takes the lock
-// only to see it is free, and releases it.
-func checkInstanceFree(dataDir string) error {
-	release, err := instance.Lock(dataDir)
-	if errors.Is(err, instance.ErrHeld) {
-		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: "service", Err: err,
-			Message: "otro agente CFE usa la carpeta de datos del servicio (" + dataDir + "): cierre el agente de la " +
-				"bandeja («Salir» en el menú de su ícono) antes de iniciar el servicio"}
-	}
-	if err == nil {
-		release()
-	}
-	return nil // another error is the service's to report
-}
-
 // checkServiceDataDir is "service install"'s check before it installs and
 // starts the service on dataDir: no other agent may hold it.
-func checkServiceDataDir(dataDir string) error { return checkInstanceFree(dataDir) }
+func checkServiceDataDir(dataDir string) error { return instance.FreeForService(dataDir) }
 
 // describedError is an error whose text is describe's (Spanish, for the
 // Event Log, where the service writes why it stopped); it unwraps to err.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/service"
 )
 
@@ -21,7 +22,7 @@ func executeRoot(ctx context.Context, root *cobra.Command) error {
 	if !service.IsService() {
 		return root.ExecuteContext(ctx)
 	}
-	return service.Run(serviceName, func(svcCtx context.Context, ready func()) error {
+	return service.Run(app.ServiceName, func(svcCtx context.Context, ready func()) error {
 		// Only the manager stops the service: Go's runtime turns a console
 		// CTRL_LOGOFF_EVENT, which services receive when any user logs
 		// off, into SIGTERM, and main's signal context would stop the

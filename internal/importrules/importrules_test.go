@@ -107,10 +107,13 @@ var allowed = map[string][]string{
 	// command line and the adapters, which it composes; no adapter imports
 	// it (docs/ARCHITECTURE.md).
 	// Its use cases of the technician's commands (doctor, restore,
-	// recuperar, cert, cae, envelope, render…) drive the same adapters, and
-	// the doctor checks the certificate's chain with verifier's trust.
-	"app": {"cfe", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer", "localapi/apitype",
-		"localapi/localclient", "logs", "pdf", "printer", "printing", "profiles", "signer", "store", "verifier"},
+	// recuperar, cert, cae, envelope, render…) drive the same adapters, the
+	// doctor checks the certificate's chain with verifier's trust, and the
+	// service and autostart use cases resolve, by the profiles' rules, what
+	// those OS adapters install.
+	"app": {"autostart", "cfe", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer",
+		"localapi/apitype", "localapi/localclient", "logs", "pdf", "printer", "printing", "profiles", "service", "signer",
+		"store", "verifier"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
 	"packaging": {"assets", "service"},
 }
