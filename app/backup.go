@@ -105,9 +105,10 @@ type BackupManager struct {
 	log *slog.Logger
 	now func() time.Time
 
-	run    sync.Mutex // one backup at a time
-	signed atomic.Int64
-	kick   chan struct{}
+	run sync.Mutex // one backup at a time
+	// base is the store's count of committed CFEs (store.DB.Committed)
+	// when the last automatic backup began: backup.every_n counts from it.
+	base atomic.Uint64
 
 	mu        sync.Mutex
 	lastAt    time.Time // the newest good backup, manual or automatic
@@ -117,8 +118,8 @@ type BackupManager struct {
 	lastErrAt time.Time
 }
 
-func NewBackupManager(a *Agent, log *slog.Logger) *BackupManager {
-	m := &BackupManager{a: a, cfg: a.Profile.Backup, log: log, now: time.Now, kick: make(chan struct{}, 1)}
+func newBackupManager(a *Agent, log *slog.Logger) *BackupManager {
+	m := &BackupManager{a: a, cfg: a.Profile.Backup, log: log, now: time.Now}
 	m.scan()
 	return m
 }
@@ -176,7 +177,7 @@ func (m *BackupManager) take(ctx context.Context, dir string, auto bool) (*store
 	m.run.Lock()
 	defer m.run.Unlock()
 	if auto {
-		m.signed.Store(0)
+		m.base.Store(m.a.DB.Committed())
 	}
 	now := m.now()
 	info, err := m.a.DB.Backup(ctx, filepath.Join(dir, BackupName(m.a.Name, now, auto)), m.a.BackupMeta(), agentRecordChecks())
@@ -206,26 +207,20 @@ func (m *BackupManager) take(ctx context.Context, dir string, auto bool) (*store
 	return info, nil
 }
 
-// NoteSigned counts a new signature toward backup.every_n.
-func (m *BackupManager) NoteSigned() {
-	if m == nil || !m.cfg.Enabled() || m.cfg.EveryN <= 0 {
-		return
-	}
-	if m.signed.Add(1) >= int64(m.cfg.EveryN) {
-		select {
-		case m.kick <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // Run takes the automatic backups until ctx ends: one at start when the
 // newest in the folder is older than the period (or there is none), then
-// one per period and one after every backup.every_n CFEs. A failure is
-// retried after backupRetry (at most the period).
+// one per period and one after every backup.every_n CFEs, counted from the
+// store's commits (store.DB.WatchCommits). A failure is retried after
+// backupRetry (at most the period).
 func (m *BackupManager) Run(ctx context.Context) {
 	if !m.cfg.Enabled() {
 		return
+	}
+	var commits <-chan struct{} // nil, never ready, without every_n
+	if m.cfg.EveryN > 0 {
+		c, stop := m.a.DB.WatchCommits()
+		defer stop()
+		commits = c
 	}
 	period := m.cfg.PeriodOrDefault()
 	var retryAt time.Time
@@ -242,8 +237,11 @@ func (m *BackupManager) Run(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C:
-		case <-m.kick:
+		case <-commits:
 			t.Stop()
+			if !m.countDue() {
+				continue
+			}
 		}
 		if _, err := m.take(ctx, m.cfg.Folder, true); err != nil {
 			retryAt = m.now().Add(min(backupRetry, period))
@@ -252,6 +250,12 @@ func (m *BackupManager) Run(ctx context.Context) {
 		retryAt = time.Time{}
 		m.rotate()
 	}
+}
+
+// countDue reports whether backup.every_n CFEs were committed since the
+// last automatic backup began.
+func (m *BackupManager) countDue() bool {
+	return m.a.DB.Committed()-m.base.Load() >= uint64(m.cfg.EveryN)
 }
 
 // rotate keeps the newest backup.keep automatic backups of the profile in
@@ -294,11 +298,11 @@ func backupState(a *Agent) *health.BackupStatus {
 	if a.Backups != nil {
 		return a.Backups.Status()
 	}
-	return NewBackupManager(a, slog.New(slog.DiscardHandler)).Status()
+	return newBackupManager(a, slog.New(slog.DiscardHandler)).Status()
 }
 
-// NewAdminToken returns a random token for POST /backup.
-func NewAdminToken() string {
+// newAdminToken returns a random token for POST /backup.
+func newAdminToken() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return hex.EncodeToString(b)

@@ -115,7 +115,7 @@ type CertView struct {
 
 func certViewOf(c *x509.Certificate, path string) CertView {
 	i := signer.CertInfo(c, time.Now())
-	return CertView{Path: path, Subject: i.Subject, Issuer: i.Issuer, RUC: i.RUC, Serial: i.SerialNumber,
+	return CertView{Path: path, Subject: i.SubjectDN, Issuer: i.Issuer, RUC: i.RUC, Serial: i.SerialNumber,
 		NotBefore: i.NotBefore, NotAfter: i.NotAfter, DaysLeft: i.DaysToExpiry, Test: i.Test}
 }
 
@@ -148,7 +148,7 @@ func ShowCertificate(ctx context.Context, opts Options, log *slog.Logger) (view 
 		}
 		p, _ := cfg.ActiveProfile()
 		return CertView{Path: p.Resolve(dataDir).Certificate.Path, Subject: c.SubjectDN, Issuer: c.Issuer,
-			RUC: c.RUC, Serial: c.SerialNumber, NotBefore: c.NotBefore, NotAfter: c.ExpiresAt, DaysLeft: c.DaysLeft,
+			RUC: c.RUC, Serial: c.SerialNumber, NotBefore: c.NotBefore, NotAfter: c.NotAfter, DaysLeft: c.DaysLeft,
 			Test: c.Test}, live, nil
 	}
 	a, err := Open(ctx, opts, log)

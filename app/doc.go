@@ -1,17 +1,34 @@
-// Package app is the agent's application layer: the composition of one
-// profile's parts (configuration, store, signer, issuer, hosted client:
-// Agent, Open) and the agent's use cases over them, between the command line
+// Package app is the agent's application: the composition of one profile's
+// parts and the agent's use cases over them, between the command line
 // (cmd/cfe-agent, which parses flags into Options and wires the adapters)
-// and the adapters and domain below it.
+// and the domain and adapters below it.
 //
-// It holds what the running agent does besides serving HTTP: the outbox's
-// deliverer, backups and their schedule, printing's wiring, the printer
-// listing, the state the local module reports, diagnostics, and the run
-// file and live-agent lookup that one-shot commands use to find a running
-// agent.
+// Agent (Open) is one profile's configuration, store, signer, issuer and
+// hosted client; one-shot commands open it, use it and close it. Runner keeps
+// the running agent's Session open — the Agent, its Facade, the local module
+// that serves the Facade (which cmd/cfe-agent builds: the application knows
+// no HTTP), and the background work: the outbox's deliverer, the numbering
+// check, automatic backups, the daily archive — and reopens it when the tray
+// switches the profile or the default printer; it implements tray.Agent
+// in-process.
+//
+// Facade is the one in-process entry to a serving agent's use cases:
+// signing, the state report (built with health.Report from the agent's
+// facts), printing and the tray's reprint, the printer listing, the status
+// page's view and backups. The local module calls it through the interfaces
+// it declares, the tray through the Runner, the status page through
+// StatusPage: all of them see the same answers.
+//
+// The store's commit notification (store.DB.WatchCommits) wakes the
+// deliverer and drives backup.every_n: no decorator around signing.
+//
+// Besides, the package holds what the technician's commands share with the
+// running agent: the run file and the lookup of a running agent (Live), the
+// backup helpers, printing's wiring from a profile, and the diagnostic
+// archive.
 //
 // app imports the domain (cfe), the use cases (issuer, printing), the
-// adapters it composes and the wire types of the state report
-// (localapi/apitype); it never imports the HTTP server (localapi) nor the
-// command line, which import it.
+// adapters it composes, health, the state report's wire types and their
+// client, and tray for the port it implements; never the HTTP server
+// (localapi), and nothing but cmd/cfe-agent imports it.
 package app

@@ -37,7 +37,7 @@ func (d *doctor) certificate(p profiles.Profile, r *apitype.StateReport, running
 			cmp.Or(r.CertificateError, "sin certificado"))
 	case c != nil && serial != "" && c.SerialNumber != "" && c.SerialNumber != serial:
 		d.line(CheckWarn, check, "el agente en ejecución usa otro certificado (%s, serie %s, vence el %s): reinícielo para usar el del perfil",
-			c.Subject, c.SerialNumber, c.ExpiresAt.UTC().Format(time.DateOnly))
+			c.CommonName, c.SerialNumber, c.NotAfter.UTC().Format(time.DateOnly))
 	}
 }
 
@@ -112,7 +112,7 @@ func certFilesProblem(c profiles.Certificate) string {
 
 // certRefusal says why a certificate that loads cannot sign for the
 // profile, "" when it can.
-func certRefusal(p profiles.Profile, i signer.CertSummary) string {
+func certRefusal(p profiles.Profile, i cfe.CertSummary) string {
 	who := i.CommonName
 	switch {
 	case i.NotYetValid:

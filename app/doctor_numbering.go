@@ -117,12 +117,12 @@ func (d *doctor) quarantine(r *apitype.StateReport) {
 	for _, q := range o.Quarantine {
 		name := "con uuid " + q.UUID
 		if q.Nombre != "" {
-			name = fmt.Sprintf("%s %s-%d (uuid %s)", q.Nombre, q.Serie, q.Numero, q.UUID)
+			name = fmt.Sprintf("%s %s-%d (uuid %s)", q.Nombre, q.Serie, q.Nro, q.UUID)
 		}
 		d.line(CheckFail, "comprobante dañado", "%s, en cuarentena desde el %s: %s; no se envía al servicio en la nube ni se imprime, "+
 			"y su número sigue usado. Recupérelo con «cfe-agent recuperar %s»: lo busca en %s y después en el servicio en la nube; "+
-			"con «--copia ARCHIVO» use otra copia de seguridad que lo tenga", name, q.Desde.In(cfe.Montevideo).Format("02/01/2006 15:04"),
-			q.Motivo, q.UUID, where)
+			"con «--copia ARCHIVO» use otra copia de seguridad que lo tenga", name, q.Since.In(cfe.Montevideo).Format("02/01/2006 15:04"),
+			q.Reason, q.UUID, where)
 	}
 	if more := o.Quarantined - len(o.Quarantine); more > 0 {
 		d.line(CheckFail, "comprobante dañado", "y %d comprobantes dañados más en cuarentena: con tantos, el archivo de datos está muy dañado; restaure una copia de seguridad («cfe-agent restore»)", more)

@@ -28,10 +28,12 @@ func NewHostedClient(h profiles.Hosted, log *slog.Logger) (*hosted.Client, error
 	})
 }
 
-// NewDeliverer returns the outbox deliverer of a serving agent, nil without
+// newDeliverer returns the outbox deliverer of a serving agent, nil without
 // a hosted service. Without credentials it sends nothing and only keeps the
-// service's reachability known; signed CFEs stay in the outbox.
-func NewDeliverer(a *Agent) *hosted.Deliverer {
+// service's reachability known; signed CFEs stay in the outbox. The store's
+// commit notification wakes it (wake, from store.DB.WatchCommits), so a
+// signed CFE leaves at once instead of at the next poll.
+func newDeliverer(a *Agent, wake <-chan struct{}) *hosted.Deliverer {
 	if a.Hosted == nil {
 		a.Log.Warn("no hosted service in the profile: signed CFEs stay in the local outbox")
 		return nil
@@ -43,7 +45,7 @@ func NewDeliverer(a *Agent) *hosted.Deliverer {
 	}
 	log := a.Log.With("component", "outbox")
 	a.Deliverer = hosted.NewDeliverer(hosted.DelivererConfig{Outbox: newLoggedOutbox(a.DB, log), Client: a.Hosted,
-		Logger: log})
+		Wake: wake, Logger: log})
 	return a.Deliverer
 }
 
@@ -101,11 +103,11 @@ func (a *Agent) settleNumbering(ctx context.Context) error {
 	return a.DB.ResumeNumbering(ctx, "the hosted service "+a.Hosted.BaseURL().String(), lasts)
 }
 
-// CheckNumbering runs settleNumbering once, bounded, before the agent
+// checkNumbering runs settleNumbering once, bounded, before the agent
 // serves. While the store stays held it returns a function that keeps
 // asking in the background until the service answers or ctx ends; nil
 // otherwise.
-func (a *Agent) CheckNumbering(ctx context.Context) func(context.Context) {
+func (a *Agent) checkNumbering(ctx context.Context) func(context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, numberingCheckTimeout)
 	err := a.settleNumbering(cctx)
 	cancel()

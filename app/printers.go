@@ -17,19 +17,19 @@ import (
 // SystemPrintersTimeout bounds the question to the spooler of GET /printers.
 const SystemPrintersTimeout = 5 * time.Second
 
-// Printers answers GET /printers from the profile's printers and the
+// printerList answers GET /printers from the profile's printers and the
 // machine's spooler.
-type Printers struct {
+type printerList struct {
 	name    string           // the profile's name
 	profile profiles.Profile // resolved
 }
 
-// NewPrinters lists the printers of a's profile.
-func NewPrinters(a *Agent) Printers { return Printers{name: a.Name, profile: a.Profile} }
+// newPrinterList lists the printers of a's profile.
+func newPrinterList(a *Agent) printerList { return printerList{name: a.Name, profile: a.Profile} }
 
 // Printers implements localapi.PrinterList. The spooler is asked on every
 // call: a printer's state is what matters, and it changes.
-func (l Printers) Printers(ctx context.Context) (*apitype.PrintersReport, error) {
+func (l printerList) Printers(ctx context.Context) (*apitype.PrintersReport, error) {
 	m, err := PrinterManager(l.profile)
 	if err != nil {
 		return nil, err

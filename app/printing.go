@@ -14,12 +14,12 @@ import (
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
-// NewPrinting builds what POST /pdf needs from an open agent: its store, the
+// newPrinting builds what POST /pdf needs from an open agent: its store, the
 // profile's templates and printers. Folders of directory printers are made
 // when missing. A profile whose templates or printers cannot be used (a
 // logo that cannot be read) does not stop the agent from signing: the
 // problem is logged, and /pdf answers 503 with it.
-func NewPrinting(a *Agent) PrintService {
+func newPrinting(a *Agent) PrintService {
 	catalog, err := TemplateCatalog(a.Profile)
 	if err != nil {
 		a.Log.Warn("print templates not usable: printing is disabled", "err", err)

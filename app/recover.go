@@ -123,7 +123,7 @@ func needsRecovery(ctx context.Context, db *store.DB, uuid string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(held, func(q store.Quarantined) bool { return q.UUID == uuid }) {
+	if !slices.ContainsFunc(held, func(q cfe.Quarantined) bool { return q.UUID == uuid }) {
 		return &cfe.Error{Code: cfe.ECONFLICT, Message: fmt.Sprintf("el comprobante %s %s-%d (uuid %s) se puede leer: no hay nada que recuperar",
 			is.Type.Name(), is.Serie, is.Nro, uuid)}
 	}

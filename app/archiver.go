@@ -1,11 +1,9 @@
-package main
+package app
 
 import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/cfe-agent/cfe-agent/app"
 )
 
 // archiveFirstRun is how long after the start the daily archive first runs:
@@ -17,7 +15,7 @@ const archiveFirstRun = 2 * time.Minute
 // (profiles.Archive) to the yearly archives, once a day while the agent
 // serves, until ctx ends. Only delivered CFEs move (store.DB.Archive); a
 // failure is logged and retried the next day.
-func runArchiver(ctx context.Context, a *app.Agent, log *slog.Logger) {
+func runArchiver(ctx context.Context, a *Agent, log *slog.Logger) {
 	if a.Profile.Archive.Disabled {
 		return
 	}

@@ -1,11 +1,8 @@
-package main
+package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/xml"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,47 +11,37 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/cfe-agent/cfe-agent/app"
-	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
-// statusPage is the embedded status page, parsed once.
-var statusPage = assets.NewStatusPage()
+// The status page (GET / for browsers) shows the state report, today's sales
+// and the last receipts, with every date, number and amount written the
+// Uruguayan way by this code (not by the browser's locale). The application
+// writes it out (Facade.StatusPage: statusView); the local module renders
+// the embedded page from it (localapi.NewStatusPage), and the page's script
+// fetches it again every few seconds and swaps its content in.
 
-// statusPageHandler answers GET / for browsers: the status page, rendered
-// here from the local module's state report and the store, with every date,
-// number and amount written the Uruguayan way by this code (not by the
-// browser's locale). The page's script fetches it again every few seconds
-// and swaps its content in.
-type statusPageHandler struct {
-	printer string // the reprint buttons print here
-	db      *store.DB
-	// report is the local module's state report (localapi.Server.Report);
-	// set once the server exists, before it serves.
-	report func(ctx context.Context) *apitype.StateReport
-	sales  salesCache
-	now    func() time.Time
+// statusPage is what the status page of one Facade remembers between
+// requests: today's sales and the currencies of older receipts.
+type statusPage struct {
+	sales salesCache
 
 	mu         sync.Mutex
 	currencies map[string]string // uuid → currency of receipts signed before today
 }
 
-// maxCurrencies bounds the handler's memory of older receipts' currencies.
+// maxCurrencies bounds the page's memory of older receipts' currencies.
 const maxCurrencies = 1000
 
-// newStatusPage returns the status page of an open agent; its report must be
-// set before the server serves.
-func newStatusPage(a *app.Agent) *statusPageHandler {
-	return &statusPageHandler{printer: a.Profile.DefaultPrinter, db: a.DB, now: time.Now}
-}
-
-func (h *statusPageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rep := h.report(r.Context())
-	now := h.now()
-	sales, err := h.sales.today(r.Context(), h.db, cfe.DateOf(now.In(cfe.Montevideo)))
+// StatusPage writes out what the status page shows (localapi.StatusView):
+// the default printer of its reprint buttons and the view (statusView) of
+// the state report, today's sales and the recent receipts, as of now.
+func (f *Facade) StatusPage(ctx context.Context) (printer string, view any) {
+	rep := f.report(ctx)
+	now := f.now()
+	sales, err := f.page.sales.today(ctx, f.a.DB, cfe.DateOf(now.In(cfe.Montevideo)))
 	if err != nil {
 		// The chart is the least of the page: show the rest without it.
 		sales = nil
@@ -65,31 +52,20 @@ func (h *statusPageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return c
 			}
 		}
-		return h.currencyOf(r.Context(), uuid)
+		return f.page.currencyOf(ctx, f.a.DB, uuid)
 	}
-	var buf bytes.Buffer
-	if err := statusPage.Template.Execute(&buf, statusPage.Data(h.printer, newStatusView(rep, sales, currency, now))); err != nil {
-		http.Error(w, "no se pudo mostrar la página de estado", http.StatusInternalServerError)
-		return
-	}
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/html; charset=utf-8")
-	hdr.Set("Content-Security-Policy", statusPage.CSP)
-	hdr.Set("Cache-Control", "no-store")
-	hdr.Set("Referrer-Policy", "no-referrer")
-	hdr.Set("X-Frame-Options", "DENY")
-	w.Write(buf.Bytes()) //nolint:errcheck // the client went away
+	return f.a.Profile.DefaultPrinter, newStatusView(rep, sales, currency, now)
 }
 
 // currencyOf reads the currency of an older receipt from the store once; ""
 // when it cannot be read (the amount is then shown without one).
-func (h *statusPageHandler) currencyOf(ctx context.Context, uuid string) string {
+func (h *statusPage) currencyOf(ctx context.Context, db *store.DB, uuid string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.currencies[uuid]; ok {
 		return c
 	}
-	is, err := h.db.FindByUUID(ctx, uuid)
+	is, err := db.FindByUUID(ctx, uuid)
 	if err != nil {
 		return ""
 	}
@@ -222,12 +198,12 @@ func newStatusView(rep *apitype.StateReport, sales *salesToday, currency func(uu
 		v.Warnings = append(v.Warnings, viewWarning{Text: w, Error: rep.Status == apitype.HealthError && isBlocking(w)})
 	}
 	if c := rep.Certificate; c != nil {
-		v.CertSubject, v.CertRUC = c.Subject, c.RUC
+		v.CertSubject, v.CertRUC = c.CommonName, c.RUC
 		days := "días"
 		if c.DaysLeft == 1 || c.DaysLeft == -1 {
 			days = "día"
 		}
-		v.CertExpires = fmt.Sprintf("%s (%s %s)", formatDate(cfe.DateOf(c.ExpiresAt.In(cfe.Montevideo))), formatInt(int64(c.DaysLeft)), days)
+		v.CertExpires = fmt.Sprintf("%s (%s %s)", formatDate(cfe.DateOf(c.NotAfter.In(cfe.Montevideo))), formatInt(int64(c.DaysLeft)), days)
 	}
 	if rep.Receipts.LastSignedAt != nil {
 		v.LastSigned = formatDateTime(*rep.Receipts.LastSignedAt)
@@ -384,21 +360,11 @@ func (c *salesCache) today(ctx context.Context, db *store.DB, day cfe.Date) (*sa
 	return s, nil
 }
 
-// currencyOf reads the currency (Totales/TpoMoneda) of a signed CFE; UYU
-// when it names none.
+// currencyOf is the currency of a signed CFE (cfe.ReadIssuedTotal: TpoMoneda,
+// UYU when absent); UYU too for XML this agent signed and cannot read back.
 func currencyOf(signed []byte) string {
-	dec := xml.NewDecoder(bytes.NewReader(signed))
-	for {
-		tok, err := dec.Token()
-		if err != nil { // the end, or XML this agent signed and cannot read back: no currency named
-			return "UYU"
-		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "TpoMoneda" {
-			var code string
-			if err := dec.DecodeElement(&code, &se); err != nil || strings.TrimSpace(code) == "" {
-				return "UYU"
-			}
-			return strings.TrimSpace(code)
-		}
+	if t, err := cfe.ReadIssuedTotal(signed); err == nil {
+		return t.Currency
 	}
+	return cfe.CurrencyUYU
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -15,8 +15,6 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/cfe-agent/cfe-agent/app"
-	"github.com/cfe-agent/cfe-agent/logs"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
@@ -141,10 +139,11 @@ func TestRunner_open(t *testing.T) {
 		var opening atomic.Bool
 		var probes sync.WaitGroup
 		results := make(chan error, 100)
-		r := &runner{opts: app.Options{DataDir: dataDir, Listen: addr}, dataDir: dataDir, redactor: &logs.Redactor{},
-			log: slog.New(probeEachStep{opening: &opening, addr: addr, probes: &probes, results: results})}
+		log := slog.New(probeEachStep{opening: &opening, addr: addr, probes: &probes, results: results})
+		r := NewRunner(RunnerConfig{Options: Options{DataDir: dataDir, Listen: addr}, DataDir: dataDir, Log: log,
+			Module: testModule(log)})
 		opening.Store(true)
-		err := r.open(context.Background())
+		err := r.Open(context.Background())
 		opening.Store(false)
 		probes.Wait()
 		close(results)
@@ -166,7 +165,7 @@ func TestRunner_open(t *testing.T) {
 		if r.cur.a.Deliverer == nil {
 			t.Errorf("opening %d: a profile with a hosted service has no deliverer", i+1)
 		}
-		r.close()
+		r.Close()
 	}
 }
 
@@ -203,19 +202,16 @@ func TestRunner_UseProfile(t *testing.T) {
 // openTestRunner opens a runner on the default profile in a temporary data
 // directory, listening on a free loopback port, with no agent variables
 // from the environment; the test's clean-up closes it under its lock.
-func openTestRunner(t *testing.T) *runner {
+func openTestRunner(t *testing.T) *Runner {
 	t.Helper()
 	clearAgentEnv(t)
 	dataDir := t.TempDir()
-	r := &runner{opts: app.Options{DataDir: dataDir, Listen: "127.0.0.1:0"}, dataDir: dataDir,
-		log: slog.New(slog.DiscardHandler), redactor: &logs.Redactor{}}
-	if err := r.open(context.Background()); err != nil {
+	log := slog.New(slog.DiscardHandler)
+	r := NewRunner(RunnerConfig{Options: Options{DataDir: dataDir, Listen: "127.0.0.1:0"}, DataDir: dataDir, Log: log,
+		Module: testModule(log)})
+	if err := r.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		r.mu.Lock()
-		r.close()
-		r.mu.Unlock()
-	})
+	t.Cleanup(r.Close)
 	return r
 }

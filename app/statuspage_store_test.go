@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -55,6 +55,7 @@ func commitSale(t *testing.T, db *store.DB, day cfe.Date, typ cfe.Type, uuid, cu
 }
 
 func TestSalesCache_today(t *testing.T) {
+	t.Parallel()
 	day := cfe.Date{Year: 2026, Month: time.November, Day: 24}
 	at := func(h, m int) time.Time { return time.Date(2026, time.November, 24, h, m, 0, 0, cfe.Montevideo) }
 	db := salesStore(t, day)
@@ -94,11 +95,11 @@ func TestSalesCache_today(t *testing.T) {
 	}
 
 	// A receipt of another day: its currency from the store, once.
-	h := &statusPageHandler{db: db}
-	if got := h.currencyOf(context.Background(), "u-yesterday"); got != "USD" {
+	h := &statusPage{}
+	if got := h.currencyOf(context.Background(), db, "u-yesterday"); got != "USD" {
 		t.Errorf("currency of yesterday's receipt %q, want USD", got)
 	}
-	if got := h.currencyOf(context.Background(), "no-such-uuid"); got != "" {
+	if got := h.currencyOf(context.Background(), db, "no-such-uuid"); got != "" {
 		t.Errorf("currency of an unknown receipt %q, want none", got)
 	}
 	if h.currencies["u-yesterday"] != "USD" {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"strings"
@@ -12,6 +12,7 @@ import (
 )
 
 func TestFormatInt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n    int64
 		want string
@@ -26,6 +27,7 @@ func TestFormatInt(t *testing.T) {
 }
 
 func TestFormatMoney(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cur, amount, want string
 	}{
@@ -43,6 +45,7 @@ func TestFormatMoney(t *testing.T) {
 }
 
 func TestFormatDate(t *testing.T) {
+	t.Parallel()
 	if got := formatDate(cfe.Date{Year: 2028, Month: time.November, Day: 4}); got != "04/11/2028" {
 		t.Errorf("formatDate = %q", got)
 	}
@@ -62,6 +65,7 @@ func TestFormatDate(t *testing.T) {
 }
 
 func TestCurrencyOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, xml, want string
 	}{
@@ -79,6 +83,7 @@ func TestCurrencyOf(t *testing.T) {
 }
 
 func TestStatusView_addCAE(t *testing.T) {
+	t.Parallel()
 	until := cfe.Date{Year: 2028, Month: time.November, Day: 24}
 	cases := []struct {
 		name    string
@@ -119,6 +124,7 @@ func TestStatusView_addCAE(t *testing.T) {
 }
 
 func TestNewSalesChart(t *testing.T) {
+	t.Parallel()
 	day := cfe.Date{Year: 2026, Month: time.November, Day: 24}
 	s := &salesToday{day: day, others: map[string]decimal.Decimal{"USD": decimal.RequireFromString("152.5"), "EUR": decimal.RequireFromString("10")}}
 	s.hours[9] = decimal.RequireFromString("1470")
@@ -173,6 +179,7 @@ func TestNewSalesChart(t *testing.T) {
 }
 
 func TestPendingAge(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[int64]string{0: "", 30: " (el más antiguo hace menos de 1 min)", 125: " (el más antiguo hace 2 min)",
 		3*3600 + 7*60: " (el más antiguo hace 3 h 7 min)", 1200 * 3600: " (el más antiguo hace 1.200 h 0 min)"} {
 		if got := pendingAge(s); got != want {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func TestRunner_PrintDamaged(t *testing.T) {
 	}
 
 	r.mu.Lock()
-	path := r.cur.a.Config.StorePath(r.dataDir, r.cur.a.Name)
+	path := r.cur.a.Config.StorePath(r.cfg.DataDir, r.cur.a.Name)
 	r.close()
 	r.mu.Unlock()
 	testtool.DamageStoredCFE(t, path, "reimpresion-1", testtool.StoredXML)
