@@ -74,7 +74,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	release, err := instance.Take(ctx, instance.Start{DataDir: dataDir, Out: os.Stdout, Headless: m.Serve.headless,
-		Autostarted: m.Serve.autostart, Locate: runFileOfPID(dataDir), Open: tray.OpenDefault})
+		Autostarted: m.Serve.autostart, Locate: app.RunFileOfPID(dataDir), Open: tray.OpenDefault})
 	if err != nil {
 		return err
 	}

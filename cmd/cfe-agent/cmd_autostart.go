@@ -9,9 +9,6 @@ import (
 	"github.com/cfe-agent/cfe-agent/autostart"
 )
 
-// autostartName names the agent's autostart entry (app.AutostartName).
-const autostartName = app.AutostartName
-
 func newAutostartCommand(opts *app.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:       "autostart enable|disable|status",
@@ -22,14 +19,14 @@ func newAutostartCommand(opts *app.Options) *cobra.Command {
 			out := cmd.OutOrStdout()
 			switch args[0] {
 			case "enable", "disable":
-				if err := setAutostart(*opts, args[0] == "enable"); err != nil {
+				if err := app.SetAutostart(*opts, args[0] == "enable"); err != nil {
 					return err
 				}
 			case "status":
 			default:
 				return fmt.Errorf("acción desconocida %q: use enable, disable o status", args[0])
 			}
-			st, err := autostart.Query(autostartName)
+			st, err := autostart.Query(app.AutostartName)
 			if err != nil {
 				return err
 			}
@@ -39,7 +36,3 @@ func newAutostartCommand(opts *app.Options) *cobra.Command {
 	}
 	return cmd
 }
-
-// setAutostart turns the agent's per-user autostart entry on or off
-// (app.SetAutostart).
-func setAutostart(opts app.Options, on bool) error { return app.SetAutostart(opts, on) }

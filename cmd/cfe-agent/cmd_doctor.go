@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"log/slog"
 
 	"github.com/spf13/cobra"
@@ -41,10 +40,4 @@ func doctorConfig(opts app.Options) app.DoctorConfig {
 		defer func() { _ = srv.Close() }()
 		return app.StateAt(ctx, srv.BaseURL())
 	}}
-}
-
-// doctorTo runs the doctor's checks (cfe-agent doctor) with opts, writing
-// them to w: the diagnostic archive's doctor.txt.
-func doctorTo(opts app.Options) func(ctx context.Context, w io.Writer) {
-	return func(ctx context.Context, w io.Writer) { app.WriteDoctor(ctx, doctorConfig(opts), w) }
 }

@@ -36,7 +36,7 @@ func newServiceCommand(opts *app.Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkServiceDataDir(c.DataDir); err != nil {
+			if err := app.CheckServiceDataDir(c.DataDir); err != nil {
 				return err
 			}
 			if err := service.Install(c); err != nil {
@@ -97,7 +97,7 @@ func newServiceCommand(opts *app.Options) *cobra.Command {
 	}
 	cmd.AddCommand(install,
 		control("uninstall", "Detiene y quita el servicio (la carpeta de datos queda)", "desinstalar", "desinstalado (los datos quedan)", service.Uninstall),
-		control("start", "Inicia el servicio instalado", "iniciar", "iniciado", startService),
+		control("start", "Inicia el servicio instalado", "iniciar", "iniciado", app.StartService),
 		control("stop", "Detiene el servicio instalado", "detener", "detenido", service.Stop),
 		status, unit)
 	return cmd

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/app"
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/service"
 )
 
@@ -43,3 +44,10 @@ func executeRoot(ctx context.Context, root *cobra.Command) error {
 func withReady(ctx context.Context, ready func()) context.Context {
 	return service.WithReady(ctx, ready)
 }
+
+// describedError is an error whose text is describe's (Spanish, for the
+// Event Log, where the service writes why it stopped); it unwraps to err.
+type describedError struct{ err error }
+
+func (e describedError) Error() string { return cfe.Describe(e.err) }
+func (e describedError) Unwrap() error { return e.err }

@@ -1,20 +1,11 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
-
-// recoverer serves POST /recuperar in the running agent (app.Recoverer).
-type recoverer struct{ a *app.Agent }
-
-func (r recoverer) Recover(ctx context.Context, req apitype.RecoverRequest) (*apitype.RecoverResult, error) {
-	return app.Recoverer{A: r.a}.Recover(ctx, req)
-}
 
 func newRecoverCommand(opts *app.Options) *cobra.Command {
 	var req apitype.RecoverRequest

@@ -121,7 +121,9 @@ var allowed = map[string][]string{
 	// doctor checks the certificate's chain with verifier's trust, and the
 	// service and autostart use cases resolve, by the profiles' rules, what
 	// those OS adapters install.
-	"app": {"autostart", "cfe", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer",
+	// On Windows, starting the service first checks that no tray agent holds
+	// its data directory (internal/instance).
+	"app": {"autostart", "cfe", "escpos", "health", "hosted", "internal/durable", "internal/instance", "internal/machinezone", "issuer",
 		"localapi/apitype", "localapi/localclient", "logs", "pdf", "printer", "printing", "profiles", "service", "signer",
 		"store", "tray", "verifier"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
