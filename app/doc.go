@@ -25,10 +25,19 @@
 // Besides, the package holds what the technician's commands share with the
 // running agent: the run file and the lookup of a running agent (Live), the
 // backup helpers, printing's wiring from a profile, and the diagnostic
-// archive.
+// archive. And it holds the technician's commands as use cases: Doctor,
+// TakeBackup, Restore, Recover, WriteEnvelope, ImportCAEFiles, CAERows,
+// MarkUsedElsewhere, ImportCertificate, ShowCertificate, Render,
+// ListPrinters, ArchiveYears, CommandDiagnostics, ServiceConfig,
+// StartService and SetAutostart take their inputs and return structured
+// results; they print nothing, and a result's Write gives the technician's
+// Spanish lines, so the command only parses flags and writes. (verify needs
+// no agent and is the verifier package.)
 //
-// app imports the domain (cfe), the use cases (issuer, printing), the
-// adapters it composes, health, the state report's wire types and their
-// client, and tray for the port it implements; never the HTTP server
-// (localapi), and nothing but cmd/cfe-agent imports it.
+// app imports the domain (cfe), the use cases (issuer, printing, verifier),
+// the adapters it composes, health, the state report's wire types and their
+// client, tray for the port it implements, and the OS adapters service and
+// autostart with internal/instance for the technician's service commands;
+// never the HTTP server (localapi), and nothing but cmd/cfe-agent imports
+// it.
 package app

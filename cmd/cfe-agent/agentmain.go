@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/cfe-agent/cfe-agent/app"
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/gctune"
 	"github.com/cfe-agent/cfe-agent/internal/instance"
 	"github.com/cfe-agent/cfe-agent/logs"
@@ -73,7 +74,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	release, err := instance.Take(ctx, instance.Start{DataDir: dataDir, Out: os.Stdout, Headless: m.Serve.headless,
-		Autostarted: m.Serve.autostart, Locate: runFileOfPID(dataDir), Open: tray.OpenDefault})
+		Autostarted: m.Serve.autostart, Locate: app.RunFileOfPID(dataDir), Open: tray.OpenDefault})
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if err := r.Open(ctx); err != nil {
 		// The service and the autostarted tray have no console for main's
 		// message: the log keeps the reason (in Spanish, as shown).
-		lg.Error("the agent could not start", "err", describe(err))
+		lg.Error("the agent could not start", "err", cfe.Describe(err))
 		lg.Close() //nolint:errcheck // the error that matters is err
 		release()
 		return err

@@ -155,8 +155,8 @@ func TestAgent_ListenAddresses(t *testing.T) {
 			m.Close()
 			t.Fatal("the agent opened on a LAN address without LAN mode")
 		}
-		if !strings.Contains(describe(err), "lan") {
-			t.Fatalf("error %q does not name the lan setting", describe(err))
+		if !strings.Contains(cfe.Describe(err), "lan") {
+			t.Fatalf("error %q does not name the lan setting", cfe.Describe(err))
 		}
 	})
 }
@@ -192,8 +192,8 @@ func TestMain_Open(t *testing.T) {
 			m.Close()
 			t.Fatal("the agent opened with a profile the configuration does not have")
 		}
-		if cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(describe(err), `"caja9"`) {
-			t.Errorf("error %v (%s), want EINVALID naming the profile", cfe.ErrorCode(err), describe(err))
+		if cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(cfe.Describe(err), `"caja9"`) {
+			t.Errorf("error %v (%s), want EINVALID naming the profile", cfe.ErrorCode(err), cfe.Describe(err))
 		}
 		if m.BaseURL() != "" {
 			t.Errorf("a refused Main serves at %q", m.BaseURL())

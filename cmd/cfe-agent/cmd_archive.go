@@ -1,13 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"maps"
-	"path/filepath"
-	"slices"
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/app"
@@ -37,31 +30,11 @@ func newArchiveCommand(opts *app.Options) *cobra.Command {
 					return cfe.Errorf(cfe.EINVALID, "--antes: %q no es una fecha AAAA-MM-DD", before)
 				}
 			}
-			a, err := app.Open(cmd.Context(), *opts, cliLogger())
+			res, err := app.ArchiveYears(cmd.Context(), *opts, day, cliLogger())
 			if err != nil {
 				return err
 			}
-			defer a.Close()
-			if day.IsZero() {
-				day = a.Profile.Archive.Before(time.Now())
-			}
-			res, err := a.DB.Archive(cmd.Context(), day)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%d CFE firmados antes del %s movidos a archivos históricos\n", res.Moved, day)
-			for _, y := range slices.Sorted(maps.Keys(res.Years)) {
-				fmt.Fprintf(w, "  %d: %d CFE en %s\n", y, res.Years[y], filepath.Base(a.DB.ArchivePath(y)))
-			}
-			var kept []string
-			for _, s := range slices.Sorted(maps.Keys(res.Kept)) {
-				kept = append(kept, fmt.Sprintf("%s: %d", s, res.Kept[s]))
-			}
-			if len(kept) > 0 {
-				fmt.Fprintf(w, "quedan en el archivo de datos (sin entregar al servicio, o después de uno sin entregar): %s\n",
-					strings.Join(kept, ", "))
-			}
+			res.Write(cmd.OutOrStdout())
 			return nil
 		},
 	}

@@ -14,8 +14,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/cfe-agent/cfe-agent/app"
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/profilesetup"
 	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/verifier"
 )
 
 // addFlags are profile add's answers given on the command line.
@@ -113,9 +115,9 @@ func (a *asker) ask(prompt, flag, given, def string, check func(string) (string,
 			return kept, nil
 		}
 		if !a.interactive {
-			return "", fmt.Errorf("--%s: %s", flag, describe(err))
+			return "", fmt.Errorf("--%s: %s", flag, cfe.Describe(err))
 		}
-		fmt.Fprintf(a.out, "  ✗ %s\n", describe(err))
+		fmt.Fprintf(a.out, "  ✗ %s\n", cfe.Describe(err))
 	}
 }
 
@@ -169,7 +171,7 @@ func addProfile(cmd *cobra.Command, opts app.Options, name string, f addFlags) e
 	if err != nil {
 		return err
 	}
-	d, err := profilesetup.New(cfg, profilesetup.Config{Name: name, Trust: embeddedTrust})
+	d, err := profilesetup.New(cfg, profilesetup.Config{Name: name, Trust: verifier.EmbeddedTrust})
 	if err != nil {
 		return err
 	}
@@ -333,9 +335,9 @@ func (a *asker) askPassword(given string, open func(string) error) error {
 			return nil
 		case !errors.Is(err, profilesetup.ErrWrongPassword):
 			if !a.interactive {
-				return fmt.Errorf("--certificado: %s", describe(err))
+				return fmt.Errorf("--certificado: %s", cfe.Describe(err))
 			}
-			fmt.Fprintf(a.out, "  ✗ %s\n", describe(err))
+			fmt.Fprintf(a.out, "  ✗ %s\n", cfe.Describe(err))
 			return errWrongFile
 		case !a.interactive:
 			return errors.New("--clave-certificado: la contraseña del certificado es incorrecta")
@@ -390,12 +392,12 @@ func askPrinter(ctx context.Context, a *asker, d *profilesetup.Draft, f addFlags
 	cancel()
 	switch {
 	case err != nil:
-		fmt.Fprintf(a.out, "  ! no se pudieron listar las impresoras del equipo: %s\n", describe(err))
+		fmt.Fprintf(a.out, "  ! no se pudieron listar las impresoras del equipo: %s\n", cfe.Describe(err))
 	case len(system) == 0:
 		fmt.Fprintln(a.out, "  (el equipo no tiene impresoras instaladas)")
 	default:
 		for _, sp := range system {
-			state := printerStates[sp.State]
+			state := app.PrinterStates[sp.State]
 			if sp.Reason != "" {
 				state += ": " + sp.Reason
 			}

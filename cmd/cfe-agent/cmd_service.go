@@ -1,25 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"os/user"
 	"path/filepath"
-	"runtime"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/service"
 )
-
-// serviceName names the agent's service: the systemd unit
-// cfe-agent.service, the Windows service cfe-agent.
-const serviceName = "cfe-agent"
 
 // serviceOptions are the flags of "service install" and "service unit".
 type serviceOptions struct {
@@ -42,18 +32,18 @@ func newServiceCommand(opts *app.Options) *cobra.Command {
 		Short: "Instala el servicio, lo habilita al arrancar el equipo y lo inicia",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := serviceConfig(*opts, so, true)
+			c, err := app.ServiceConfig(*opts, so.user, so.exe, true)
 			if err != nil {
 				return err
 			}
-			if err := checkServiceDataDir(c.DataDir); err != nil {
+			if err := app.CheckServiceDataDir(c.DataDir); err != nil {
 				return err
 			}
 			if err := service.Install(c); err != nil {
-				return serviceError("instalar", err)
+				return app.ServiceError("instalar", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "servicio %s instalado e iniciado\ncarpeta de datos: %s\nregistro: %s\n",
-				serviceName, c.DataDir, filepath.Join(c.DataDir, "logs"))
+				app.ServiceName, c.DataDir, filepath.Join(c.DataDir, "logs"))
 			return nil
 		},
 	}
@@ -63,7 +53,7 @@ func newServiceCommand(opts *app.Options) *cobra.Command {
 		Short: "Muestra la unidad de systemd del servicio sin instalarla",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := serviceConfig(*opts, so, false)
+			c, err := app.ServiceConfig(*opts, so.user, so.exe, false)
 			if err != nil {
 				return err
 			}
@@ -84,10 +74,10 @@ func newServiceCommand(opts *app.Options) *cobra.Command {
 			Short: short,
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				if err := op(serviceName); err != nil {
-					return serviceError(verb, err)
+				if err := op(app.ServiceName); err != nil {
+					return app.ServiceError(verb, err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "servicio %s %s\n", serviceName, done)
+				fmt.Fprintf(cmd.OutOrStdout(), "servicio %s %s\n", app.ServiceName, done)
 				return nil
 			},
 		}
@@ -97,132 +87,18 @@ func newServiceCommand(opts *app.Options) *cobra.Command {
 		Short: "Dice si el servicio está instalado, en ejecución y habilitado al arrancar",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := service.Query(serviceName)
+			st, err := service.Query(app.ServiceName)
 			if err != nil {
-				return serviceError("consultar", err)
+				return app.ServiceError("consultar", err)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), describeService(st))
+			fmt.Fprintln(cmd.OutOrStdout(), st.Describe(app.ServiceName))
 			return nil
 		},
 	}
 	cmd.AddCommand(install,
 		control("uninstall", "Detiene y quita el servicio (la carpeta de datos queda)", "desinstalar", "desinstalado (los datos quedan)", service.Uninstall),
-		control("start", "Inicia el servicio instalado", "iniciar", "iniciado", startService),
+		control("start", "Inicia el servicio instalado", "iniciar", "iniciado", app.StartService),
 		control("stop", "Detiene el servicio instalado", "detener", "detenido", service.Stop),
 		status, unit)
 	return cmd
-}
-
-// describeService is the status line of the service.
-func describeService(st service.State) string {
-	if !st.Installed {
-		return "servicio " + serviceName + ": no instalado"
-	}
-	s := "servicio " + serviceName + ": instalado, "
-	if st.Running {
-		s += "en ejecución"
-	} else {
-		s += "no está en ejecución"
-	}
-	s += " (" + st.Detail + "), "
-	if st.Packaged {
-		s = strings.Replace(s, "instalado, ", "instalado por el paquete ("+st.Unit+"), ", 1)
-	}
-	if st.Enabled {
-		return s + "se inicia al arrancar el equipo"
-	}
-	return s + "no se inicia al arrancar el equipo"
-}
-
-// serviceError says in Spanish why a service operation failed.
-func serviceError(verb string, err error) error {
-	var said *cfe.Error
-	switch {
-	case errors.As(err, &said) && said.Op == "service":
-		return err // already says it (startService)
-	case errors.Is(err, service.ErrNotAdmin):
-		how := "ejecútelo con sudo"
-		if runtime.GOOS == "windows" {
-			how = "abra la consola con «Ejecutar como administrador»"
-		}
-		return &cfe.Error{Code: cfe.EINVALID, Op: "service", Err: err,
-			Message: "para " + verb + " el servicio se necesitan permisos de administrador: " + how}
-	case errors.Is(err, service.ErrNotInstalled):
-		return &cfe.Error{Code: cfe.ENOTFOUND, Op: "service", Err: err,
-			Message: "el servicio " + serviceName + " no está instalado: instálelo con «cfe-agent service install»"}
-	case errors.Is(err, service.ErrPackaged):
-		how := "habilítelo e inícielo con «sudo systemctl enable --now " + serviceName + "» (usa la carpeta de datos /var/lib/cfe-agent)"
-		if verb == "desinstalar" {
-			how = "detenga y deshabilite con «sudo systemctl disable --now " + serviceName + "», o quite el paquete"
-		}
-		return &cfe.Error{Code: cfe.EINVALID, Op: "service", Err: err,
-			Message: "el servicio " + serviceName + " ya lo instaló el paquete del agente (" +
-				strings.TrimPrefix(err.Error(), service.ErrPackaged.Error()+": ") + "); no se escribe otra unidad con el mismo nombre: " + how}
-	case errors.Is(err, service.ErrUnsupported):
-		return &cfe.Error{Code: cfe.EINVALID, Op: "service", Err: err,
-			Message: "el modo servicio existe en Windows y en Linux (systemd); en este sistema use el inicio con la sesión"}
-	}
-	return &cfe.Error{Code: cfe.EINTERNAL, Op: "service", Err: err, Message: "no se pudo " + verb + " el servicio: " + err.Error()}
-}
-
-// serviceConfig resolves what the service runs: this executable (or
-// --ejecutable), the data directory by the agent's rules as seen by the user
-// who runs the service, and that user (Linux). forInstall refuses, before
-// anything is written, a service that would run as root without asking.
-func serviceConfig(opts app.Options, so serviceOptions, forInstall bool) (service.Config, error) {
-	c := service.Config{
-		Name:        serviceName,
-		DisplayName: "Agente CFE",
-		Description: "firma comprobantes fiscales electrónicos (CFE) y sirve el módulo local a las cajas",
-		Exe:         so.exe,
-	}
-	if c.Exe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return c, err
-		}
-		if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = resolved
-		}
-		if c.Exe, err = filepath.Abs(exe); err != nil {
-			return c, err
-		}
-	}
-	if runtime.GOOS == "windows" {
-		if so.user != "" {
-			return c, cfe.Errorf(cfe.EINVALID, "en Windows el servicio se ejecuta como LocalSystem: --usuario no corresponde")
-		}
-		dir, err := profiles.DataDir(opts.DataDir)
-		c.DataDir = dir
-		return c, err
-	}
-	c.User = so.user
-	if c.User == "" {
-		c.User = os.Getenv("SUDO_USER")
-	}
-	me, err := user.Current()
-	if err != nil {
-		return c, err
-	}
-	if c.User == "" {
-		if forInstall && me.Uid == "0" {
-			return c, cfe.Errorf(cfe.EINVALID, "el servicio no se ejecuta como root sin pedirlo: indique el usuario con --usuario (o use sudo desde ese usuario)")
-		}
-		c.User = me.Username
-	}
-	u, err := user.Lookup(c.User)
-	if err != nil {
-		return c, cfe.Errorf(cfe.EINVALID, "el usuario %q no existe en este equipo", c.User)
-	}
-	if opts.DataDir != "" || os.Getenv(profiles.EnvDataDir) != "" || u.Uid == me.Uid {
-		c.DataDir, err = profiles.DataDir(opts.DataDir)
-	} else {
-		// The default of the user who runs the service (sudo keeps or resets
-		// HOME: the user database says where that user's home is).
-		c.DataDir = filepath.Join(u.HomeDir, ".config", "cfe-agent")
-	}
-	// The numbering witness where the service will look for it: systemd
-	// gives it the user's HOME and no XDG_STATE_HOME.
-	c.WitnessDir = profiles.ServiceWitnessDir(c.DataDir, u.HomeDir)
-	return c, err
 }

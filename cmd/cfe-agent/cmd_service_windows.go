@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/service"
 )
 
@@ -21,7 +23,7 @@ func executeRoot(ctx context.Context, root *cobra.Command) error {
 	if !service.IsService() {
 		return root.ExecuteContext(ctx)
 	}
-	return service.Run(serviceName, func(svcCtx context.Context, ready func()) error {
+	return service.Run(app.ServiceName, func(svcCtx context.Context, ready func()) error {
 		// Only the manager stops the service: Go's runtime turns a console
 		// CTRL_LOGOFF_EVENT, which services receive when any user logs
 		// off, into SIGTERM, and main's signal context would stop the
@@ -42,3 +44,10 @@ func executeRoot(ctx context.Context, root *cobra.Command) error {
 func withReady(ctx context.Context, ready func()) context.Context {
 	return service.WithReady(ctx, ready)
 }
+
+// describedError is an error whose text is describe's (Spanish, for the
+// Event Log, where the service writes why it stopped); it unwraps to err.
+type describedError struct{ err error }
+
+func (e describedError) Error() string { return cfe.Describe(e.err) }
+func (e describedError) Unwrap() error { return e.err }

@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 	_ "time/tzdata" // zone rules even on machines without a zoneinfo database
+
+	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -25,7 +27,7 @@ func main() {
 	if err != nil {
 		var failed errChecksFailed
 		if !errors.As(err, &failed) {
-			fmt.Fprintln(os.Stderr, "cfe-agent:", describe(err))
+			fmt.Fprintln(os.Stderr, "cfe-agent:", cfe.Describe(err))
 		}
 		os.Exit(1)
 	}

@@ -81,10 +81,12 @@ func trayUnavailable(ctx context.Context, headless bool) error {
 func newRunner(opts app.Options, dataDir string, lg *logs.Log) *app.Runner {
 	return app.NewRunner(app.RunnerConfig{
 		Options: opts, DataDir: dataDir, Log: lg.Logger, Redactor: lg.Redactor, Version: version,
-		Module:           func(f *app.Facade, listen string) app.Module { return newModule(f, listen, lg.Logger) },
-		Doctor:           func(ctx context.Context, w io.Writer, opts app.Options) { doctorTo(opts)(ctx, w) },
-		AutostartEnabled: func() (bool, error) { return autostart.Enabled(autostartName) },
-		SetAutostart:     setAutostart,
+		Module: func(f *app.Facade, listen string) app.Module { return newModule(f, listen, lg.Logger) },
+		Doctor: func(ctx context.Context, w io.Writer, opts app.Options) {
+			app.WriteDoctor(ctx, doctorConfig(opts), w) // the diagnostic archive's doctor.txt
+		},
+		AutostartEnabled: func() (bool, error) { return autostart.Enabled(app.AutostartName) },
+		SetAutostart:     app.SetAutostart,
 	})
 }
 
@@ -119,7 +121,7 @@ func newModule(f *app.Facade, listen string, log *slog.Logger) *localapi.Server 
 	}
 	if a.Backups != nil {
 		cfg.Backups, cfg.AdminToken = f, a.AdminToken
-		cfg.Repairs = recoverer{a}
+		cfg.Repairs = app.Recoverer{A: a}
 	}
 	hostedParts(a, &cfg)
 	return localapi.NewServer(cfg)

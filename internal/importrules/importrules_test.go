@@ -48,6 +48,10 @@ var allowed = map[string][]string{
 	"escpos": {"cfe", "pdf"},
 	// printing, the printing use case, drives the renderers and the spooler.
 	"printing": {"cfe", "escpos", "pdf", "printer"},
+	// verifier, the verification use case (cfe-agent verify), checks any
+	// issuer's signed files with the signer, DGI's schemas (cfe/xsdvalid)
+	// and the accredited CAs the binary carries (assets); it needs no agent.
+	"verifier": {"cfe", "cfe/xsdvalid", "signer", "assets"},
 	// profile add's use case checks the answers with the signer (certificate,
 	// CAE files) and the spooler (the machine's printers) and writes the
 	// profile through profiles.
@@ -112,8 +116,16 @@ var allowed = map[string][]string{
 	// driving adapters declare (localapi's interfaces, tray.Agent: tray for
 	// its Settings type) and never imports the HTTP server, whose module cmd
 	// builds for it (TestImportRules_appLinksNoServer).
-	"app": {"cfe", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer", "localapi/apitype", "localapi/localclient",
-		"logs", "pdf", "printer", "printing", "profiles", "signer", "store", "tray"},
+	// Its use cases of the technician's commands (doctor, restore,
+	// recuperar, cert, cae, envelope, render…) drive the same adapters, the
+	// doctor checks the certificate's chain with verifier's trust, and the
+	// service and autostart use cases resolve, by the profiles' rules, what
+	// those OS adapters install.
+	// On Windows, starting the service first checks that no tray agent holds
+	// its data directory (internal/instance).
+	"app": {"autostart", "cfe", "escpos", "health", "hosted", "internal/durable", "internal/instance", "internal/machinezone", "issuer",
+		"localapi/apitype", "localapi/localclient", "logs", "pdf", "printer", "printing", "profiles", "service", "signer",
+		"store", "tray", "verifier"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
 	"packaging": {"assets", "service"},
 }

@@ -36,9 +36,6 @@ var windowsUnits = []windowsUnit{
 	// that run the binary skip themselves.
 	{pkg: "github.com/cfe-agent/cfe-agent/cmd/cfe-agent", skip: map[string]string{
 		"TestCLI_Version": "it builds the agent with its own link flags (go build), and Wine has no go",
-		"TestDoctor_sumatra": "its simulated machines name files by Unix paths (/opt/cfe-agent/…), which the " +
-			"lookup joins with Windows separators under Windows, so the simulated files are never found " +
-			"(a fixture of the test; printer's Windows tests cover the lookup)",
 	}},
 	{pkg: "github.com/cfe-agent/cfe-agent/internal/durable", skip: map[string]string{
 		"TestWriteFile":            "it asserts Unix file modes (0600, 0700), which Windows has not",

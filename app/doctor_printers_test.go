@@ -1,8 +1,9 @@
-package main
+package app
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,8 +12,14 @@ import (
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
+// doctorLines is a doctor that writes its checks' lines to out.
+func doctorLines(out *bytes.Buffer) *doctor {
+	return &doctor{emit: func(c Check) { fmt.Fprintln(out, c) }}
+}
+
 // TestDoctor_sumatra: doctor's SumatraPDF lines, on a fake machine.
 func TestDoctor_sumatra(t *testing.T) {
+	t.Parallel()
 	const installed = "/opt/cfe-agent/SumatraPDF/SumatraPDF.exe"
 	machine := func(files ...string) printer.SumatraEnv {
 		return printer.SumatraEnv{Executable: "/opt/cfe-agent/cfe-agent.exe", Getenv: func(string) string { return "" },
@@ -51,8 +58,9 @@ func TestDoctor_sumatra(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var out bytes.Buffer
-			d := &doctor{w: &out}
+			d := doctorLines(&out)
 			d.sumatra(profiles.Profile{Printers: tt.printers}, tt.goos, tt.env)
 			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 			if out.Len() == 0 {
@@ -82,6 +90,7 @@ func TestDoctor_sumatra(t *testing.T) {
 // TestDoctor_windowsPrinter: a Windows printer of the profile checked
 // against the spooler's list (EnumPrinters on Windows).
 func TestDoctor_windowsPrinter(t *testing.T) {
+	t.Parallel()
 	spooler := map[string]printer.SystemPrinter{
 		"epson tm-t20": {Name: "EPSON TM-T20", State: printer.PrinterIdle, Accepting: true},
 		"oficina":      {Name: "Oficina", State: printer.PrinterStopped, Accepting: true, Reason: "sin papel"},
@@ -104,8 +113,9 @@ func TestDoctor_windowsPrinter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var out bytes.Buffer
-			d := &doctor{w: &out}
+			d := doctorLines(&out)
 			d.windowsPrinter("impresora caja", profiles.Printer{Backend: profiles.BackendWindows, Queue: tt.queue}, tt.spooler, tt.err)
 			if got := strings.TrimSuffix(out.String(), "\n"); got != tt.want {
 				t.Errorf("doctor wrote %q, want %q", got, tt.want)
