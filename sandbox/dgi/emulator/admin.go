@@ -16,16 +16,20 @@ import (
 // emulator's clock, and what it received. JSON in and out; errors are
 // {"error": "..."} in Spanish. docs/dgi-emulator.md lists every route.
 
+// admin is the admin endpoint's handlers over the Emulator's knobs.
+type admin struct{ e *Emulator }
+
 // AdminHandler serves the admin endpoint.
 func (e *Emulator) AdminHandler() http.Handler {
+	a := &admin{e: e}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /admin/estado", e.handleState)
-	mux.HandleFunc("GET /admin/cfes", e.handleCFEs)
-	mux.HandleFunc("POST /admin/demora", e.handleDelay)
-	mux.HandleFunc("POST /admin/cortar", e.handleDrop)
-	mux.HandleFunc("POST /admin/inalcanzable", e.handleUnreachable)
-	mux.HandleFunc("POST /admin/rechazos", e.handleReject)
-	mux.HandleFunc("POST /admin/reloj", e.handleClock)
+	mux.HandleFunc("GET /admin/estado", a.handleState)
+	mux.HandleFunc("GET /admin/cfes", a.handleCFEs)
+	mux.HandleFunc("POST /admin/demora", a.handleDelay)
+	mux.HandleFunc("POST /admin/cortar", a.handleDrop)
+	mux.HandleFunc("POST /admin/inalcanzable", a.handleUnreachable)
+	mux.HandleFunc("POST /admin/rechazos", a.handleReject)
+	mux.HandleFunc("POST /admin/reloj", a.handleClock)
 	return mux
 }
 
@@ -59,7 +63,8 @@ type State struct {
 	URL          string    `json:"url"`
 }
 
-func (e *Emulator) handleState(w http.ResponseWriter, _ *http.Request) {
+func (a *admin) handleState(w http.ResponseWriter, _ *http.Request) {
+	e := a.e
 	n, err := e.EnvelopeCount()
 	if err != nil {
 		writeErr(w, http.StatusInternalServerError, "no se pudo leer el estado")
@@ -74,7 +79,8 @@ func (e *Emulator) handleState(w http.ResponseWriter, _ *http.Request) {
 
 // handleCFEs lists what the emulator knows of each CFE; with ruc, tipo,
 // serie and nro it answers that one CFE (404 when no envelope carried it).
-func (e *Emulator) handleCFEs(w http.ResponseWriter, r *http.Request) {
+func (a *admin) handleCFEs(w http.ResponseWriter, r *http.Request) {
+	e := a.e
 	counts, err := e.Counts()
 	if err != nil {
 		writeErr(w, http.StatusInternalServerError, "no se pudieron leer los CFE")
@@ -100,7 +106,8 @@ func (e *Emulator) handleCFEs(w http.ResponseWriter, r *http.Request) {
 	writeErr(w, http.StatusNotFound, "ningún sobre recibido contiene ese CFE")
 }
 
-func (e *Emulator) handleDelay(w http.ResponseWriter, r *http.Request) {
+func (a *admin) handleDelay(w http.ResponseWriter, r *http.Request) {
+	e := a.e
 	var req struct {
 		Demora string `json:"demora"`
 	}
@@ -113,10 +120,11 @@ func (e *Emulator) handleDelay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.SetDelay(d)
-	e.handleState(w, r)
+	a.handleState(w, r)
 }
 
-func (e *Emulator) handleDrop(w http.ResponseWriter, r *http.Request) {
+func (a *admin) handleDrop(w http.ResponseWriter, r *http.Request) {
+	e := a.e
 	var req struct {
 		Sobres int `json:"sobres"`
 	}
@@ -128,10 +136,11 @@ func (e *Emulator) handleDrop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.DropAfterReceipt(req.Sobres)
-	e.handleState(w, r)
+	a.handleState(w, r)
 }
 
-func (e *Emulator) handleUnreachable(w http.ResponseWriter, r *http.Request) {
+func (a *admin) handleUnreachable(w http.ResponseWriter, r *http.Request) {
+	e := a.e
 	var req struct {
 		Inalcanzable bool `json:"inalcanzable"`
 	}
@@ -142,10 +151,11 @@ func (e *Emulator) handleUnreachable(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, "no se pudo cambiar el estado: "+err.Error())
 		return
 	}
-	e.handleState(w, r)
+	a.handleState(w, r)
 }
 
-func (e *Emulator) handleReject(w http.ResponseWriter, r *http.Request) {
+func (a *admin) handleReject(w http.ResponseWriter, r *http.Request) {
+	e := a.e
 	var req Rejection
 	if !decode(w, r, &req) {
 		return
@@ -162,7 +172,8 @@ func (e *Emulator) handleReject(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, req)
 }
 
-func (e *Emulator) handleClock(w http.ResponseWriter, r *http.Request) {
+func (a *admin) handleClock(w http.ResponseWriter, r *http.Request) {
+	e := a.e
 	var req struct {
 		Adelantar string `json:"adelantar"`
 	}
@@ -178,5 +189,5 @@ func (e *Emulator) handleClock(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, "no se pudo mover el reloj")
 		return
 	}
-	e.handleState(w, r)
+	a.handleState(w, r)
 }

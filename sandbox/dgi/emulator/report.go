@@ -36,7 +36,8 @@ type ReceivedReport struct {
 	Estado       string // AR or BR
 }
 
-func (e *Emulator) reportState(r *reportRecord) string {
+func (s *services) reportState(r *reportRecord) string {
+	e := s.e
 	if e.cfg.ReportOutcome == nil || r.Estado != dgi.ReportOK {
 		return r.Estado
 	}
@@ -49,10 +50,11 @@ func (e *Emulator) reportState(r *reportRecord) string {
 
 // receiveReport is EFACRECEPCIONREPORTE: DGI's checks of a daily report
 // (RESP 4.1), AR or BR, recorded.
-func (e *Emulator) receiveReport(m *dgi.Message, ruc string, tokenCert *x509.Certificate, now time.Time) answer {
+func (s *services) receiveReport(m *dgi.Message, ruc string, tokenCert *x509.Certificate, now time.Time) answer {
+	e := s.e
 	doc, err := dgi.XMLData(m.Element, "Datain")
 	if err != nil {
-		return e.fault(dgi.ExcMalformed, err.Error())
+		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	rec := &reportRecord{RUCEmisor: ruc, Received: now, Estado: dgi.ReportOK}
 	var ms motives
@@ -99,9 +101,9 @@ func (e *Emulator) receiveReport(m *dgi.Message, ruc string, tokenCert *x509.Cer
 		return putJSON(tx.Bucket(bucketReports), idKey(rec.IDReceptor), rec)
 	})
 	if err != nil {
-		return e.internal(err)
+		return s.internal(err)
 	}
-	return e.signedAnswer(dgi.OpSendReport, ackRepDiario(rec, e.now()))
+	return s.signedAnswer(dgi.OpSendReport, ackRepDiario(rec, e.now()))
 }
 
 // reportHead is the Caratula of a report.

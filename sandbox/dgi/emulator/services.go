@@ -23,11 +23,17 @@ import (
 // escaped, with its SOAP wrapping. A larger one is refused whole.
 const maxRequestBytes = 6 << 20
 
+// services are DGI's reception and query services over the emulator's
+// state: the SOAP requests, the envelope's and the CFEs' verdicts, the
+// signed answers. The Emulator owns the state, the listeners and the knobs.
+type services struct{ e *Emulator }
+
 // ServiceHandler serves DGI's services at DGI's test paths.
 func (e *Emulator) ServiceHandler() http.Handler {
+	s := &services{e: e}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+dgi.PathReception, func(w http.ResponseWriter, r *http.Request) { e.handle(w, r, false) })
-	mux.HandleFunc("POST "+dgi.PathQueries, func(w http.ResponseWriter, r *http.Request) { e.handle(w, r, true) })
+	mux.HandleFunc("POST "+dgi.PathReception, func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, false) })
+	mux.HandleFunc("POST "+dgi.PathQueries, func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, true) })
 	return mux
 }
 
@@ -41,10 +47,11 @@ type answer struct {
 
 // handle serves one SOAP request of the reception (query false) or query
 // service.
-func (e *Emulator) handle(w http.ResponseWriter, r *http.Request, query bool) {
-	a := e.process(r, query)
+func (s *services) handle(w http.ResponseWriter, r *http.Request, query bool) {
+	e := s.e
+	a := s.process(r, query)
 	if a.drop {
-		e.dropConnection(w)
+		s.dropConnection(w)
 		return
 	}
 	e.mu.Lock()
@@ -65,7 +72,7 @@ func (e *Emulator) handle(w http.ResponseWriter, r *http.Request, query bool) {
 }
 
 // dropConnection closes the client's connection without an answer.
-func (e *Emulator) dropConnection(w http.ResponseWriter) {
+func (s *services) dropConnection(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		panic(http.ErrAbortHandler) // HTTP/2: abort the stream
@@ -77,7 +84,8 @@ func (e *Emulator) dropConnection(w http.ResponseWriter) {
 }
 
 // fault answers a signed SOAP Fault with DGI's exception code.
-func (e *Emulator) fault(code int, detalle string) answer {
+func (s *services) fault(code int, detalle string) answer {
+	e := s.e
 	side := "Server"
 	if code == dgi.ExcMalformed || code == 2 || code == dgi.ExcTokenOtherID || code == dgi.ExcTokenOtherRUC ||
 		code == dgi.ExcSecurity || code == dgi.ExcCertificate || code == 6 {
@@ -85,24 +93,26 @@ func (e *Emulator) fault(code int, detalle string) answer {
 	}
 	b, err := dgi.SignFault(e.creds, side, dgi.ServiceErrorTexts[code], dgi.ServiceErrorXML(code, detalle))
 	if err != nil {
-		return e.internal(err)
+		return s.internal(err)
 	}
 	return answer{status: http.StatusInternalServerError, body: b}
 }
 
-func (e *Emulator) internal(err error) answer {
+func (s *services) internal(err error) answer {
+	e := s.e
 	e.log.Error("DGI emulator: internal error", "err", err)
 	return answer{status: http.StatusInternalServerError, body: dgi.UnsignedFault("Server", "error interno del emulador")}
 }
 
 // process reads, authenticates and dispatches one request.
-func (e *Emulator) process(r *http.Request, query bool) answer {
+func (s *services) process(r *http.Request, query bool) answer {
+	e := s.e
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 	if err != nil {
 		return answer{status: http.StatusBadRequest, body: dgi.UnsignedFault("Client", "no se pudo leer el pedido")}
 	}
 	if len(body) > maxRequestBytes {
-		return e.fault(11, fmt.Sprintf("el pedido ocupa más de %d bytes", maxRequestBytes))
+		return s.fault(11, fmt.Sprintf("el pedido ocupa más de %d bytes", maxRequestBytes))
 	}
 	m, err := dgi.ReadMessage(body, dgi.ReadOptions{Signed: true})
 	switch {
@@ -110,53 +120,54 @@ func (e *Emulator) process(r *http.Request, query bool) answer {
 		// What DGI's gateway answers an unsigned request (secondary source).
 		return answer{status: http.StatusInternalServerError, body: dgi.UnsignedFault("Client", "No signature in message!")}
 	case errors.Is(err, dgi.ErrBadSignature):
-		return e.fault(dgi.ExcSecurity, err.Error())
+		return s.fault(dgi.ExcSecurity, err.Error())
 	case err != nil:
-		return e.fault(dgi.ExcMalformed, err.Error())
+		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	op, err := dgi.RequestOperation(m)
 	if err != nil || op.Query() != query {
-		return e.fault(dgi.ExcException, fmt.Sprintf("el servicio no tiene la operación {%s}%s", m.Space, m.Name))
+		return s.fault(dgi.ExcException, fmt.Sprintf("el servicio no tiene la operación {%s}%s", m.Space, m.Name))
 	}
 	if action := strings.Trim(r.Header.Get("SOAPAction"), `"`); action != "" && action != op.SOAPAction() {
-		return e.fault(dgi.ExcException, fmt.Sprintf("SOAPAction %q no corresponde a %s", action, op))
+		return s.fault(dgi.ExcException, fmt.Sprintf("SOAPAction %q no corresponde a %s", action, op))
 	}
 	now := e.now()
 	cert := m.Certificate
 	if now.Before(cert.NotBefore) || now.After(cert.NotAfter) {
-		return e.fault(dgi.ExcCertificate, fmt.Sprintf("el certificado «%s» no está vigente (del %s al %s)",
+		return s.fault(dgi.ExcCertificate, fmt.Sprintf("el certificado «%s» no está vigente (del %s al %s)",
 			cert.Subject.CommonName, cert.NotBefore.Format(time.DateOnly), cert.NotAfter.Format(time.DateOnly)))
 	}
 	ruc := signer.CertRUC(cert)
 	if ruc == "" {
-		return e.fault(6, "el certificado no indica un RUC en serialNumber")
+		return s.fault(6, "el certificado no indica un RUC en serialNumber")
 	}
 	switch op {
 	case dgi.OpSendEnvelope:
-		return e.receiveEnvelope(m, ruc, cert, now)
+		return s.receiveEnvelope(m, ruc, cert, now)
 	case dgi.OpEnvelopeStatus:
-		return e.envelopeStatus(m, ruc, now)
+		return s.envelopeStatus(m, ruc, now)
 	case dgi.OpSendReport:
-		return e.receiveReport(m, ruc, cert, now)
+		return s.receiveReport(m, ruc, cert, now)
 	case dgi.OpCFEStatus:
-		return e.cfeState(m, ruc, now)
+		return s.cfeState(m, ruc, now)
 	case dgi.OpEnvelopes:
-		return e.envelopes(m, ruc)
+		return s.envelopes(m, ruc)
 	case dgi.OpReports:
-		return e.reports(m, ruc)
+		return s.reports(m, ruc)
 	}
-	return e.fault(dgi.ExcException, "operación no implementada")
+	return s.fault(dgi.ExcException, "operación no implementada")
 }
 
 // signedAnswer signs an ACK document and wraps it in op's answer.
-func (e *Emulator) signedAnswer(op dgi.Operation, doc []byte) answer {
+func (s *services) signedAnswer(op dgi.Operation, doc []byte) answer {
+	e := s.e
 	signed, err := e.signer.Sign(doc)
 	if err != nil {
-		return e.internal(err)
+		return s.internal(err)
 	}
 	b, err := dgi.SignAnswer(op, e.creds, signed.XML)
 	if err != nil {
-		return e.internal(err)
+		return s.internal(err)
 	}
 	return answer{status: http.StatusOK, body: b}
 }
@@ -170,10 +181,11 @@ func newToken() string {
 // receiveEnvelope is EFACRECEPCIONSOBRE: the envelope's checks (S codes),
 // then, for a received envelope, each CFE's verdict (decided now, revealed
 // from Fechahora on), all recorded in one transaction.
-func (e *Emulator) receiveEnvelope(m *dgi.Message, ruc string, cert *x509.Certificate, now time.Time) answer {
+func (s *services) receiveEnvelope(m *dgi.Message, ruc string, cert *x509.Certificate, now time.Time) answer {
+	e := s.e
 	doc, err := dgi.XMLData(m.Element, "Datain")
 	if err != nil {
-		return e.fault(dgi.ExcMalformed, err.Error())
+		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	env, ms := checkEnvelope(doc, ruc)
 	rec := &envelopeRecord{RUCEmisor: ruc, Received: now, Estado: dgi.EnvelopeReceived, Motivos: ms}
@@ -231,7 +243,7 @@ func (e *Emulator) receiveEnvelope(m *dgi.Message, ruc string, cert *x509.Certif
 					continue
 				}
 				v := judgeCFE(i+1, c, env.Cert, knob)
-				if err := e.duplicate(tx, rec, &v); err != nil {
+				if err := s.duplicate(tx, rec, &v); err != nil {
 					return err
 				}
 				verdicts = append(verdicts, v)
@@ -257,20 +269,20 @@ func (e *Emulator) receiveEnvelope(m *dgi.Message, ruc string, cert *x509.Certif
 		return putJSON(tx.Bucket(bucketEnvelopes), idKey(rec.IDReceptor), rec)
 	})
 	if err != nil {
-		return e.internal(err)
+		return s.internal(err)
 	}
 	e.log.Info("DGI emulator: envelope received", "ruc", rec.RUCEmisor, "idEmisor", rec.IdEmisor, "idReceptor", rec.IDReceptor,
 		"estado", rec.Estado, "cfes", len(rec.CFEs), "dropped", rec.Dropped)
 	if rec.Dropped {
 		return answer{drop: true}
 	}
-	return e.signedAnswer(dgi.OpSendEnvelope, ackSobre(rec, e.now()))
+	return s.signedAnswer(dgi.OpSendEnvelope, ackSobre(rec, e.now()))
 }
 
 // duplicate applies E02: a CFE whose number DGI already holds (in an
 // earlier envelope, or earlier in this one) is rejected, naming the
 // envelope that first carried it.
-func (e *Emulator) duplicate(tx *bolt.Tx, rec *envelopeRecord, v *verdict) error {
+func (s *services) duplicate(tx *bolt.Tx, rec *envelopeRecord, v *verdict) error {
 	if v.Nro <= 0 {
 		return nil
 	}
@@ -333,14 +345,15 @@ func hasCode(ms []dgi.Motivo, code string) bool {
 
 // envelopeStatus is EFACCONSULTARESTADOENVIO: the ACKCFE of an envelope,
 // once its Fechahora has passed.
-func (e *Emulator) envelopeStatus(m *dgi.Message, ruc string, now time.Time) answer {
+func (s *services) envelopeStatus(m *dgi.Message, ruc string, now time.Time) answer {
+	e := s.e
 	doc, err := dgi.XMLData(m.Element, "Datain")
 	if err != nil {
-		return e.fault(dgi.ExcMalformed, err.Error())
+		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	id, token, err := dgi.ParseConsultaCFE(doc)
 	if err != nil {
-		return e.fault(dgi.ExcMalformed, err.Error())
+		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	var rec envelopeRecord
 	var idResp int64
@@ -355,24 +368,25 @@ func (e *Emulator) envelopeStatus(m *dgi.Message, ruc string, now time.Time) ans
 	})
 	switch {
 	case err != nil:
-		return e.internal(err)
+		return s.internal(err)
 	case !found || rec.Estado != dgi.EnvelopeReceived:
-		return e.fault(dgi.ExcNoSuchEnvelope, fmt.Sprintf("no hay un sobre recibido con IDReceptor %d", id))
+		return s.fault(dgi.ExcNoSuchEnvelope, fmt.Sprintf("no hay un sobre recibido con IDReceptor %d", id))
 	case rec.RUCEmisor != ruc:
-		return e.fault(dgi.ExcTokenOtherRUC, fmt.Sprintf("el sobre %d no es del RUC %s", id, ruc))
+		return s.fault(dgi.ExcTokenOtherRUC, fmt.Sprintf("el sobre %d no es del RUC %s", id, ruc))
 	case rec.Token != token:
-		return e.fault(dgi.ExcTokenOtherID, fmt.Sprintf("el Token no es el del sobre %d", id))
+		return s.fault(dgi.ExcTokenOtherID, fmt.Sprintf("el Token no es el del sobre %d", id))
 	case now.Before(rec.Fechahora):
-		return e.fault(dgi.ExcEnvelopePending, "consulte desde "+dgi.FormatFechaHora(rec.Fechahora))
+		return s.fault(dgi.ExcEnvelopePending, "consulte desde "+dgi.FormatFechaHora(rec.Fechahora))
 	}
-	return e.signedAnswer(dgi.OpEnvelopeStatus, ackCFE(&rec, idResp, now))
+	return s.signedAnswer(dgi.OpEnvelopeStatus, ackCFE(&rec, idResp, now))
 }
 
 // cfeState is EFACCONSULTARESTADOCFE.
-func (e *Emulator) cfeState(m *dgi.Message, ruc string, now time.Time) answer {
+func (s *services) cfeState(m *dgi.Message, ruc string, now time.Time) answer {
+	e := s.e
 	q, err := dgi.ReadCFEQuery(m.Element)
 	if err != nil {
-		return e.fault(dgi.ExcMalformed, err.Error())
+		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	var st *dgi.CFEState
 	err = e.db.View(func(tx *bolt.Tx) error {
@@ -394,31 +408,33 @@ func (e *Emulator) cfeState(m *dgi.Message, ruc string, now time.Time) answer {
 	var pending errPending
 	switch {
 	case errors.As(err, &pending):
-		return e.fault(dgi.ExcNotProcessed, "el sobre que lo contiene se procesa; consulte desde "+dgi.FormatFechaHora(pending.at))
+		return s.fault(dgi.ExcNotProcessed, "el sobre que lo contiene se procesa; consulte desde "+dgi.FormatFechaHora(pending.at))
 	case err != nil:
-		return e.internal(err)
+		return s.internal(err)
 	}
-	return e.queryAnswer(dgi.OpCFEStatus, dgi.CFEStateContent(st))
+	return s.queryAnswer(dgi.OpCFEStatus, dgi.CFEStateContent(st))
 }
 
 type errPending struct{ at time.Time }
 
 func (errPending) Error() string { return "not processed yet" }
 
-func (e *Emulator) queryAnswer(op dgi.Operation, content []byte) answer {
+func (s *services) queryAnswer(op dgi.Operation, content []byte) answer {
+	e := s.e
 	b, err := dgi.SignQueryAnswer(op, e.creds, content)
 	if err != nil {
-		return e.internal(err)
+		return s.internal(err)
 	}
 	return answer{status: http.StatusOK, body: b}
 }
 
 // envelopes is EFACCONSULTARENVIOSSOBRE: the caller's envelopes received in
 // the period.
-func (e *Emulator) envelopes(m *dgi.Message, ruc string) answer {
+func (s *services) envelopes(m *dgi.Message, ruc string) answer {
+	e := s.e
 	q, err := dgi.ReadEnvelopeQuery(m.Element)
 	if err != nil {
-		return e.fault(dgi.ExcMalformed, err.Error())
+		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	var list []dgi.EnvelopeInfo
 	err = e.db.View(func(tx *bolt.Tx) error {
@@ -438,16 +454,17 @@ func (e *Emulator) envelopes(m *dgi.Message, ruc string) answer {
 		})
 	})
 	if err != nil {
-		return e.internal(err)
+		return s.internal(err)
 	}
-	return e.queryAnswer(dgi.OpEnvelopes, dgi.EnvelopesContent(list))
+	return s.queryAnswer(dgi.OpEnvelopes, dgi.EnvelopesContent(list))
 }
 
 // reports is EFACCONSULTARENVIOSREPORTE.
-func (e *Emulator) reports(m *dgi.Message, ruc string) answer {
+func (s *services) reports(m *dgi.Message, ruc string) answer {
+	e := s.e
 	q, err := dgi.ReadReportQuery(m.Element)
 	if err != nil {
-		return e.fault(dgi.ExcMalformed, err.Error())
+		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	var list []dgi.ReportInfo
 	err = e.db.View(func(tx *bolt.Tx) error {
@@ -459,12 +476,12 @@ func (e *Emulator) reports(m *dgi.Message, ruc string) answer {
 			if r.RUCEmisor != ruc || r.FechaResumen != q.FechaResumen || q.Secuencia != 0 && r.SecEnvio != q.Secuencia {
 				return nil
 			}
-			list = append(list, dgi.ReportInfo{IdEmisor: 0, IdReceptor: r.IDReceptor, Estado: e.reportState(&r), FechaHoraRecepcion: r.Received})
+			list = append(list, dgi.ReportInfo{IdEmisor: 0, IdReceptor: r.IDReceptor, Estado: s.reportState(&r), FechaHoraRecepcion: r.Received})
 			return nil
 		})
 	})
 	if err != nil {
-		return e.internal(err)
+		return s.internal(err)
 	}
-	return e.queryAnswer(dgi.OpReports, dgi.ReportsContent(list))
+	return s.queryAnswer(dgi.OpReports, dgi.ReportsContent(list))
 }
