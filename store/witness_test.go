@@ -442,6 +442,31 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		m.restore(t, after) // the journal and store of after, the witness of before
 		noHold(t, m, 13)
 	})
+	t.Run("a crash before a serie's first commit, then restarts", func(t *testing.T) {
+		// The killed agent's journal and witness reserved a block of
+		// e-Facturas for its first one, whose transaction never reached
+		// the store. The restart's journal names no e-Factura (the store
+		// has none) while the witness keeps that serie's marks, at the
+		// same generation: neither that restart nor the next one is an
+		// older copy (TestWitness_KilledNeverHolds held at the second).
+		m := newMachine(t)
+		db := m.open(t)
+		issueN(t, db, "a", 3)
+		before := m.snapshot(t, false)
+		issue(t, db, cfe.EFactura, "f-1") // e-Factura reserved 10 in the journal and the witness
+		killed := m.snapshot(t, true)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		m.restore(t, killed)
+		testtool.CopyFile(t, filepath.Join(before, "store"), m.store) // the store without the e-Factura
+		noHold(t, m, 4)
+		noHold(t, m, 4)
+		db = m.open(t)
+		if n := nextOf(t, db, cfe.EFactura); n != 1 {
+			t.Errorf("next e-Factura A-%d, want A-1 (none was acknowledged)", n)
+		}
+	})
 	t.Run("a crash while Open rewrote the journal", func(t *testing.T) {
 		m := newMachine(t)
 		db := m.open(t)
