@@ -17,12 +17,11 @@ func Queued(db *DB, t cfe.Type, serie string) int {
 	return n
 }
 
-// SetMigrateBatch makes schema migrations rewrite n records per transaction
-// until the test ends.
-func SetMigrateBatch(t interface{ Cleanup(func()) }, n int) {
-	old := migrateBatch
-	migrateBatch = n
-	t.Cleanup(func() { migrateBatch = old })
+// WithMigrateBatch returns opts with schema migrations rewriting n records
+// per transaction.
+func WithMigrateBatch(opts Options, n int) Options {
+	opts.migrateBatch = n
+	return opts
 }
 
 // CheckTree is checkTree: Open's walk of the file's page tree.
@@ -38,19 +37,18 @@ func CheckPages(db *DB) error {
 // either stored form.
 var DecodeXML = decodeXML
 
-// FailAfterArchiveWrite makes Archive stop with err after writing its first
-// batch to the archives, before deleting it from the live file, until the
-// test ends.
-func FailAfterArchiveWrite(t interface{ Cleanup(func()) }, err error) {
-	afterArchiveWrite = func() error { return err }
-	t.Cleanup(func() { afterArchiveWrite = nil })
+// WithAfterArchiveWrite returns opts with Archive calling after once it has
+// written each batch to the archives, before it deletes the batch from the
+// live file: an error stops Archive there, as a crash would.
+func WithAfterArchiveWrite(opts Options, after func() error) Options {
+	opts.afterArchiveWrite = after
+	return opts
 }
 
-// SetArchiveBatch makes Archive move n CFEs per batch until the test ends.
-func SetArchiveBatch(t interface{ Cleanup(func()) }, n int) {
-	old := archiveBatch
-	archiveBatch = n
-	t.Cleanup(func() { archiveBatch = old })
+// WithArchiveBatch returns opts with Archive moving n CFEs per batch.
+func WithArchiveBatch(opts Options, n int) Options {
+	opts.archiveBatch = n
+	return opts
 }
 
 // StartedFast reports whether Open took the fast start (verified.go): the
@@ -61,10 +59,9 @@ func StartedFast(db *DB) bool { return db.known != nil }
 // WaitChecked waits for the background check of a fast start to end.
 func WaitChecked(db *DB) { <-db.checked }
 
-// HoldCheckSnapshot makes the background check of the next fast starts
-// call hold once it has taken its snapshot, before the walk, until the
-// test ends.
-func HoldCheckSnapshot(t interface{ Cleanup(func()) }, hold func()) {
-	checkSnapshotHook = hold
-	t.Cleanup(func() { checkSnapshotHook = nil })
+// WithCheckSnapshot returns opts with the background check of a fast start
+// calling hold once it has taken its snapshot, before the walk.
+func WithCheckSnapshot(opts Options, hold func()) Options {
+	opts.checkSnapshot = hold
+	return opts
 }

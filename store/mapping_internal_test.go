@@ -69,14 +69,11 @@ func TestVerifiedRecord_MatchesOpened(t *testing.T) {
 				t.Fatal("fileState of a new bbolt file failed")
 			}
 			tc.change(t, path)
-			old := mapGrowsFile
-			t.Cleanup(func() { mapGrowsFile = old })
 			for _, rule := range []struct {
 				windows bool
 				want    bool
 			}{{true, tc.windows}, {false, tc.others}} {
-				mapGrowsFile = rule.windows
-				if got := rec.matchesOpened(path); got != rule.want {
+				if got := rec.matchesOpened(path, rule.windows); got != rule.want {
 					t.Errorf("matchesOpened with Windows rules %v = %v, want %v", rule.windows, got, rule.want)
 				}
 			}
@@ -106,8 +103,6 @@ func TestInitialMmapSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := verifiedRecord{Size: 64 << 20}
-	old := mapGrowsFile
-	t.Cleanup(func() { mapGrowsFile = old })
 	tests := []struct {
 		name          string
 		windows, fast bool
@@ -120,8 +115,7 @@ func TestInitialMmapSize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mapGrowsFile = tc.windows
-			if got := initialMmapSize(path, known, tc.fast); got != tc.want {
+			if got := initialMmapSize(path, known, tc.fast, tc.windows); got != tc.want {
 				t.Errorf("initialMmapSize = %d, want %d (data %d)", got, tc.want, data)
 			}
 		})

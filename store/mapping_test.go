@@ -27,13 +27,18 @@ func TestOpen_Restarts(t *testing.T) {
 		{"as bbolt maps on Windows", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.windows && !store.EmulateWindowsMapping(t) {
-				t.Skip("on Windows bbolt extends the file to its mapping itself: the other subtest runs the Windows rules")
+			var rules store.Options
+			if tc.windows {
+				var emulated bool
+				if rules, emulated = store.EmulateWindowsMapping(rules); !emulated {
+					t.Skip("on Windows bbolt extends the file to its mapping itself: the other subtest runs the Windows rules")
+				}
 			}
-			path, journal := verifiedStore(t)
+			path, journal := verifiedStore(t, rules)
+			rules.Journal = journal
 			sizes := make([]int64, len(commits))
 			for i, n := range commits {
-				db, err := store.Open(path, store.Options{Journal: journal})
+				db, err := store.Open(path, rules)
 				if err != nil {
 					t.Fatalf("restart %d: %v", i, err)
 				}
@@ -77,8 +82,9 @@ func TestOpen_Restarts(t *testing.T) {
 // system's rules): the fast start, commits during the background check, and
 // every way back to the whole check at start hold under the Windows rules.
 func TestOpen_VerifiedWindowsRules(t *testing.T) {
-	if !store.EmulateWindowsMapping(t) {
+	rules, emulated := store.EmulateWindowsMapping(store.Options{})
+	if !emulated {
 		t.Skip("on Windows TestOpen_Verified runs the Windows rules for real")
 	}
-	testOpenVerified(t)
+	testOpenVerified(t, rules)
 }

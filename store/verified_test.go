@@ -17,12 +17,14 @@ import (
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
-// verifiedStore makes a store of 300 CFEs in a new data directory, closed
-// cleanly, and returns its path and the journal's.
-func verifiedStore(t *testing.T) (string, string) {
+// verifiedStore makes a store of 300 CFEs in a new data directory, opened
+// with rules (bbolt's mapping, EmulateWindowsMapping) and closed cleanly,
+// and returns its path and the journal's.
+func verifiedStore(t *testing.T, rules store.Options) (string, string) {
 	t.Helper()
 	path, journal := journalDirs(t)
-	db := openAt(t, path, store.Options{Journal: journal})
+	rules.Journal = journal
+	db := openAt(t, path, rules)
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100_000, farAway))
 	for i := range 300 {
 		issue(t, db, cfe.ETicket, fmt.Sprintf("verif-%03d", i))
@@ -101,15 +103,22 @@ func zeroXMLRoot(t *testing.T, path string, keepTime bool) {
 // clean Close left, unchanged; the record goes before anything writes; a
 // damage the fast start did not look at is found by the background check,
 // and commits are refused from then on.
-func TestOpen_Verified(t *testing.T) { testOpenVerified(t) }
+func TestOpen_Verified(t *testing.T) { testOpenVerified(t, store.Options{}) }
 
 // testOpenVerified is TestOpen_Verified, also run with bbolt's Windows
-// mapping emulated (TestOpen_VerifiedWindowsRules).
-func testOpenVerified(t *testing.T) {
+// mapping emulated (TestOpen_VerifiedWindowsRules): every Open but the
+// killed helper's has the rules of bbolt's mapping of rules.
+func testOpenVerified(t *testing.T, rules store.Options) {
+	// opts are rules with the journal at journal and the lock's timeout.
+	opts := func(journal string, lockTimeout time.Duration) store.Options {
+		o := rules
+		o.Journal, o.LockTimeout = journal, lockTimeout
+		return o
+	}
 	t.Run("fast start after a verified clean close", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		path, journal := verifiedStore(t, rules)
 		wantRecord(t, path, true)
-		db, err := store.Open(path, store.Options{Journal: journal})
+		db, err := store.Open(path, opts(journal, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +143,7 @@ func testOpenVerified(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantRecord(t, path, true) // the background check verified it: recorded again
-		db, err = store.Open(path, store.Options{Journal: journal})
+		db, err = store.Open(path, opts(journal, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,10 +159,9 @@ func testOpenVerified(t *testing.T) {
 		// The check walks the snapshot of its read transaction while the
 		// committer writes: 200 commits (meta pages rewritten, pages freed
 		// and reused) between the snapshot and the walk find no damage.
-		path, journal := verifiedStore(t)
+		path, journal := verifiedStore(t, rules)
 		snapshot, release := make(chan struct{}), make(chan struct{})
-		store.HoldCheckSnapshot(t, func() { close(snapshot); <-release })
-		db, err := store.Open(path, store.Options{Journal: journal})
+		db, err := store.Open(path, store.WithCheckSnapshot(opts(journal, 0), func() { close(snapshot); <-release }))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,9 +198,9 @@ func testOpenVerified(t *testing.T) {
 		wantRecord(t, path, true)
 	})
 	t.Run("damage a fast start does not read is found in the background", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		path, journal := verifiedStore(t, rules)
 		zeroXMLRoot(t, path, true)
-		db, err := store.Open(path, store.Options{Journal: journal})
+		db, err := store.Open(path, opts(journal, 0))
 		if err != nil {
 			t.Fatalf("Open: %v (the damage is in a page only the whole-file check reads)", err)
 		}
@@ -218,22 +226,22 @@ func testOpenVerified(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantRecord(t, path, false) // a damaged file is never recorded
-		_, err = store.Open(path, store.Options{Journal: journal, LockTimeout: 200 * time.Millisecond})
+		_, err = store.Open(path, opts(journal, 200*time.Millisecond))
 		wantDamaged(t, err, path) // refused at start from then on
 	})
 	t.Run("a write since the close: whole check at start", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		path, journal := verifiedStore(t, rules)
 		zeroXMLRoot(t, path, false) // the modification time moves
-		_, err := store.Open(path, store.Options{Journal: journal, LockTimeout: 200 * time.Millisecond})
+		_, err := store.Open(path, opts(journal, 200*time.Millisecond))
 		wantDamaged(t, err, path)
 	})
 	t.Run("a record that does not match: whole check at start", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		path, journal := verifiedStore(t, rules)
 		for _, content := range []string{"{no es json", `{"version":1,"size":1}`} {
 			if err := os.WriteFile(store.VerifiedPath(path), []byte(content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			db, err := store.Open(path, store.Options{Journal: journal})
+			db, err := store.Open(path, opts(journal, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,7 +256,7 @@ func testOpenVerified(t *testing.T) {
 		}
 	})
 	t.Run("killed after a fast start: whole check at the next start", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		path, journal := verifiedStore(t, rules)
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), helperEnv+"=openkill", "CFE_STORE_TEST_PATH="+path, "CFE_STORE_TEST_JOURNAL="+journal)
 		var stderr strings.Builder
@@ -268,7 +276,7 @@ func testOpenVerified(t *testing.T) {
 		}
 		wantRecord(t, path, false)
 		zeroXMLRoot(t, path, true) // a damage the fast start would not read
-		_, err = store.Open(path, store.Options{Journal: journal, LockTimeout: 200 * time.Millisecond})
+		_, err = store.Open(path, opts(journal, 200*time.Millisecond))
 		wantDamaged(t, err, path) // refused at start: no fast start after a crash
 	})
 }
