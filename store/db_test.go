@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,8 +31,7 @@ func holdMain(path string) int {
 
 func TestOpen_FileHeldByAnotherProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
-	child := exec.Command(os.Args[0])
-	child.Env = append(os.Environ(), helperEnv+"=hold", "CFE_STORE_TEST_PATH="+path)
+	child, expired := helperCommand(t, "hold", "CFE_STORE_TEST_PATH="+path)
 	stdin, err := child.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +49,7 @@ func TestOpen_FileHeldByAnotherProcess(t *testing.T) {
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "ready\n" {
-		t.Fatalf("helper said %q, %v", line, err)
+		t.Fatalf("helper said %q, %v (killed after waiting %v for its ready: %v)", line, err, helperLimit, expired())
 	}
 
 	const timeout = 300 * time.Millisecond

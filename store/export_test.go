@@ -1,6 +1,11 @@
 package store
 
-import "github.com/cfe-agent/cfe-agent/cfe"
+import (
+	"testing"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
 
 // Queued returns how many commits of (t, serie) wait for their turn.
 func Queued(db *DB, t cfe.Type, serie string) int {
@@ -56,8 +61,17 @@ func WithArchiveBatch(opts Options, n int) Options {
 // runs in the background.
 func StartedFast(db *DB) bool { return db.known != nil }
 
-// WaitChecked waits for the background check of a fast start to end.
-func WaitChecked(db *DB) { <-db.checked }
+// WaitChecked waits for the background check of a fast start to end, and
+// fails t when it has not within two minutes.
+func WaitChecked(t testing.TB, db *DB) {
+	t.Helper()
+	const within = 2 * time.Minute
+	select {
+	case <-db.checked:
+	case <-time.After(within):
+		t.Fatalf("waited %v for the background check of a fast start to end", within)
+	}
+}
 
 // WithCheckSnapshot returns opts with the background check of a fast start
 // calling hold once it has taken its snapshot, before the walk.

@@ -28,7 +28,7 @@ func TestHeadroom_CommitsWriteIntoAllocatedBlocks(t *testing.T) {
 	if err := unix.Statfs(filepath.Dir(path), &fs); err != nil || fs.Type != unix.EXT4_SUPER_MAGIC {
 		// Headroom is on for XFS too, but XFS preallocates past the end of
 		// a growing file itself, and this test could not tell the two apart.
-		t.Skipf("the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
+		unavailable(t, "the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
 	}
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100000, farAway))
 	const n = 600
@@ -113,7 +113,7 @@ func TestHeadroom_Disabled(t *testing.T) {
 			db, path := openStore(t, store.Options{DisableHeadroom: tt.disable})
 			var fs unix.Statfs_t
 			if err := unix.Statfs(filepath.Dir(path), &fs); err != nil || fs.Type != unix.EXT4_SUPER_MAGIC {
-				t.Skipf("the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
+				unavailable(t, "the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
 			}
 			putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
 			for i := range 50 {

@@ -48,7 +48,7 @@ func TestOpen_Restarts(t *testing.T) {
 				for j := range n {
 					issue(t, db, cfe.ETicket, fmt.Sprintf("restart-%d-%03d", i, j))
 				}
-				store.WaitChecked(db)
+				store.WaitChecked(t, db)
 				if err := db.Damaged(); err != nil {
 					t.Fatalf("restart %d: the background check: %v", i, err)
 				}

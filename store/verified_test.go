@@ -4,16 +4,18 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -134,7 +136,7 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		if st.Pending != 299 {
 			t.Errorf("Pending = %d after a fast start, want 299", st.Pending)
 		}
-		store.WaitChecked(db)
+		store.WaitChecked(t, db)
 		if err := db.Damaged(); err != nil {
 			t.Fatalf("the background check found an intact file damaged: %v", err)
 		}
@@ -161,12 +163,18 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		// and reused) between the snapshot and the walk find no damage.
 		path, journal := verifiedStore(t, rules)
 		snapshot, release := make(chan struct{}), make(chan struct{})
+		free := sync.OnceFunc(func() { close(release) })
 		db, err := store.Open(path, store.WithCheckSnapshot(opts(journal, 0), func() { close(snapshot); <-release }))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		<-snapshot
+		defer free() // before Close, which waits for the check
+		select {
+		case <-snapshot:
+		case <-time.After(time.Minute): // a liveness bound, not a timing measure
+			t.Fatalf("waited a minute for the background check to take its snapshot (a fast start: %v)", store.StartedFast(db))
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -184,11 +192,11 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		select {
 		case <-done:
 		case <-time.After(time.Minute): // a liveness bound, not a timing measure
-			close(release)
+			free()
 			t.Fatal("commits wait for the background check's read transaction (bbolt's mapping could not grow)")
 		}
-		close(release)
-		store.WaitChecked(db)
+		free()
+		store.WaitChecked(t, db)
 		if err := db.Damaged(); err != nil {
 			t.Fatalf("the background check, with commits after its snapshot: %v", err)
 		}
@@ -208,7 +216,7 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		if !store.StartedFast(db) {
 			t.Fatal("Open did not take the fast start")
 		}
-		store.WaitChecked(db)
+		store.WaitChecked(t, db)
 		if !errors.Is(db.Damaged(), store.ErrDamaged) {
 			t.Fatalf("Damaged() = %v after the background check, want the damaged error", db.Damaged())
 		}
@@ -257,10 +265,14 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 	})
 	t.Run("killed after a fast start: whole check at the next start", func(t *testing.T) {
 		path, journal := verifiedStore(t, rules)
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), helperEnv+"=openkill", "CFE_STORE_TEST_PATH="+path, "CFE_STORE_TEST_JOURNAL="+journal)
-		var stderr strings.Builder
+		cmd, expired := helperCommand(t, "openkill", "CFE_STORE_TEST_PATH="+path, "CFE_STORE_TEST_JOURNAL="+journal)
+		var stderr testtool.SyncBuffer
 		cmd.Stderr = &stderr
+		stdin, err := cmd.StdinPipe() // open until the kill: the helper waits on it
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -272,7 +284,8 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait() // "signal: killed"
 		if err != nil || strings.TrimSpace(line) != "fast" {
-			t.Fatalf("helper said %q (%v), stderr %q; want it to start fast and commit", line, err, stderr.String())
+			t.Fatalf("helper said %q (%v), stderr %q; want it to start fast and commit (killed after waiting %v: %v)",
+				line, err, stderr.String(), helperLimit, expired())
 		}
 		wantRecord(t, path, false)
 		zeroXMLRoot(t, path, true) // a damage the fast start would not read
@@ -282,7 +295,8 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 }
 
 // openKillMain opens the store at path, commits one CFE, says whether it
-// started fast, and waits to be killed.
+// started fast, and waits to be killed (or for its stdin to close: the test
+// is gone).
 func openKillMain(path string) int {
 	db, err := store.Open(path, store.Options{Journal: os.Getenv("CFE_STORE_TEST_JOURNAL")})
 	if err != nil {
@@ -302,6 +316,6 @@ func openKillMain(path string) int {
 	} else {
 		fmt.Println("full")
 	}
-	time.Sleep(time.Minute)
+	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
 }

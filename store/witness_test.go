@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -780,12 +781,15 @@ func TestRestore_Witness(t *testing.T) {
 }
 
 // TestWitness_KilledNeverHolds kills a committing agent that keeps a journal
-// and a witness at random moments: reopened, the data directory is never
+// and a witness at random moments (killPoint; once it has acknowledged some,
+// so that the last round's data directory has something to lose):
+// reopened, the data directory is never
 // taken for an older copy (no hold, numbering right after what the store
 // holds); and once the data directory is lost after a kill, numbering
 // resumes above every number the killed agent acknowledged, skipping at most
 // a block and the CFEs in flight.
 func TestWitness_KilledNeverHolds(t *testing.T) {
+	t.Parallel()
 	rounds := 6
 	if testing.Short() {
 		rounds = 3
@@ -795,13 +799,15 @@ func TestWitness_KilledNeverHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	witness := store.WitnessFile(t.TempDir(), crashWitnessKey)
-	t.Setenv("CFE_STORE_TEST_JOURNAL", journalPath)
-	t.Setenv("CFE_STORE_TEST_WITNESS", witness)
 	opts := store.Options{Journal: journalPath, JournalBlock: crashJournalBlock, Witness: witness, WitnessKey: crashWitnessKey}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rnd := rand.New(rand.NewPCG(seed, 0))
 	highest := map[cfe.Type]int64{}
 	busy := 0
 	for round := range rounds {
-		lines, stderr := runAndKill(t, storePath, fmt.Sprint("wrun", round), 150*time.Millisecond+time.Duration(round)*60*time.Millisecond)
+		lines, stderr := runAndKill(t, storePath, fmt.Sprint("wrun", round), killPoint(rnd, false),
+			"CFE_STORE_TEST_JOURNAL="+journalPath, "CFE_STORE_TEST_WITNESS="+witness)
 		if stderr != "" {
 			t.Fatalf("round %d: agent reported: %s", round, stderr)
 		}
