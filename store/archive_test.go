@@ -76,6 +76,7 @@ func liveKeys(t *testing.T, path string) int {
 }
 
 func TestDB_Archive(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
 	db, all := threeYears(t, path, &now, store.WithArchiveBatch(store.Options{}, 7)) // several batches
@@ -227,6 +228,7 @@ func TestDB_Archive(t *testing.T) {
 // and before it deleted it from the live file, as a crash would: the CFEs
 // are then in both; running it again finishes the move.
 func TestDB_ArchiveCrash(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
 	crash := errors.New("crash")
@@ -272,6 +274,7 @@ func TestDB_ArchiveCrash(t *testing.T) {
 // new sale's uuid is looked up in the archives); a lookup of one of its CFEs
 // says why it is not found, and a list that needs it fails.
 func TestDB_ArchiveDamaged(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
 	db, all := threeYears(t, path, &now, store.Options{})
@@ -336,6 +339,7 @@ func TestDB_ArchiveDamaged(t *testing.T) {
 // with every key and value of the archive, and a copy already up to date is
 // not written again.
 func TestDB_BackupArchives(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
 	db, _ := threeYears(t, path, &now, store.Options{})

@@ -27,6 +27,7 @@ var backupMeta = store.BackupMeta{Profile: "tienda", Environment: "sandbox", RUC
 // prefix of what was acknowledged), and the counts match the copied
 // transaction.
 func TestDB_Backup(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1_000_000, farAway), newRange(cfe.EFactura, "A", 1, 1_000_000, farAway))
 	before := issueN(t, db, "before", 50)
@@ -126,6 +127,7 @@ func TestDB_Backup(t *testing.T) {
 // TestVerifyBackup_Refuses: files that are not verified backups are refused
 // with a Spanish message naming them.
 func TestVerifyBackup_Refuses(t *testing.T) {
+	t.Parallel()
 	db, storePath := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
 	issueN(t, db, "x", 20)
@@ -160,6 +162,7 @@ func TestVerifyBackup_Refuses(t *testing.T) {
 		{"missing", filepath.Join(dir, "none.db"), "none.db"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := store.VerifyBackup(tc.path, store.RecordChecks{})
 			ce := wantCode(t, err, cfe.EINVALID)
 			if !strings.Contains(ce.Message, tc.want) || !strings.Contains(ce.Message, filepath.Base(tc.path)) {
@@ -187,6 +190,7 @@ func sumFile(t testing.TB, path string) string {
 // unless the numbers used since are confirmed; once restored, numbering
 // continues above everything used; the replaced file is kept.
 func TestRestore(t *testing.T) {
+	t.Parallel()
 	type setup struct {
 		storePath, journalPath, backup string
 	}
@@ -222,6 +226,7 @@ func TestRestore(t *testing.T) {
 	}
 
 	t.Run("nothing signed since: restored, replaced file kept", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 0)
 		before := sumFile(t, s.storePath)
 		res, err := store.Restore(ctx, opts(s))
@@ -245,6 +250,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("behind the journal: refused without confirmation, nothing changed", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		storeSum, journalSum := sumFile(t, s.storePath), sumFile(t, s.journalPath)
 		_, err := store.Restore(ctx, opts(s))
@@ -266,6 +272,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("confirmation below what was used: refused", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		o := opts(s)
 		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 4}}
@@ -276,6 +283,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("behind, confirmed: restored, no number twice", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		o := opts(s)
 		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}
@@ -296,6 +304,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("confirmed beyond the journal: numbering continues above it", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		o := opts(s)
 		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 9}} // another till used up to 9
@@ -308,6 +317,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("store and journal lost, behind the hosted service", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		for _, p := range []string{s.storePath, s.journalPath} {
 			if err := os.Remove(p); err != nil {
@@ -341,6 +351,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("store and journal lost, service beyond the backup's journal", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		for _, p := range []string{s.storePath, s.journalPath} {
 			if err := os.Remove(p); err != nil {
@@ -363,6 +374,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("no journal and no hosted answer: restored, numbering held", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 0)
 		if err := os.Remove(s.journalPath); err != nil {
 			t.Fatal(err)
@@ -383,6 +395,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("another company or environment: refused", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 0)
 		for _, meta := range []store.BackupMeta{
 			{Profile: "tienda", Environment: "sandbox", RUC: "210000000012"},
@@ -396,6 +409,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("agent running: refused", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 0)
 		openAt(t, s.storePath, store.Options{Journal: s.journalPath, LockTimeout: 50 * time.Millisecond})
 		ce := wantCode(t, errOf(store.Restore(ctx, opts(s))), cfe.EUNAVAILABLE)

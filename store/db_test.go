@@ -30,6 +30,7 @@ func holdMain(path string) int {
 }
 
 func TestOpen_FileHeldByAnotherProcess(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	child, expired := helperCommand(t, "hold", "CFE_STORE_TEST_PATH="+path)
 	stdin, err := child.StdinPipe()
@@ -74,6 +75,7 @@ func TestOpen_FileHeldByAnotherProcess(t *testing.T) {
 // bbolt's flock is taken per open file description, so a second Open in the
 // same process is refused as well.
 func TestOpen_SecondOpenInSameProcess(t *testing.T) {
+	t.Parallel()
 	_, path := openStore(t, store.Options{})
 	db, err := store.Open(path, store.Options{LockTimeout: 100 * time.Millisecond})
 	if err == nil {
@@ -87,6 +89,7 @@ func TestOpen_SecondOpenInSameProcess(t *testing.T) {
 }
 
 func TestOpen_ReopenKeepsEverything(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, time.March, 10, 13, 0, 0, 0, cfe.Montevideo)
 	opts := store.Options{Now: func() time.Time { return now }}
 	db, path := openStore(t, opts)
@@ -162,6 +165,7 @@ func TestOpen_ReopenKeepsEverything(t *testing.T) {
 }
 
 func TestOpen_RefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	db, path := openStore(t, store.Options{})
 	db.Close()
 	raw, err := bolt.Open(path, 0o600, nil)
@@ -181,6 +185,7 @@ func TestOpen_RefusesNewerSchema(t *testing.T) {
 }
 
 func TestOpen_NotAStoreFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	if err := os.WriteFile(path, []byte(strings.Repeat("not a bbolt file\n", 1000)), 0o600); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ func nextNumber(t testing.TB, db *store.DB) int64 {
 // may have issued. were issued; the store file is then deleted,
 // truncated or replaced by an older copy.
 func TestJournal_LostStore(t *testing.T) {
+	t.Parallel()
 	rng := newRange(cfe.ETicket, "A", 1, 1000, farAway)
 	const block = 10
 	// prepare issues A-1..A-5 through a store with the journal and returns
@@ -100,6 +101,7 @@ func TestJournal_LostStore(t *testing.T) {
 	}
 
 	t.Run("deleted after a clean stop", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath, _, _ := prepare(t)
 		if err := os.Remove(storePath); err != nil {
 			t.Fatal(err)
@@ -120,6 +122,7 @@ func TestJournal_LostStore(t *testing.T) {
 		}
 	})
 	t.Run("deleted after a crash", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath, dirty, _ := prepare(t)
 		testtool.CopyFile(t, dirty, journalPath) // the agent was killed: Close never wrote the exact counters
 		if err := os.Remove(storePath); err != nil {
@@ -145,6 +148,7 @@ func TestJournal_LostStore(t *testing.T) {
 		{"truncated in the zeros past the data", func(n int64) int64 { return n - pg }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			storePath, journalPath, _, _ := prepare(t)
 			fi, err := os.Stat(storePath)
 			if err != nil {
@@ -184,6 +188,7 @@ func TestJournal_LostStore(t *testing.T) {
 		})
 	}
 	t.Run("old backup restored", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath, _, afterA3 := prepare(t)
 		testtool.CopyFile(t, afterA3, storePath) // the copy taken after A-3, put back after A-5 was issued
 		db, next := reopen(t, storePath, journalPath)
@@ -195,6 +200,7 @@ func TestJournal_LostStore(t *testing.T) {
 		}
 	})
 	t.Run("intact store after a crash continues without a gap", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath, dirty, _ := prepare(t)
 		testtool.CopyFile(t, dirty, journalPath)
 		if _, next := reopen(t, storePath, journalPath); next != 6 {
@@ -202,6 +208,7 @@ func TestJournal_LostStore(t *testing.T) {
 		}
 	})
 	t.Run("clean restart writes the journal, not a gap", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath, _, _ := prepare(t)
 		for range 3 {
 			db, next := reopen(t, storePath, journalPath)
@@ -240,6 +247,7 @@ func hasEvent(evs []store.AuditEvent, kind, detail string) bool {
 // the committed numbers while the store is open, within the number's range,
 // and the exact counters after Close.
 func TestJournal_Written(t *testing.T) {
+	t.Parallel()
 	storePath, journalPath := journalDirs(t)
 	db := openAt(t, storePath, store.Options{Journal: journalPath, JournalBlock: 10})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 12, farAway), newRange(cfe.ETicket, "A", 13, 100, farAway))
@@ -272,6 +280,7 @@ func TestJournal_Written(t *testing.T) {
 // TestJournal_Damaged: a journal that cannot be read stops Open with a clear
 // error instead of guessing.
 func TestJournal_Damaged(t *testing.T) {
+	t.Parallel()
 	storePath, journalPath := journalDirs(t)
 	db := openAt(t, storePath, store.Options{Journal: journalPath})
 	db.Close()
@@ -289,6 +298,7 @@ func TestJournal_Damaged(t *testing.T) {
 // numbers (ResumeNumbering) or a technician (MarkUsedElsewhere) say where
 // numbering stands; the hold survives a restart.
 func TestDB_NumberingHold(t *testing.T) {
+	t.Parallel()
 	ranges := []cfe.CAERange{newRange(cfe.ETicket, "A", 1, 1000, farAway), newRange(cfe.ETicket, "B", 1, 1000, farAway),
 		newRange(cfe.EFactura, "A", 1, 1000, farAway)}
 	open := func(t *testing.T, storePath, journalPath string) *store.DB {
@@ -314,6 +324,7 @@ func TestDB_NumberingHold(t *testing.T) {
 	}
 
 	t.Run("hosted service's last numbers", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath := journalDirs(t)
 		db := open(t, storePath, journalPath)
 		h := db.NumberingHold()
@@ -348,6 +359,7 @@ func TestDB_NumberingHold(t *testing.T) {
 		}
 	})
 	t.Run("technician, every serie: the hold ends", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath := journalDirs(t)
 		db := open(t, storePath, journalPath)
 		for _, r := range ranges {
@@ -371,6 +383,7 @@ func TestDB_NumberingHold(t *testing.T) {
 		}
 	})
 	t.Run("technician, serie by serie", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath := journalDirs(t)
 		db := open(t, storePath, journalPath)
 		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 5, "caja anterior"); err != nil {
@@ -410,6 +423,7 @@ func TestDB_NumberingHold(t *testing.T) {
 		}
 	})
 	t.Run("technician, after an old copy was put back without its journal", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath := journalDirs(t)
 		db := open(t, storePath, journalPath)
 		if err := db.ResumeNumbering(ctx, "el servicio", nil); err != nil {
@@ -435,11 +449,13 @@ func TestDB_NumberingHold(t *testing.T) {
 		}
 	})
 	t.Run("none without a hold is refused", func(t *testing.T) {
+		t.Parallel()
 		db, _ := openStore(t, store.Options{})
 		putRanges(t, db, ranges...)
 		wantCode(t, db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 0, "nada"), cfe.EINVALID)
 	})
 	t.Run("a file written before journals existed is trusted", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath := journalDirs(t)
 		db := openAt(t, storePath, store.Options{}) // no journal: the file gets no identity, as before this version
 		putRanges(t, db, ranges...)
@@ -454,6 +470,7 @@ func TestDB_NumberingHold(t *testing.T) {
 		}
 	})
 	t.Run("a journal present means no hold", func(t *testing.T) {
+		t.Parallel()
 		storePath, journalPath := journalDirs(t)
 		db := openAt(t, storePath, store.Options{Journal: journalPath})
 		db.Close()

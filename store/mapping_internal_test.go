@@ -14,6 +14,7 @@ import (
 // time, a file extended to the mapping) and nothing else; the other rules
 // accept no change at all.
 func TestVerifiedRecord_MatchesOpened(t *testing.T) {
+	t.Parallel()
 	put := func(t *testing.T, path, key string) {
 		t.Helper()
 		bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -62,6 +63,7 @@ func TestVerifiedRecord_MatchesOpened(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "agent.db")
 			put(t, path, "first")
 			rec, ok := fileState(path)
@@ -86,6 +88,7 @@ func TestVerifiedRecord_MatchesOpened(t *testing.T) {
 // file alone, and for the data's end + windowsCheckRoom where it does not,
 // whatever the file's size.
 func TestInitialMmapSize(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	bdb, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -115,6 +118,7 @@ func TestInitialMmapSize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := initialMmapSize(path, known, tc.fast, tc.windows); got != tc.want {
 				t.Errorf("initialMmapSize = %d, want %d (data %d)", got, tc.want, data)
 			}
@@ -125,6 +129,7 @@ func TestInitialMmapSize(t *testing.T) {
 // TestWindowsCheckRoom: an eighth of the data, between bbolt's growth step
 // and backgroundCheckRoom.
 func TestWindowsCheckRoom(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ data, want int64 }{
 		{0, boltAllocSize},
 		{64 << 20, boltAllocSize},

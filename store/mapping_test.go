@@ -17,6 +17,7 @@ import (
 // subtest runs the Windows rules for real; elsewhere the second emulates
 // bbolt's Windows mapping.
 func TestOpen_Restarts(t *testing.T) {
+	t.Parallel()
 	// CFEs committed at each of the restarts.
 	commits := []int{0, 0, 0, 100, 0, 0}
 	for _, tc := range []struct {
@@ -27,6 +28,7 @@ func TestOpen_Restarts(t *testing.T) {
 		{"as bbolt maps on Windows", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var rules store.Options
 			if tc.windows {
 				var emulated bool
@@ -82,6 +84,7 @@ func TestOpen_Restarts(t *testing.T) {
 // system's rules): the fast start, commits during the background check, and
 // every way back to the whole check at start hold under the Windows rules.
 func TestOpen_VerifiedWindowsRules(t *testing.T) {
+	t.Parallel()
 	rules, emulated := store.EmulateWindowsMapping(store.Options{})
 	if !emulated {
 		t.Skip("on Windows TestOpen_Verified runs the Windows rules for real")

@@ -127,8 +127,10 @@ func rawSchema(t *testing.T, path string) (version string, withXML int) {
 }
 
 func TestOpen_MigratesSchema1(t *testing.T) {
+	t.Parallel()
 	for _, keep := range []int{0, 4} { // a whole file; one whose migration was interrupted
 		t.Run(fmt.Sprintf("already-moved-%d", keep), func(t *testing.T) {
+			t.Parallel()
 			db, path := openStore(t, store.Options{})
 			putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway), newRange(cfe.EFactura, "A", 1, 100, farAway))
 			var want []*cfe.Issued

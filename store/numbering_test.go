@@ -14,6 +14,7 @@ import (
 )
 
 func TestDB_Reserve_NoUsableRange(t *testing.T) {
+	t.Parallel()
 	yesterday := today.AddDays(-1)
 	tests := []struct {
 		name   string
@@ -25,6 +26,7 @@ func TestDB_Reserve_NoUsableRange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			db, _ := openStore(t, store.Options{})
 			putRanges(t, db, tt.ranges...)
 			_, err := db.Reserve(ctx, cfe.ETicket, today)
@@ -37,6 +39,7 @@ func TestDB_Reserve_NoUsableRange(t *testing.T) {
 }
 
 func TestDB_Reserve_BadInput(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 10, farAway))
 	_, err := db.Reserve(ctx, cfe.Type(100), today)
@@ -58,6 +61,7 @@ func TestDB_Reserve_BadInput(t *testing.T) {
 }
 
 func TestDB_Reserve_ChoosesRange(t *testing.T) {
+	t.Parallel()
 	soon := today.AddDays(20)
 	tests := []struct {
 		name   string
@@ -83,6 +87,7 @@ func TestDB_Reserve_ChoosesRange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			db, _ := openStore(t, store.Options{})
 			putRanges(t, db, tt.ranges...)
 			r := reserve(t, db, cfe.ETicket)
@@ -100,6 +105,7 @@ func TestDB_Reserve_ChoosesRange(t *testing.T) {
 // later: numbering uses A to the end, jumps to A's second range, then moves
 // to B, then runs out.
 func TestDB_Commit_RollsOverAndRunsOut(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db,
 		newRange(cfe.ETicket, "A", 1, 3, today.AddDays(100)),
@@ -119,6 +125,7 @@ func TestDB_Commit_RollsOverAndRunsOut(t *testing.T) {
 }
 
 func TestDB_Commit_UUIDConflict(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	first := issue(t, db, cfe.ETicket, "same-uuid")
@@ -140,6 +147,7 @@ func TestDB_Commit_UUIDConflict(t *testing.T) {
 }
 
 func TestDB_Commit_RejectsMismatchedDocument(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	tests := []struct {
@@ -181,6 +189,7 @@ func TestDB_Commit_RejectsMismatchedDocument(t *testing.T) {
 // A CFE signed after its range expired is refused inside the transaction,
 // even though the number was reserved while the range was valid.
 func TestDB_Commit_RangeExpiredAtSignature(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, today))
 	r := reserve(t, db, cfe.ETicket)
@@ -202,6 +211,7 @@ func TestDB_Commit_RangeExpiredAtSignature(t *testing.T) {
 
 // The brief's main scenario: many cashiers at once.
 func TestDB_Commit_ConcurrentCashiers(t *testing.T) {
+	t.Parallel()
 	db, path := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100_000, farAway), newRange(cfe.EFactura, "A", 1, 100_000, farAway))
 	const workers, each = 8, 60
@@ -277,6 +287,7 @@ func TestDB_Commit_ConcurrentCashiers(t *testing.T) {
 }
 
 func TestDB_Release_NumberIsReused(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{ReclaimTimeout: time.Minute})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	r1, r2, r3 := reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket)
@@ -331,6 +342,7 @@ func TestDB_Release_NumberIsReused(t *testing.T) {
 // A stale Release of an earlier holder of a number must not free the number
 // for its new holder.
 func TestDB_Release_TwiceDoesNotFreeTheNewHolder(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	old := reserve(t, db, cfe.ETicket)
@@ -354,6 +366,7 @@ func TestDB_Release_TwiceDoesNotFreeTheNewHolder(t *testing.T) {
 // waiting above it fail after ReclaimTimeout, give their numbers back, and
 // numbering restarts right after the last committed number.
 func TestDB_Release_WaitersFailWhenNumberStaysUnclaimed(t *testing.T) {
+	t.Parallel()
 	const reclaim = 150 * time.Millisecond
 	db, path := openStore(t, store.Options{ReclaimTimeout: reclaim})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
@@ -387,6 +400,7 @@ func TestDB_Release_WaitersFailWhenNumberStaysUnclaimed(t *testing.T) {
 // A reservation whose holder vanished is taken back after
 // ReservationTimeout, so the serie is not blocked for good.
 func TestDB_Reservation_AbandonedIsTakenBack(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{ReservationTimeout: 100 * time.Millisecond, ReclaimTimeout: time.Minute})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	lost := reserve(t, db, cfe.ETicket)
@@ -418,6 +432,7 @@ func TestDB_Reservation_AbandonedIsTakenBack(t *testing.T) {
 }
 
 func TestDB_Commit_ContextEndsWhileWaiting(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{ReclaimTimeout: time.Minute})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	r1, r2 := reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket)
@@ -437,6 +452,7 @@ func TestDB_Commit_ContextEndsWhileWaiting(t *testing.T) {
 }
 
 func TestDB_Close_FailsWaitingCommits(t *testing.T) {
+	t.Parallel()
 	db, path := openStore(t, store.Options{ReclaimTimeout: time.Minute})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	reserve(t, db, cfe.ETicket)
@@ -462,6 +478,7 @@ func TestDB_Close_FailsWaitingCommits(t *testing.T) {
 // serie's range would be preferred, so that the commits waiting above it
 // can proceed.
 func TestDB_Reserve_RefillsReleasedNumberFirst(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{ReclaimTimeout: time.Minute})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	a1 := reserve(t, db, cfe.ETicket)
@@ -490,7 +507,9 @@ func commitAsync(t *testing.T, db *store.DB, r *cfe.Reservation, uuid string) <-
 }
 
 func TestDB_Commit_FailureInsideABatch(t *testing.T) {
+	t.Parallel()
 	t.Run("the others of the batch are committed", func(t *testing.T) {
+		t.Parallel()
 		db, _ := openStore(t, store.Options{})
 		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 		r1, r2, r3 := reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket), reserve(t, db, cfe.ETicket)
@@ -512,6 +531,7 @@ func TestDB_Commit_FailureInsideABatch(t *testing.T) {
 		}
 	})
 	t.Run("higher numbers wait for the refused one to be refilled", func(t *testing.T) {
+		t.Parallel()
 		db, path := openStore(t, store.Options{ReclaimTimeout: time.Minute})
 		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 		issue(t, db, cfe.ETicket, "old")
@@ -542,6 +562,7 @@ func TestDB_Commit_FailureInsideABatch(t *testing.T) {
 }
 
 func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
+	t.Parallel()
 	// More CFEs in progress than processors: the committer holds ready ones
 	// back while others are being signed (see collect). At least 5, so that
 	// all but one being ready is 4/5 of them, where it stops holding back
@@ -560,12 +581,14 @@ func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
 		return db
 	}
 	t.Run("a lone caller is not held back", func(t *testing.T) {
+		t.Parallel()
 		db := open(t, time.Hour)
 		for i := range 3 {
 			issue(t, db, cfe.ETicket, fmt.Sprint("alone-", i)) // would block for an hour if held
 		}
 	})
 	t.Run("after a burst, a lone caller is not held back", func(t *testing.T) {
+		t.Parallel()
 		db := open(t, time.Hour)
 		for _, r := range reserveMany(t, db) {
 			db.Release(r)
@@ -573,6 +596,7 @@ func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
 		issue(t, db, cfe.ETicket, "alone")
 	})
 	t.Run("ready CFEs wait for the ones being signed", func(t *testing.T) {
+		t.Parallel()
 		db := open(t, time.Hour)
 		rs := reserveMany(t, db)
 		first := commitAsync(t, db, rs[0], "c-0")
@@ -600,6 +624,7 @@ func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
 		db.Release(rs[many-1])
 	})
 	t.Run("the last one being signed given back wakes the held ones", func(t *testing.T) {
+		t.Parallel()
 		db := open(t, time.Hour)
 		rs := reserveMany(t, db)
 		first := commitAsync(t, db, rs[0], "first")
@@ -611,6 +636,7 @@ func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
 		}
 	})
 	t.Run("never longer than MaxBatchDelay", func(t *testing.T) {
+		t.Parallel()
 		db := open(t, 20*time.Millisecond)
 		rs := reserveMany(t, db)
 		if err := outcome(t, commitAsync(t, db, rs[0], "first"), "the commit held MaxBatchDelay"); err != nil { // held, then written alone
@@ -627,6 +653,7 @@ func TestDB_Commit_GroupsWhileManyAreBeingSigned(t *testing.T) {
 // processors, where the committer would otherwise hold it back (see
 // TestDB_Commit_GroupsWhileManyAreBeingSigned).
 func TestDB_Commit_DisableHoldBack(t *testing.T) {
+	t.Parallel()
 	many := runtime.GOMAXPROCS(0) + 3
 	db, _ := openStore(t, store.Options{MaxBatchDelay: time.Hour, DisableHoldBack: true})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
@@ -658,6 +685,7 @@ func TestDB_Commit_DisableHoldBack(t *testing.T) {
 // meanwhile, and the timeout is long enough that a busy machine's delays do
 // not reach the half timeout of slack it has above.
 func TestDB_Release_RefilledHoleKeepsItsAge(t *testing.T) {
+	t.Parallel()
 	const reclaim = time.Second
 	db, _ := openStore(t, store.Options{ReclaimTimeout: reclaim})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))

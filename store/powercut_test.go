@@ -69,6 +69,7 @@ func firstStartMain(root string) int {
 // journal's folder before writing the journal into it (internal/durable now
 // makes a new folder with its file already inside).
 func TestOpen_FirstStartSurvivesPowerCut(t *testing.T) {
+	t.Parallel()
 	strace := testtool.Require(t, "strace")
 	root, dir := filepath.Join(t.TempDir(), "data"), t.TempDir()
 	if err := os.Mkdir(root, 0o700); err != nil {

@@ -105,7 +105,10 @@ func zeroXMLRoot(t *testing.T, path string, keepTime bool) {
 // clean Close left, unchanged; the record goes before anything writes; a
 // damage the fast start did not look at is found by the background check,
 // and commits are refused from then on.
-func TestOpen_Verified(t *testing.T) { testOpenVerified(t, store.Options{}) }
+func TestOpen_Verified(t *testing.T) {
+	t.Parallel()
+	testOpenVerified(t, store.Options{})
+}
 
 // testOpenVerified is TestOpen_Verified, also run with bbolt's Windows
 // mapping emulated (TestOpen_VerifiedWindowsRules): every Open but the
@@ -118,6 +121,7 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		return o
 	}
 	t.Run("fast start after a verified clean close", func(t *testing.T) {
+		t.Parallel()
 		path, journal := verifiedStore(t, rules)
 		wantRecord(t, path, true)
 		db, err := store.Open(path, opts(journal, 0))
@@ -158,6 +162,7 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		}
 	})
 	t.Run("commits during the background check", func(t *testing.T) {
+		t.Parallel()
 		// The check walks the snapshot of its read transaction while the
 		// committer writes: 200 commits (meta pages rewritten, pages freed
 		// and reused) between the snapshot and the walk find no damage.
@@ -206,6 +211,7 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		wantRecord(t, path, true)
 	})
 	t.Run("damage a fast start does not read is found in the background", func(t *testing.T) {
+		t.Parallel()
 		path, journal := verifiedStore(t, rules)
 		zeroXMLRoot(t, path, true)
 		db, err := store.Open(path, opts(journal, 0))
@@ -238,12 +244,14 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		wantDamaged(t, err, path) // refused at start from then on
 	})
 	t.Run("a write since the close: whole check at start", func(t *testing.T) {
+		t.Parallel()
 		path, journal := verifiedStore(t, rules)
 		zeroXMLRoot(t, path, false) // the modification time moves
 		_, err := store.Open(path, opts(journal, 200*time.Millisecond))
 		wantDamaged(t, err, path)
 	})
 	t.Run("a record that does not match: whole check at start", func(t *testing.T) {
+		t.Parallel()
 		path, journal := verifiedStore(t, rules)
 		for _, content := range []string{"{no es json", `{"version":1,"size":1}`} {
 			if err := os.WriteFile(store.VerifiedPath(path), []byte(content), 0o600); err != nil {
@@ -264,6 +272,7 @@ func testOpenVerified(t *testing.T, rules store.Options) {
 		}
 	})
 	t.Run("killed after a fast start: whole check at the next start", func(t *testing.T) {
+		t.Parallel()
 		path, journal := verifiedStore(t, rules)
 		cmd, expired := helperCommand(t, "openkill", "CFE_STORE_TEST_PATH="+path, "CFE_STORE_TEST_JOURNAL="+journal)
 		var stderr testtool.SyncBuffer

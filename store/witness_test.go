@@ -250,6 +250,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 	}
 
 	t.Run("held across restarts, settled by the hosted service", func(t *testing.T) {
+		t.Parallel()
 		m, db := heldCopy(t)
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
@@ -279,6 +280,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 		}
 	})
 	t.Run("the service knows more than the witness", func(t *testing.T) {
+		t.Parallel()
 		_, db := heldCopy(t)
 		if err := db.ResumeNumbering(ctx, "el servicio", []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 14}}); err != nil {
 			t.Fatal(err)
@@ -288,6 +290,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 		}
 	})
 	t.Run("settled by a technician with the witness's number", func(t *testing.T) {
+		t.Parallel()
 		m, db := heldCopy(t)
 		err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 7, "el técnico cree que fue el 7")
 		if ce := wantCode(t, err, cfe.EINVALID); !strings.Contains(ce.Message, "ya usó hasta el 10") {
@@ -312,6 +315,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 		}
 	})
 	t.Run("settled by a technician with 0", func(t *testing.T) {
+		t.Parallel()
 		_, db := heldCopy(t)
 		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 0, "ningún otro sistema"); err != nil {
 			t.Fatal(err)
@@ -321,6 +325,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 		}
 	})
 	t.Run("a technician knows more than the witness", func(t *testing.T) {
+		t.Parallel()
 		_, db := heldCopy(t)
 		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 20, "otra caja usó hasta el 20"); err != nil {
 			t.Fatal(err)
@@ -399,6 +404,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		}
 	}
 	t.Run("clean restarts", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		for i := range 3 {
 			db := m.open(t)
@@ -410,6 +416,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 13)
 	})
 	t.Run("a crash", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 13)
@@ -430,6 +437,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 14)
 	})
 	t.Run("a crash between the journal's write and the witness's", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 9)
@@ -444,6 +452,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 13)
 	})
 	t.Run("a crash before a serie's first commit, then restarts", func(t *testing.T) {
+		t.Parallel()
 		// The killed agent's journal and witness reserved a block of
 		// e-Facturas for its first one, whose transaction never reached
 		// the store. The restart's journal names no e-Factura (the store
@@ -469,6 +478,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		}
 	})
 	t.Run("a crash while Open rewrote the journal", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 5)
@@ -487,6 +497,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 6)
 	})
 	t.Run("the store file alone put back: the journal raises it", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 3)
@@ -503,6 +514,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 6)
 	})
 	t.Run("an older copy that no serie is behind: reported, not held", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 5)
@@ -528,6 +540,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		}
 	})
 	t.Run("no witness yet: signs from the start", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		noHold(t, m, 1)
 		if _, err := os.Stat(m.witness); err != nil {
@@ -535,6 +548,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		}
 	})
 	t.Run("an upgrade: a journal without generations, no witness", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := openAt(t, m.store, store.Options{Journal: m.journal})
 		putRanges(t, db, witnessRanges...)
@@ -576,6 +590,7 @@ func TestWitness_DataDirectoryLost(t *testing.T) {
 		}
 	}
 	t.Run("after a clean stop", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		lose(t, m, true)
 		db := m.open(t)
@@ -593,6 +608,7 @@ func TestWitness_DataDirectoryLost(t *testing.T) {
 		}
 	})
 	t.Run("after a crash: above the reserved block", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		lose(t, m, false)
 		db := m.open(t)
@@ -601,6 +617,7 @@ func TestWitness_DataDirectoryLost(t *testing.T) {
 		}
 	})
 	t.Run("the journal's folder left, a hosted service: held, the witness bounds the technician", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		lose(t, m, true)
 		if err := os.MkdirAll(filepath.Dir(m.journal), 0o700); err != nil {
@@ -640,6 +657,7 @@ func TestWitness_Damaged(t *testing.T) {
 		"a version to come": `{"version": 7}`,
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			m := newMachine(t)
 			if err := os.MkdirAll(filepath.Dir(m.witness), 0o700); err != nil {
 				t.Fatal(err)
@@ -668,6 +686,7 @@ func TestWitness_Damaged(t *testing.T) {
 		})
 	}
 	t.Run("cannot be read", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		if err := os.MkdirAll(m.witness, 0o700); err != nil { // a folder where the file should be
 			t.Fatal(err)
@@ -684,6 +703,7 @@ func TestWitness_Damaged(t *testing.T) {
 		}
 	})
 	t.Run("cannot be written", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		blocker := filepath.Join(t.TempDir(), "un-archivo")
 		if err := os.WriteFile(blocker, nil, 0o600); err != nil {
