@@ -19,7 +19,7 @@ var (
 
 // StatusPage is the agent's status page (Spanish): one HTML document with its
 // style and script inline and no outside resource, rendered on the server
-// (cmd/cfe-agent). Its script fetches the page again every few seconds,
+// (localapi.NewStatusPage, from the application's view). Its script fetches the page again every few seconds,
 // swaps the new content in and reprints through POST /pdf.
 type StatusPage struct {
 	Template *template.Template
@@ -31,7 +31,7 @@ type StatusPage struct {
 // StatusPageData fills the page's template.
 type StatusPageData struct {
 	Printer string // the default printer alias used by the reprint buttons
-	View    any    // what the page shows, written out (cmd/cfe-agent's statusView)
+	View    any    // what the page shows, written out (app's statusView)
 	CSS     template.CSS
 	JS      template.JS
 }

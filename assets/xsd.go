@@ -24,6 +24,12 @@ const (
 	// SchemaEnvelopeReceiver is an envelope of CFEs sent to an electronic
 	// receiver (EnvioCFE_entreEmpresas, each CFE in a CFE_Adenda).
 	SchemaEnvelopeReceiver = "EnvioCFE_entreEmpresas.xsd"
+	// DGI's acknowledgements: of an envelope (ACKSobre), of its CFEs
+	// (ACKCFE) and of a daily report (ACKRepDiario), which a DGI client
+	// checks every answer against.
+	SchemaACKSobre  = "ACKSobre.xsd"
+	SchemaACKCFE    = "ACKCFE_DGI.xsd"
+	SchemaACKReport = "ACKRepDiario.xsd"
 	// SchemaCAE2012 is for CAE files of DGI's first layout (they declare
 	// CAE_v1.1.xsd, 2012), which had no TA (Tipo de Autorización) in DA. DGI
 	// does not publish that schema any more: WriteSchemas derives it from

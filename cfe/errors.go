@@ -136,6 +136,16 @@ func RespuestaOf(err error) string {
 	return RespErrorInterno
 }
 
+// UserFacingFault reports whether err is a failure of the agent whose message
+// the cashier should read instead of a generic one: a *Error that sets
+// RespErrorInterno itself and is not internal (the store's failed commit says
+// that the disk is full and that nothing was consumed; a damaged store file
+// says what the technician must do).
+func UserFacingFault(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Respuesta == RespErrorInterno && e.Code != EINTERNAL && e.Message != ""
+}
+
 // MaxListedFields is how many field errors an error body lists at most;
 // ListedFields adds one entry saying how many more there were.
 const MaxListedFields = 20

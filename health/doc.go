@@ -13,8 +13,13 @@
 // all near their expiry degrade the status; no type with numbers left is
 // error.
 //
-// Its functions are pure: no I/O, no clock of their own. localapi serves
-// their result as GET /health and GET /state; cmd/cfe-agent fills State
-// from the store, the signer and the hosted client, converting each part in
-// one place. The report's types are localapi/apitype's.
+// Its functions are pure: no I/O, no clock of their own. The application
+// (app.Facade.Report) fills State with the facts as their producers report
+// them — range use, the certificate's summary, the outbox and the disk are
+// cfe's types, filled by the store and the signer and read here as they
+// are — and builds the whole report with Report; localapi encodes it as GET
+// /health and GET /state, and the tray and the status page read it
+// in-process. The report's types are localapi/apitype's, which embed the
+// facts' types: a field added to one of them reaches /state without a copy
+// here.
 package health

@@ -48,7 +48,7 @@ func severity(status string) int {
 	return slices.Index([]string{apitype.HealthOK, apitype.HealthDegraded, apitype.HealthError}, status)
 }
 
-func addCertificate(rep *apitype.StateReport, c *Certificate, problem string, now time.Time) {
+func addCertificate(rep *apitype.StateReport, c *cfe.CertSummary, problem string, now time.Time) {
 	if c == nil {
 		rep.CertificateError = problem
 		if problem != "" {
@@ -59,8 +59,7 @@ func addCertificate(rep *apitype.StateReport, c *Certificate, problem string, no
 		return
 	}
 	days := int(math.Floor(c.NotAfter.Sub(now).Hours() / 24))
-	rep.Certificate = &apitype.CertificateReport{Subject: c.Subject, RUC: c.RUC, ExpiresAt: c.NotAfter, DaysLeft: days,
-		SubjectDN: c.SubjectDN, Issuer: c.Issuer, SerialNumber: c.SerialNumber, NotBefore: c.NotBefore, Test: c.Test}
+	rep.Certificate = &apitype.CertificateReport{CertSummary: *c, DaysLeft: days}
 	expiry := c.NotAfter.In(cfe.Montevideo).Format(time.DateOnly)
 	switch {
 	case now.After(c.NotAfter):
@@ -78,7 +77,7 @@ func addCertificate(rep *apitype.StateReport, c *Certificate, problem string, no
 // numbers left is nearly used up, and short of time when every such range is
 // near its expiry (the store flags each range). The agent cannot sign at all
 // when no type has numbers.
-func addCAE(rep *apitype.StateReport, ranges []CAERangeUse) {
+func addCAE(rep *apitype.StateReport, ranges []cfe.RangeUse) {
 	byType := make(map[cfe.Type]*apitype.CAETypeReport)
 	short := make(map[cfe.Type][2]bool) // [numbers, time] for every usable range so far
 	for _, u := range ranges {
@@ -89,19 +88,9 @@ func addCAE(rep *apitype.StateReport, ranges []CAERangeUse) {
 			byType[t] = tr
 			short[t] = [2]bool{true, true}
 		}
-		tr.Ranges = append(tr.Ranges, apitype.CAERangeReport{Serie: u.Range.Serie, Desde: u.Range.DNro, Hasta: u.Range.HNro,
-			Remaining: u.Remaining, Vence: u.Range.Vencimiento, Expired: u.Expired, Used: u.Used, Origen: u.Range.Source,
-			NearlyUsedUp: u.NearlyUsedUp, NearExpiry: u.NearExpiry})
-		if u.Expired || u.Remaining <= 0 {
-			continue
-		}
-		tr.Remaining += u.Remaining
-		if tr.UsableUntil == nil || u.Range.Vencimiento.After(*tr.UsableUntil) {
-			v := u.Range.Vencimiento
-			tr.UsableUntil = &v
-		}
 		sh := short[t]
-		short[t] = [2]bool{sh[0] && u.NearlyUsedUp, sh[1] && u.NearExpiry}
+		addRange(tr, u, &sh)
+		short[t] = sh
 	}
 
 	rep.CAE = make([]apitype.CAETypeReport, 0, len(byType))
@@ -111,15 +100,7 @@ func addCAE(rep *apitype.StateReport, ranges []CAERangeUse) {
 		slices.SortFunc(tr.Ranges, func(a, b apitype.CAERangeReport) int {
 			return cmp.Or(cmp.Compare(a.Serie, b.Serie), cmp.Compare(a.Desde, b.Desde))
 		})
-		switch {
-		case tr.Remaining == 0:
-			tr.Warnings = append(tr.Warnings, fmt.Sprintf("no quedan números CAE vigentes para %s", tr.Nombre))
-		case short[t][0]:
-			tr.Warnings = append(tr.Warnings, fmt.Sprintf("quedan %d números CAE para %s: solicite un nuevo rango", tr.Remaining, tr.Nombre))
-		}
-		if tr.Remaining > 0 && short[t][1] {
-			tr.Warnings = append(tr.Warnings, fmt.Sprintf("los rangos CAE de %s vencen el %s: solicite un nuevo rango", tr.Nombre, tr.UsableUntil))
-		}
+		tr.Warnings = append(tr.Warnings, typeWarnings(tr, short[t])...)
 		for _, w := range tr.Warnings {
 			Flag(rep, apitype.HealthDegraded, w)
 		}
@@ -129,6 +110,42 @@ func addCAE(rep *apitype.StateReport, ranges []CAERangeUse) {
 	if !usable {
 		Flag(rep, apitype.HealthError, "no hay números CAE vigentes para ningún tipo de comprobante: no se puede firmar")
 	}
+}
+
+// addRange adds the range use u to its type's report tr: the range's line
+// (the range, and its use as the store reports it), and, when it can still
+// be used, its numbers, its expiry and whether it keeps the type short of
+// numbers and of time (short: [numbers, time] for the type's usable ranges
+// so far).
+func addRange(tr *apitype.CAETypeReport, u cfe.RangeUse, short *[2]bool) {
+	tr.Ranges = append(tr.Ranges, apitype.CAERangeReport{Serie: u.Range.Serie, Desde: u.Range.DNro, Hasta: u.Range.HNro,
+		Vence: u.Range.Vencimiento, Origen: u.Range.Source, RangeUse: u})
+	if u.Expired || u.Remaining <= 0 {
+		return
+	}
+	tr.Remaining += u.Remaining
+	if tr.UsableUntil == nil || u.Range.Vencimiento.After(*tr.UsableUntil) {
+		v := u.Range.Vencimiento
+		tr.UsableUntil = &v
+	}
+	*short = [2]bool{short[0] && u.NearlyUsedUp, short[1] && u.NearExpiry}
+}
+
+// typeWarnings are the warnings of one CFE type: no numbers left, few
+// numbers left, or its usable ranges near their expiry (short: [numbers,
+// time]).
+func typeWarnings(tr *apitype.CAETypeReport, short [2]bool) []string {
+	var out []string
+	switch {
+	case tr.Remaining == 0:
+		out = append(out, fmt.Sprintf("no quedan números CAE vigentes para %s", tr.Nombre))
+	case short[0]:
+		out = append(out, fmt.Sprintf("quedan %d números CAE para %s: solicite un nuevo rango", tr.Remaining, tr.Nombre))
+	}
+	if tr.Remaining > 0 && short[1] {
+		out = append(out, fmt.Sprintf("los rangos CAE de %s vencen el %s: solicite un nuevo rango", tr.Nombre, tr.UsableUntil))
+	}
+	return out
 }
 
 // addNumberingHold reports a store that refuses to number until it knows
@@ -148,9 +165,9 @@ func addNumberingHold(rep *apitype.StateReport, h *NumberingHold) {
 	Flag(rep, apitype.HealthError, msg)
 }
 
-func addOutbox(rep *apitype.StateReport, o Outbox, now time.Time) {
-	rep.Outbox = apitype.OutboxReport{Pending: o.Pending, Rejected: o.Rejected, Quarantined: o.Quarantined,
-		Quarantine: make([]apitype.QuarantinedCFE, 0, len(o.Quarantine))}
+func addOutbox(rep *apitype.StateReport, o cfe.Outbox, now time.Time) {
+	rep.Outbox = apitype.OutboxReport{Outbox: o, Quarantine: make([]apitype.QuarantinedCFE, 0, len(o.Quarantine))}
+	rep.Outbox.Outbox.Quarantine = nil // the report's own list names them
 	addQuarantine(rep, o)
 	if o.Pending == 0 || o.OldestPending.IsZero() {
 		return
@@ -167,25 +184,33 @@ func addOutbox(rep *apitype.StateReport, o Outbox, now time.Time) {
 // record cannot be read back, each a degraded warning naming it and the
 // command that recovers it: the agent signs, but a signed receipt does not
 // reach the hosted service until a technician acts.
-func addQuarantine(rep *apitype.StateReport, o Outbox) {
+func addQuarantine(rep *apitype.StateReport, o cfe.Outbox) {
 	for _, q := range o.Quarantine {
-		r := apitype.QuarantinedCFE{UUID: q.UUID, TipoCFE: q.Type, Serie: q.Serie, Numero: q.Nro,
-			Desde: q.Since.In(cfe.Montevideo), Motivo: q.Reason}
+		r := apitype.QuarantinedCFE{Quarantined: q}
+		r.Since = q.Since.In(cfe.Montevideo)
 		if q.Type != 0 {
 			r.Nombre = q.Type.Name()
 		}
 		if !q.CommittedAt.IsZero() {
-			at := q.CommittedAt.In(cfe.Montevideo)
-			r.RegistradoA = &at
+			r.CommittedAt = q.CommittedAt.In(cfe.Montevideo)
 		}
 		rep.Outbox.Quarantine = append(rep.Outbox.Quarantine, r)
 		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("el comprobante %s está dañado en el archivo de datos y no se envía "+
 			"al servicio en la nube (en cuarentena desde el %s: %s): recupérelo con «cfe-agent recuperar %s»",
-			q.Name(), q.Since.In(cfe.Montevideo).Format("02/01 15:04"), q.Reason, q.UUID))
+			quarantinedName(q), q.Since.In(cfe.Montevideo).Format("02/01 15:04"), q.Reason, q.UUID))
 	}
 	if more := o.Quarantined - len(o.Quarantine); more > 0 {
 		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes dañados más en cuarentena: vea «cfe-agent doctor»", more))
 	}
+}
+
+// quarantinedName is a quarantined CFE in the sentence "el comprobante …
+// está dañado": "e-Ticket A-8", else "con uuid …".
+func quarantinedName(q cfe.Quarantined) string {
+	if q.Type != 0 {
+		return fmt.Sprintf("%s %s-%d", q.Type.Name(), q.Serie, q.Nro)
+	}
+	return "con uuid " + q.UUID
 }
 
 func addReceipts(rep *apitype.StateReport, r Receipts) {

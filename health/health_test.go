@@ -17,8 +17,8 @@ var now = time.Date(2026, 5, 14, 15, 0, 0, 0, cfe.Montevideo)
 // valid for a year and a range with numbers left.
 func healthy() health.State {
 	return health.State{
-		Certificate: &health.Certificate{Subject: "Empresa", NotBefore: now.AddDate(-1, 0, 0), NotAfter: now.AddDate(1, 0, 0)},
-		CAE: []health.CAERangeUse{{Range: cfe.CAERange{Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 100,
+		Certificate: &cfe.CertSummary{CommonName: "Empresa", NotBefore: now.AddDate(-1, 0, 0), NotAfter: now.AddDate(1, 0, 0)},
+		CAE: []cfe.RangeUse{{Range: cfe.CAERange{Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 100,
 			Vencimiento: cfe.Date{Year: 2027, Month: 12, Day: 31}}, Remaining: 100}},
 	}
 }
@@ -50,11 +50,11 @@ func TestAssess(t *testing.T) {
 		{"no CAE numbers", func(st *health.State) { st.CAE = nil },
 			apitype.HealthError, []string{"no hay números CAE vigentes para ningún tipo de comprobante: no se puede firmar"}},
 		{"outbox waiting for two hours", func(st *health.State) {
-			st.Outbox = health.Outbox{Pending: 3, OldestPending: now.Add(-2 * time.Hour)}
+			st.Outbox = cfe.Outbox{Pending: 3, OldestPending: now.Add(-2 * time.Hour)}
 		}, apitype.HealthDegraded, []string{"comprobantes sin enviar al servicio: 3; el más antiguo espera desde hace 2 h 00 min"}},
 		{"disk under 20 MB, after the certificate's warning", func(st *health.State) {
 			st.Certificate.NotAfter = now.Add(5*24*time.Hour + time.Hour)
-			st.Storage = &health.Storage{Dir: "/datos", FreeBytes: 10 << 20, TotalBytes: 1 << 30}
+			st.Storage = &cfe.Storage{Dir: "/datos", FreeBytes: 10 << 20, TotalBytes: 1 << 30}
 		}, apitype.HealthError, []string{"quedan 5 días", "no alcanza para guardar comprobantes"}},
 		{"hosted service unreachable", func(st *health.State) {
 			st.Hosted = &health.Hosted{BaseURL: "https://h.example", CheckedAt: now.Add(-time.Minute)}
@@ -116,7 +116,7 @@ func TestAssess_quarantine(t *testing.T) {
 	t.Parallel()
 	st := healthy()
 	since := now.Add(-10 * time.Minute)
-	st.Outbox = health.Outbox{Pending: 19, OldestPending: now.Add(-time.Minute), Quarantined: 3, Quarantine: []health.QuarantinedCFE{
+	st.Outbox = cfe.Outbox{Pending: 19, OldestPending: now.Add(-time.Minute), Quarantined: 3, Quarantine: []cfe.Quarantined{
 		{UUID: "caja-0008", Type: cfe.ETicket, Serie: "A", Nro: 8, CommittedAt: now.Add(-2 * time.Hour), Since: since,
 			Reason: "su XML firmado guardado está dañado"},
 		{UUID: "caja-0011", Since: since, Reason: "su registro no se puede leer"},
@@ -142,11 +142,11 @@ func TestAssess_quarantine(t *testing.T) {
 		t.Fatalf("outbox report %+v", o)
 	}
 	q := o.Quarantine[0]
-	if q.UUID != "caja-0008" || q.Nombre != "e-Ticket" || q.Serie != "A" || q.Numero != 8 || !q.Desde.Equal(since) ||
-		q.RegistradoA == nil || !q.RegistradoA.Equal(now.Add(-2*time.Hour)) || q.Motivo != "su XML firmado guardado está dañado" {
+	if q.UUID != "caja-0008" || q.Nombre != "e-Ticket" || q.Serie != "A" || q.Nro != 8 || !q.Since.Equal(since) ||
+		q.CommittedAt.IsZero() || !q.CommittedAt.Equal(now.Add(-2*time.Hour)) || q.Reason != "su XML firmado guardado está dañado" {
 		t.Errorf("quarantined report %+v", q)
 	}
-	if q := o.Quarantine[1]; q.Nombre != "" || q.TipoCFE != 0 || q.RegistradoA != nil {
+	if q := o.Quarantine[1]; q.Nombre != "" || q.Type != 0 || !q.CommittedAt.IsZero() {
 		t.Errorf("a record that does not say its number is reported %+v", q)
 	}
 	// Nothing quarantined: an empty list, no warning.

@@ -11,7 +11,7 @@ import (
 // addHosted reports the hosted service. The agent signs without it, so an
 // unreachable or failing service only degrades the status: receipts wait in
 // the outbox. CFEs the service refused for good degrade it too.
-func addHosted(rep *apitype.StateReport, h *Hosted, o Outbox, now time.Time) {
+func addHosted(rep *apitype.StateReport, h *Hosted, o cfe.Outbox, now time.Time) {
 	if o.Rejected > 0 {
 		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("el servicio en la nube rechazó %d comprobantes firmados: revíselos (no se reenvían solos)", o.Rejected))
 	}

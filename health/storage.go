@@ -35,12 +35,11 @@ func storageWarnBelow(total uint64) uint64 {
 // likely to fail too: "error" until one succeeds. Free space under the
 // thresholds above is "degraded" or "error" on its own, before any commit
 // fails. A free space that cannot be read is only reported.
-func addStorage(rep *apitype.StateReport, s *Storage) {
+func addStorage(rep *apitype.StateReport, s *cfe.Storage) {
 	if s == nil {
 		return
 	}
-	sr := &apitype.StorageReport{Status: apitype.HealthOK, Dir: s.Dir, FreeBytes: s.FreeBytes, TotalBytes: s.TotalBytes,
-		SpaceError: s.SpaceError, LastWriteError: s.LastWriteError, Warnings: []string{}}
+	sr := &apitype.StorageReport{Status: apitype.HealthOK, Storage: *s, Warnings: []string{}}
 	rep.Storage = sr
 	flag := func(status, warning string) {
 		if severity(status) > severity(sr.Status) {
@@ -51,7 +50,7 @@ func addStorage(rep *apitype.StateReport, s *Storage) {
 	}
 	if s.LastWriteError != "" {
 		at := s.LastWriteErrorAt.In(cfe.Montevideo)
-		sr.LastWriteErrorAt = &at
+		sr.LastWriteErrorAt = at
 		flag(apitype.HealthError, fmt.Sprintf("no se pudo guardar el último comprobante (%s): %s; los comprobantes no se firman "+
 			"hasta que se pueda escribir en %s", at.Format("02/01 15:04:05"), s.LastWriteError, s.Dir))
 	}

@@ -41,8 +41,13 @@ type DelivererConfig struct {
 	// Batch is how many pending CFEs one pass reads; DefaultBatch when zero.
 	Batch int
 	// Poll is the wait between passes while the outbox is empty;
-	// DefaultPoll when zero. Kick cuts it short.
-	Poll   time.Duration
+	// DefaultPoll when zero. Kick and Wake cut it short.
+	Poll time.Duration
+	// Wake, when set, wakes an idle deliverer as Kick does: the store's
+	// commit notification (store.DB.WatchCommits), so a signed CFE leaves
+	// at once instead of at the next poll. A value sent while a pass runs
+	// makes the next pass start right after it.
+	Wake   <-chan struct{}
 	Logger *slog.Logger // discarded when nil
 }
 
@@ -84,7 +89,8 @@ func NewDeliverer(cfg DelivererConfig) *Deliverer {
 	return &Deliverer{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
 }
 
-// Kick wakes an idle deliverer, for example after a CFE was signed.
+// Kick wakes an idle deliverer, for example after a CFE went back to the
+// outbox (a signed CFE wakes it through DelivererConfig.Wake).
 func (d *Deliverer) Kick() {
 	select {
 	case d.kick <- struct{}{}:
@@ -140,6 +146,8 @@ func (d *Deliverer) Run(ctx context.Context) {
 				t.Stop()
 				return
 			case <-d.kick:
+				t.Stop()
+			case <-d.cfg.Wake:
 				t.Stop()
 			case <-t.C:
 			}

@@ -334,3 +334,68 @@ func BenchmarkDeliverer(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cfe/s")
 }
+
+// waitUntil waits, at most a minute, until cond holds, checking it every
+// 10 ms.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(time.Minute)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("timed out waiting until %s", what)
+		}
+	}
+}
+
+// TestDeliverer_WakeOnCommit: an idle deliverer that would poll again only
+// in an hour sends a CFE as soon as the store commits it, woken by the
+// store's commit notification (no Kick); a replayed request, which commits
+// nothing, notifies nothing.
+func TestDeliverer_WakeOnCommit(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	p := startPeer(t, c)
+	l := openLocal(t, filepath.Join(t.TempDir(), "agent.db"), c)
+	defer l.close(t)
+	cl := newClient(t, p, hosted.Config{APIKey: keyAgent})
+	wake, stop := l.db.WatchCommits()
+	defer stop()
+	seen, stopSeen := l.db.WatchCommits() // what the deliverer's channel got
+	defer stopSeen()
+	d := hosted.NewDeliverer(hosted.DelivererConfig{Outbox: l.db, Client: cl, Poll: time.Hour, Wake: wake})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// Idle: the first pass found the outbox empty, and the deliverer probed
+	// the service just before it waits.
+	waitUntil(t, "the idle deliverer probes the service", func() bool { return p.requestsTo("/api/v1/usuario/empresas") > 0 })
+	uuids := l.sign(t, "despertar", 1)
+	waitUntil(t, "the signed CFE is delivered", func() bool { return l.pending(t) == 0 })
+	if st := d.Status(); st.Delivered != 1 {
+		t.Fatalf("deliverer status %+v, want 1 delivered", st)
+	}
+	checkReceived(t, p.received(), uuids)
+	select {
+	case <-seen:
+	default:
+		t.Fatal("the commit raised no notification")
+	}
+
+	// The same request again is answered from the store: nothing committed,
+	// nothing to wake the deliverer for.
+	l.sign(t, "despertar", 1)
+	select {
+	case <-seen:
+		t.Fatal("a replayed request raised a commit notification")
+	default:
+	}
+	if n := l.db.Committed(); n != 1 {
+		t.Fatalf("%d CFEs committed, want 1 (the replay commits nothing)", n)
+	}
+}

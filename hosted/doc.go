@@ -18,6 +18,8 @@
 // the service is down, refusing the credential or limiting the key. All its
 // state is in the store, so it resumes after a restart where it stopped.
 //
-// The package depends on cfe only; cmd/cfe-agent wires it to the store and to
-// the local module (whose proxy uses Client.Authorize and Client.Observe).
+// The package depends on cfe only; the application (app) wires it to the
+// store, whose commit notification wakes the deliverer (DelivererConfig.Wake),
+// and cmd/cfe-agent to the local module (whose proxy uses Client.Authorize
+// and Client.Observe).
 package hosted

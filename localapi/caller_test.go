@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/health"
@@ -14,9 +15,12 @@ import (
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
+// emptyState reports an agent with nothing: no certificate, no ranges.
 type emptyState struct{}
 
-func (emptyState) State(context.Context) (health.State, error) { return health.State{}, nil }
+func (emptyState) Report(context.Context, bool) (*apitype.StateReport, error) {
+	return health.Report(health.Identity{Zone: apitype.ZoneReport{OK: true}}, health.State{}, nil, time.Now()), nil
+}
 
 type noIssuer struct{}
 

@@ -56,13 +56,17 @@
 // Every request is logged with that id; tokens, Authorization headers and
 // bodies never reach the log. GET routes have no side effects.
 //
-// The package depends on cfe, the use cases it serves (issuer, printing),
-// the health assessment and its own wire types (localapi/apitype, which the
-// client and the tray read without linking this server). What it needs from
-// the rest of the agent comes through the interfaces it declares (Issuer,
-// StateSource, Printing), which cmd/cfe-agent wires.
+// The package depends on cfe, the types of the use cases it serves (issuer,
+// printing) and its own wire types (localapi/apitype, which the client and
+// the tray read without linking this server). What it needs from the rest of
+// the agent comes through the interfaces it declares (Issuer, StateSource,
+// Printing, PrinterList, StatusView, Backups, Repairs): the application's
+// facade (app.Facade) implements them and cmd/cfe-agent wires it in. It
+// builds no report and knows no store: GET /health and GET /state encode the
+// report the application builds, and the status page (NewStatusPage)
+// renders the view the application writes out.
 //
-// /health's status is the worst of its checks (the health package):
+// /health's status is the worst of the report's checks (the health package):
 // "error" when the agent cannot sign (time zone, certificate,
 // no CAE numbers, numbering held, the store's last commit failed, under
 // 20 MB free on the store's disk), "degraded" when something needs attention

@@ -60,7 +60,7 @@ func startESCPOSAgent(t testing.TB) *escposAgent {
 			"termica58": {PaperMM: 58, QR: escpos.QRRaster},
 		}})
 	ts := startServer(t, func(c *localapi.ServerConfig) {
-		c.Issuer, c.Printing, c.Environment = iss, svc, "sandbox"
+		c.Issuer, c.Printing = iss, svc
 	})
 	a.agent = &agent{testServer: ts, db: db}
 	status, b := a.sign(t, ticket("venta-0001"))

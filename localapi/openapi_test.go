@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
@@ -332,7 +331,7 @@ func TestOpenAPI_AnswersValidate(t *testing.T) {
 	// A state with a quarantined CFE (one whose record does not say its
 	// number too) and a recent receipt in quarantine.
 	held := healthyState()
-	held.Outbox = health.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute), Quarantined: 2, Quarantine: []health.QuarantinedCFE{
+	held.Outbox = cfe.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute), Quarantined: 2, Quarantine: []cfe.Quarantined{
 		{UUID: "venta-0008", Type: cfe.ETicket, Serie: "A", Nro: 8, CommittedAt: now.Add(-time.Hour), Since: now, Reason: "su XML firmado guardado está dañado"},
 		{UUID: "venta-0009", Since: now, Reason: "su registro no se puede leer"}}}
 	held.Receipts.Recent = []*cfe.Issued{{UUID: "venta-0008", Type: cfe.ETicket, Serie: "A", Nro: 8, TmstFirma: now,

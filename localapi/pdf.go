@@ -91,20 +91,6 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(doc.PDF) // the client may have gone; the job is printed anyway
 }
 
-// Print renders the stored CFE ref names with its default template and
-// prints it on the printer called printer, as POST /pdf does (the profile's
-// copies, else fallbackCopies, else 1), for the agent's own menu: the same
-// use case, classification of errors and log line, in-process, as Report is
-// the state report in-process. A printer that refused, failed or cannot be
-// reached is EUNAVAILABLE with its reason; see Printing for the others.
-func (s *Server) Print(ctx context.Context, ref printing.CFERef, printer string, fallbackCopies int) error {
-	if s.cfg.Printing == nil {
-		return cfe.Errorf(cfe.EUNAVAILABLE, "la impresión no está disponible en este agente")
-	}
-	_, _, err := s.print(ctx, ref, "", printer, fallbackCopies)
-	return err
-}
-
 // print renders ref with the template variant and prints it on printer;
 // s.cfg.Printing is not nil. An error of the print step goes through
 // printFailed.

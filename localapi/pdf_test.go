@@ -64,7 +64,7 @@ func startPrintAgent(t testing.TB, environment string) *printAgent {
 	svc := printing.New(printing.Config{Store: db, Templates: templates, Printers: printers,
 		DefaultTemplate: "Rollo", Production: environment == "produccion"})
 	ts := startServer(t, func(c *localapi.ServerConfig) {
-		c.Issuer, c.Printing, c.Environment = iss, svc, environment
+		c.Issuer, c.Printing = iss, svc
 	})
 	a := &printAgent{agent: &agent{testServer: ts, db: db}, dirs: dirs}
 	if status, b := a.sign(t, ticket("venta-0001")); status != http.StatusOK || signResponse(t, b).Numero != 1 {

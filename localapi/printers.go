@@ -10,8 +10,9 @@ import (
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
-// PrinterList lists the printers a point of sale may name in POST /pdf;
-// cmd/cfe-agent implements it over the profile and the printer package.
+// PrinterList lists the printers a point of sale may name in POST /pdf; the
+// application implements it over the profile and the printer package
+// (app.Facade.Printers).
 type PrinterList interface {
 	// Printers returns the profile's aliases and the machine's printers. A
 	// spooler that cannot be asked is reported in the answer (System.Error),

@@ -407,17 +407,17 @@ func TestState_Hosted(t *testing.T) {
 	limit := &apitype.RateLimit{LimitMinute: 30, RemainingMinute: 0, LimitHour: 1000, RemainingHour: 900, ObservedAt: now.Add(-time.Minute)}
 	tests := []struct {
 		name     string
-		outbox   health.Outbox
+		outbox   cfe.Outbox
 		hosted   health.Hosted
 		warnings []string
 	}{
-		{"working, key used up for 20 s", health.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute)},
+		{"working, key used up for 20 s", cfe.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute)},
 			health.Hosted{Reachable: true, RateLimit: limit, WaitUntil: now.Add(20 * time.Second)}, nil},
-		{"unreachable, two refused", health.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute), Rejected: 2},
+		{"unreachable, two refused", cfe.Outbox{Pending: 3, OldestPending: now.Add(-10 * time.Minute), Rejected: 2},
 			health.Hosted{LastError: "no se pudo contactar el servicio en la nube"}, []string{
 				"el servicio en la nube rechazó 2 comprobantes firmados: revíselos (no se reenvían solos)",
 				"el servicio en la nube (https://servicio.ejemplo.com) no responde: los comprobantes firmados esperan en la cola"}},
-		{"credential refused", health.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute)},
+		{"credential refused", cfe.Outbox{Pending: 1, OldestPending: now.Add(-time.Minute)},
 			health.Hosted{Reachable: true, LastError: "API key revocada"}, []string{
 				"el servicio en la nube (https://servicio.ejemplo.com): API key revocada; los comprobantes firmados esperan en la cola"}},
 	}

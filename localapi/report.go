@@ -1,18 +1,12 @@
 package localapi
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/assets"
-	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
-
-// Report returns the state report GET /state answers, for the agent's own
-// pages (the status page is rendered on the server from it).
-func (s *Server) Report(ctx context.Context) *apitype.StateReport { return s.report(ctx, true) }
 
 func (s *Server) registerFaviconRoutes(r *mux.Router) {
 	s.handle(r, http.MethodGet, "/favicon.ico", s.handleFavicon)

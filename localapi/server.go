@@ -16,7 +16,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/internal/machinezone"
 	"github.com/cfe-agent/cfe-agent/internal/throttle"
 	"github.com/cfe-agent/cfe-agent/issuer"
 )
@@ -47,10 +46,6 @@ type ServerConfig struct {
 	// picks a free port.
 	Listen string
 
-	Version     string // the agent's version, reported by /health and /state
-	Profile     string // the active profile's name
-	Environment string // "produccion" or "sandbox", as the profile says
-
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that may
 	// call the module cross-origin. Pages served by the module itself are
 	// always allowed.
@@ -73,11 +68,10 @@ type ServerConfig struct {
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// Zone reads the machine's time zone; machinezone.Read when nil.
-	Zone func(now time.Time) issuer.ZoneStatus
 
 	// StatusPage, when set, answers GET / for browsers (requests that accept
-	// text/html); everyone else gets the JSON of /state.
+	// text/html): the agent's page is NewStatusPage; everyone else gets the
+	// JSON of /state.
 	StatusPage http.Handler
 
 	// Hosted is the hosted service that /api/v1/... and /api/auth/...
@@ -173,9 +167,6 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.Zone == nil {
-		cfg.Zone = machinezone.Read
 	}
 	s := &Server{
 		cfg:     cfg,

@@ -106,22 +106,12 @@ func signed(is *cfe.Issued) apitype.SignResponse {
 // not signed because of err.
 func rejection(r *http.Request, uuid, code string, err error) apitype.SignResponse {
 	fields := cfe.ListedFields(err)
-	msg := userMessage(r, err) // a userFacingFault's own message
-	if code == cfe.RespErrorInterno && !userFacingFault(err) {
+	msg := userMessage(r, err) // a cfe.UserFacingFault's own message
+	if code == cfe.RespErrorInterno && !cfe.UserFacingFault(err) {
 		msg = "error interno del agente: no se firmó el comprobante. Reintente con el mismo uuid; " +
 			"si persiste, informe a soporte el identificador de solicitud " + requestID(r.Context())
 	}
 	return apitype.SignResponse{CodigoRespuesta: code, MensajeRespuesta: msg, UUID: uuid, Errores: fields}
-}
-
-// userFacingFault reports whether err is a failure of the agent whose message
-// the cashier should read instead of the generic one: a *cfe.Error that sets
-// RespErrorInterno itself and is not internal (the store's failed commit says
-// that the disk is full and that nothing was consumed; a damaged store file
-// says what the technician must do).
-func userFacingFault(err error) bool {
-	var e *cfe.Error
-	return errors.As(err, &e) && e.Respuesta == cfe.RespErrorInterno && e.Code != cfe.EINTERNAL && e.Message != ""
 }
 
 // writeSignError writes a protocol error of /sign-cfe in the shape of its

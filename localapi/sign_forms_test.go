@@ -9,7 +9,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/store"
 )
 
 // remito is the e-Remito of examples/e-remito.json with uuid, and totals
@@ -73,7 +72,7 @@ func TestSignCFE_RefusedForms(t *testing.T) { // not parallel: startServer sets 
 		{"e-Remito in pesos", remito("f-19", `{"tipoMoneda":"UYU"}`), "cfe.totales.tipoMoneda", 200},
 		{"e-Remito with a quantity of 0", strings.Replace(remito("f-20", ""), `"cantidad": 10`, `"cantidad": "0.000"`, 1), "cfe.detalles[0].cantidad", 200},
 	}
-	counters := func() []store.RangeStatus {
+	counters := func() []cfe.RangeUse {
 		t.Helper()
 		st, err := a.db.RangeStatus(ctx, cfe.DateOf(now))
 		if err != nil || len(st) != 2 {

@@ -9,19 +9,19 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/health"
-	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
-// StateSource reports what the agent holds; cmd/cfe-agent implements it over
-// the store and the signer.
+// StateSource builds the state report: the application's state use case
+// (app.Facade), which the tray and the status page read too; the module
+// only encodes it.
 type StateSource interface {
-	// State returns a snapshot of the agent's state. It is called on every
-	// /health request, so it must be cheap (one read transaction). Any error
-	// is reported as status "error" (EUNAVAILABLE or EINTERNAL).
-	State(ctx context.Context) (health.State, error)
+	// Report returns the state report as of now; full adds what only /state
+	// shows (the module's addresses). It is called on every /health request,
+	// so it must be cheap (one read transaction). It always returns a
+	// report: when the agent's facts could not be read the report says so
+	// (status "error"), and the error is the cause, for the module's log.
+	Report(ctx context.Context, full bool) (*apitype.StateReport, error)
 }
 
 func (s *Server) registerStatusRoutes(r *mux.Router) {
@@ -65,38 +65,14 @@ func acceptsHTML(r *http.Request) bool {
 	return false
 }
 
-// report builds the state report; full adds what only /state shows (the
-// interface addresses are read only then).
+// report reads the state report from the StateSource; full adds what only
+// /state shows. The cause of facts that could not be read is logged with the
+// request's id.
 func (s *Server) report(ctx context.Context, full bool) *apitype.StateReport {
-	now := s.now()
-	z := s.cfg.Zone(now)
-	rep := &apitype.StateReport{HealthReport: apitype.HealthReport{
-		Status:      apitype.HealthOK,
-		BaseURL:     s.BaseURL(),
-		Version:     s.cfg.Version,
-		Profile:     s.cfg.Profile,
-		Environment: s.cfg.Environment,
-		ZonaHoraria: apitype.ZoneReport{OK: z.OK(), Nombre: z.Name, Desfase: issuer.FormatOffset(z.Offset), Mensaje: z.Message()},
-		Warnings:    []string{},
-	}}
-	if !z.OK() {
-		health.Flag(rep, apitype.HealthError, z.Message())
-	}
-	if full {
-		rep.URLs = s.URLs()
-	}
-	st, err := s.cfg.State.State(ctx)
+	rep, err := s.cfg.State.Report(ctx, full)
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelError, "reading the agent's state",
 			slog.String("request_id", requestID(ctx)), slog.String("err", err.Error()))
-		msg := "no se pudo leer el estado del agente"
-		if userFacingFault(err) {
-			msg += ": " + cfe.ErrorMessage(err) // a fault the technician can act on (a damaged store file)
-		}
-		health.Flag(rep, apitype.HealthError, msg)
-	} else {
-		health.Assess(rep, st, now)
 	}
-	rep.OK = rep.Status != apitype.HealthError
 	return rep
 }

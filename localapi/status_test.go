@@ -130,15 +130,15 @@ func TestServer_Health(t *testing.T) {
 
 func TestServer_State(t *testing.T) {
 	st := health.State{
-		Certificate: &health.Certificate{
-			Subject:   "CN=Comercio de Prueba SA",
-			RUC:       "215555550018",
-			NotBefore: time.Date(2025, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
-			NotAfter:  time.Date(2026, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
+		Certificate: &cfe.CertSummary{
+			CommonName: "CN=Comercio de Prueba SA",
+			RUC:        "215555550018",
+			NotBefore:  time.Date(2025, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
+			NotAfter:   time.Date(2026, 7, 1, 0, 0, 0, 0, cfe.Montevideo),
 		},
-		// As store.RangeStatus reports them on 14 May 2026 with its defaults
+		// As cfe.RangeUse reports them on 14 May 2026 with its defaults
 		// (nearly used up from 90 % used, near expiry within 30 days).
-		CAE: []health.CAERangeUse{
+		CAE: []cfe.RangeUse{
 			// e-Ticket: A is fresh, B used up, Z expired on 30 Apr.
 			{Range: caeRange(cfe.ETicket, "Z", 1, 100, date(2026, 4, 30)), Expired: true},
 			{Range: caeRange(cfe.ETicket, "B", 1, 500, date(2027, 3, 31))},
@@ -152,7 +152,7 @@ func TestServer_State(t *testing.T) {
 			{Range: caeRange(cfe.ERemito, "A", 1, 100, date(2027, 3, 31)), Remaining: 5, NearlyUsedUp: true},
 			{Range: caeRange(cfe.ERemito, "B", 1, 100, date(2027, 3, 31)), Remaining: 100},
 		},
-		Outbox: health.Outbox{Pending: 3, OldestPending: time.Date(2026, 5, 14, 13, 0, 0, 0, cfe.Montevideo)},
+		Outbox: cfe.Outbox{Pending: 3, OldestPending: time.Date(2026, 5, 14, 13, 0, 0, 0, cfe.Montevideo)},
 		Receipts: health.Receipts{SignedToday: 42,
 			LastSignedAt: time.Date(2026, 5, 14, 18, 0, 0, 0, time.UTC)},
 	}
@@ -167,14 +167,14 @@ func TestServer_State(t *testing.T) {
 		t.Fatalf("report head = %+v, want ok, degraded, the configured identity", rep.HealthReport)
 	}
 	// 14 May 15:04:05 to 1 Jul 00:00 is 47 days and ~9 hours.
-	wantCert := &apitype.CertificateReport{Subject: "CN=Comercio de Prueba SA", RUC: "215555550018",
-		DaysLeft: 47, ExpiresAt: st.Certificate.NotAfter, NotBefore: st.Certificate.NotBefore,
-		SubjectDN: st.Certificate.SubjectDN, Issuer: st.Certificate.Issuer, SerialNumber: st.Certificate.SerialNumber}
-	if rep.Certificate == nil || !rep.Certificate.ExpiresAt.Equal(wantCert.ExpiresAt) ||
+	wantCert := &apitype.CertificateReport{CertSummary: cfe.CertSummary{CommonName: "CN=Comercio de Prueba SA", RUC: "215555550018",
+		NotAfter: st.Certificate.NotAfter, NotBefore: st.Certificate.NotBefore,
+		SubjectDN: st.Certificate.SubjectDN, Issuer: st.Certificate.Issuer, SerialNumber: st.Certificate.SerialNumber}, DaysLeft: 47}
+	if rep.Certificate == nil || !rep.Certificate.NotAfter.Equal(wantCert.NotAfter) ||
 		!rep.Certificate.NotBefore.Equal(wantCert.NotBefore) {
 		t.Fatalf("certificate = %+v, want %+v", rep.Certificate, wantCert)
 	}
-	rep.Certificate.ExpiresAt, rep.Certificate.NotBefore = wantCert.ExpiresAt, wantCert.NotBefore
+	rep.Certificate.NotAfter, rep.Certificate.NotBefore = wantCert.NotAfter, wantCert.NotBefore
 	if *rep.Certificate != *wantCert {
 		t.Fatalf("certificate = %+v, want %+v", rep.Certificate, wantCert)
 	}
@@ -183,26 +183,25 @@ func TestServer_State(t *testing.T) {
 	wantCAE := []apitype.CAETypeReport{
 		{TipoCFE: 101, Nombre: "e-Ticket", Remaining: 950, UsableUntil: until(date(2027, 3, 31)),
 			Ranges: []apitype.CAERangeReport{
-				{Serie: "A", Desde: 1, Hasta: 1000, Remaining: 950, Vence: date(2027, 3, 31), Used: 50, Origen: "dgi"},
-				{Serie: "B", Desde: 1, Hasta: 500, Remaining: 0, Vence: date(2027, 3, 31), Origen: "dgi"},
-				{Serie: "Z", Desde: 1, Hasta: 100, Remaining: 0, Vence: date(2026, 4, 30), Expired: true, Origen: "dgi"},
+				{Serie: "A", Desde: 1, Hasta: 1000, Vence: date(2027, 3, 31), Origen: "dgi", RangeUse: cfe.RangeUse{Used: 50, Remaining: 950}},
+				{Serie: "B", Desde: 1, Hasta: 500, Vence: date(2027, 3, 31), Origen: "dgi", RangeUse: cfe.RangeUse{Remaining: 0}},
+				{Serie: "Z", Desde: 1, Hasta: 100, Vence: date(2026, 4, 30), Origen: "dgi", RangeUse: cfe.RangeUse{Remaining: 0, Expired: true}},
 			},
 			Warnings: []string{}},
 		{TipoCFE: 111, Nombre: "e-Factura", Remaining: 15, UsableUntil: until(date(2026, 6, 1)),
-			Ranges: []apitype.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 200, Remaining: 15, Vence: date(2026, 6, 1),
-				Origen: "dgi", NearlyUsedUp: true, NearExpiry: true}},
+			Ranges: []apitype.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 200, Vence: date(2026, 6, 1),
+				Origen: "dgi", RangeUse: cfe.RangeUse{Remaining: 15, NearlyUsedUp: true, NearExpiry: true}}},
 			Warnings: []string{
 				"quedan 15 números CAE para e-Factura: solicite un nuevo rango",
 				"los rangos CAE de e-Factura vencen el 2026-06-01: solicite un nuevo rango",
 			}},
 		{TipoCFE: 112, Nombre: "Nota de Crédito de e-Factura", Remaining: 0,
-			Ranges: []apitype.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 50, Remaining: 0, Vence: date(2026, 5, 13),
-				Expired: true, Origen: "dgi"}},
+			Ranges:   []apitype.CAERangeReport{{Serie: "A", Desde: 1, Hasta: 50, Vence: date(2026, 5, 13), Origen: "dgi", RangeUse: cfe.RangeUse{Remaining: 0, Expired: true}}},
 			Warnings: []string{"no quedan números CAE vigentes para Nota de Crédito de e-Factura"}},
 		{TipoCFE: 181, Nombre: "e-Remito", Remaining: 105, UsableUntil: until(date(2027, 3, 31)),
 			Ranges: []apitype.CAERangeReport{
-				{Serie: "A", Desde: 1, Hasta: 100, Remaining: 5, Vence: date(2027, 3, 31), Origen: "dgi", NearlyUsedUp: true},
-				{Serie: "B", Desde: 1, Hasta: 100, Remaining: 100, Vence: date(2027, 3, 31), Origen: "dgi"},
+				{Serie: "A", Desde: 1, Hasta: 100, Vence: date(2027, 3, 31), Origen: "dgi", RangeUse: cfe.RangeUse{Remaining: 5, NearlyUsedUp: true}},
+				{Serie: "B", Desde: 1, Hasta: 100, Vence: date(2027, 3, 31), Origen: "dgi", RangeUse: cfe.RangeUse{Remaining: 100}},
 			},
 			Warnings: []string{}},
 	}
@@ -211,7 +210,7 @@ func TestServer_State(t *testing.T) {
 	}
 
 	// 13:00:00 to 15:04:05 is 2 h 4 min 5 s = 7445 s.
-	if !reflect.DeepEqual(rep.Outbox, apitype.OutboxReport{Pending: 3, OldestPendingAgeS: 7445, Quarantine: []apitype.QuarantinedCFE{}}) {
+	if !reflect.DeepEqual(rep.Outbox, apitype.OutboxReport{Outbox: cfe.Outbox{Pending: 3}, OldestPendingAgeS: 7445, Quarantine: []apitype.QuarantinedCFE{}}) {
 		t.Fatalf("outbox = %+v, want 3 pending, oldest 7445 s", rep.Outbox)
 	}
 	if rep.Receipts.SignedToday != 42 || rep.Receipts.LastSignedAt == nil ||

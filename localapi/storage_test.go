@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
@@ -24,12 +23,12 @@ func TestServer_StateStorage(t *testing.T) {
 	const mb, gb = 1 << 20, 1 << 30
 	const dir = "/datos/store/caja1"
 	failed := time.Date(2026, 5, 14, 18, 1, 2, 0, time.UTC)
-	space := func(free, total uint64) *health.Storage {
-		return &health.Storage{Dir: dir, FreeBytes: free, TotalBytes: total}
+	space := func(free, total uint64) *cfe.Storage {
+		return &cfe.Storage{Dir: dir, FreeBytes: free, TotalBytes: total}
 	}
 	tests := []struct {
 		name       string
-		storage    *health.Storage
+		storage    *cfe.Storage
 		wantStatus string
 		wantWarn   string // the one warning; "" for none
 		wantJSON   string
@@ -52,10 +51,10 @@ func TestServer_StateStorage(t *testing.T) {
 			"quedan 20,0 MB libres de 1,0 GB en el disco de los datos (/datos/store/caja1): no alcanza para guardar comprobantes; libere espacio", ""},
 		{"full", space(0, 256*mb), apitype.HealthError,
 			"quedan 0 KB libres de 256,0 MB en el disco de los datos (/datos/store/caja1): no alcanza para guardar comprobantes; libere espacio", ""},
-		{"space unknown", &health.Storage{Dir: dir, SpaceError: "no se pudo leer el espacio libre del disco de los datos"},
+		{"space unknown", &cfe.Storage{Dir: dir, SpaceError: "no se pudo leer el espacio libre del disco de los datos"},
 			apitype.HealthOK, "",
 			`"storage":{"status":"ok","dir":"/datos/store/caja1","free_bytes":0,"total_bytes":0,"space_error":"no se pudo leer el espacio libre del disco de los datos","warnings":[]}`},
-		{"last commit failed", &health.Storage{Dir: dir, FreeBytes: 10 * gb, TotalBytes: 100 * gb,
+		{"last commit failed", &cfe.Storage{Dir: dir, FreeBytes: 10 * gb, TotalBytes: 100 * gb,
 			LastWriteError: "error de entrada/salida del disco", LastWriteErrorAt: failed}, apitype.HealthError,
 			"no se pudo guardar el último comprobante (14/05 15:01:02): error de entrada/salida del disco; " +
 				"los comprobantes no se firman hasta que se pueda escribir en /datos/store/caja1",

@@ -8,6 +8,7 @@
 // footer prints — over the pdf and printer packages and any store with
 // FindByUUID and FindByNumber. It owns the use case's types (CFERef,
 // Document, PrintResult): localapi imports them, as it imports issuer's, and
-// its POST /pdf calls a Service through localapi.Printing. cmd/cfe-agent
-// builds its Config from the profile.
+// its POST /pdf calls a Service through localapi.Printing (the
+// application's facade, app.Facade, which the tray's reprint uses too). The
+// application builds its Config from the profile.
 package printing

@@ -233,30 +233,16 @@ func truncateRunes(s string, n int) string {
 	return string([]rune(s)[:n])
 }
 
-// CertSummary describes a certificate for the status page and the tray.
-type CertSummary struct {
-	Subject      string // RFC 2253 form
-	CommonName   string
-	Issuer       string
-	SerialNumber string // decimal, as X509SerialNumber
-	RUC          string // from the subject's serialNumber attribute, when it holds one
-	NotBefore    time.Time
-	NotAfter     time.Time
-	DaysToExpiry int  // whole days left until NotAfter; negative once expired
-	Expired      bool // now is after NotAfter
-	NotYetValid  bool // now is before NotBefore
-	Test         bool // a sandbox certificate (TestMarker)
-}
-
-// CertInfo summarizes cert as of now.
-func CertInfo(cert *x509.Certificate, now time.Time) CertSummary {
+// CertInfo summarizes cert as of now, for the status page, the tray and the
+// technician's commands.
+func CertInfo(cert *x509.Certificate, now time.Time) cfe.CertSummary {
 	left := cert.NotAfter.Sub(now)
 	days := int(left / (24 * time.Hour))
 	if left < 0 && left%(24*time.Hour) != 0 {
 		days-- // round toward the past: one second late is day -1
 	}
-	return CertSummary{
-		Subject:      cert.Subject.String(),
+	return cfe.CertSummary{
+		SubjectDN:    cert.Subject.String(),
 		CommonName:   cert.Subject.CommonName,
 		Issuer:       cert.Issuer.String(),
 		SerialNumber: cert.SerialNumber.String(),

@@ -106,6 +106,7 @@ func (db *DB) BulkLoad(ctx context.Context, docs []*cfe.Issued) error {
 	for k, n := range last {
 		db.seqs[k].last = n
 	}
+	db.notifyCommit(len(batch))
 	return nil
 }
 

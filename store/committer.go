@@ -157,6 +157,10 @@ func (db *DB) write(batch []*slot) {
 	if !errors.Is(txErr, ErrDamaged) { // a damaged file is no disk failure: it has its own error
 		db.writes.record(txErr, now)
 	}
+	if txErr == nil {
+		// On disk: the watchers hear of it before the callers are answered.
+		db.notifyCommit(committedIn(deferred, results))
+	}
 
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -180,6 +184,18 @@ func (db *DB) write(batch []*slot) {
 	if txErr != nil {
 		db.resyncLocked()
 	}
+}
+
+// committedIn counts the CFEs of a batch written by its transaction: those
+// neither deferred nor refused by their own checks.
+func committedIn(deferred []bool, results []error) int {
+	n := 0
+	for i := range deferred {
+		if !deferred[i] && results[i] == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // resyncLocked reloads the counters from disk after a failed transaction: a

@@ -149,6 +149,7 @@ type DB struct {
 
 	transactions atomic.Uint64 // commit transactions written since Open
 	writes       writeState    // the last commit's outcome, for WriteHealth
+	watch        commitWatch   // who is told of commits (notify.go)
 
 	room *headroom // written space past the data; used by the committer only
 

@@ -29,6 +29,13 @@
 //     turns this off). A CFE that fails its own checks (uuid conflict, range expired...)
 //     fails alone; it does not fail the others of its batch, although the
 //     higher numbers of its own serie must then wait, as below.
+//   - Commit notification: once a transaction that stored signed CFEs is on
+//     disk, and before their callers are answered, the store wakes every
+//     watcher (WatchCommits: a channel each, one value at most waiting) and
+//     counts them (Committed). The outbox's deliverer and the backup
+//     schedule's every_n listen to it: whoever signs, they hear of it; a
+//     replayed or refused request commits nothing and wakes no one
+//     (notify.go).
 //   - Released numbers: when a reserved number is released (its request failed)
 //     while higher numbers of the serie wait to be committed, those commits wait
 //     for a new reservation to take the released number and commit it. If no one

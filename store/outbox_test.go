@@ -28,7 +28,7 @@ func TestDB_Outbox(t *testing.T) {
 	if s := fmtList(uuids(pending)); s != "[a b]" {
 		t.Fatalf("pending = %s, want [a b]", s)
 	}
-	wantStats(t, db, store.Stats{CFEs: 3, Pending: 3, OldestPending: t0, OldestPendingAge: time.Hour, Ranges: 1})
+	wantStats(t, db, store.Stats{CFEs: 3, Outbox: cfe.Outbox{Pending: 3, OldestPending: t0}, OldestPendingAge: time.Hour, Ranges: 1})
 
 	// A failed attempt keeps the CFE pending.
 	attempt := t0.Add(30 * time.Minute)
@@ -102,8 +102,8 @@ func TestDB_Outbox(t *testing.T) {
 		if s := fmtList(uuids(rejected)); s != "[b]" {
 			t.Errorf("rejected = %s, want [b]", s)
 		}
-		wantStats(t, db, store.Stats{CFEs: 3, Pending: 1, OldestPending: t0.Add(2 * time.Minute),
-			OldestPendingAge: 58 * time.Minute, Rejected: 1, Ranges: 1})
+		wantStats(t, db, store.Stats{CFEs: 3, Outbox: cfe.Outbox{Pending: 1, OldestPending: t0.Add(2 * time.Minute), Rejected: 1},
+			OldestPendingAge: 58 * time.Minute, Ranges: 1})
 	}
 	check()
 	db.Close()

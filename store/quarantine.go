@@ -170,34 +170,8 @@ type quarantineEntry struct {
 	Detail      string    `json:"detail,omitempty"` // the cause, English
 }
 
-// Quarantined is a CFE held out of the outbox because its stored record
-// cannot be read back (see quarantine.go).
-type Quarantined struct {
-	UUID  string // "" when not even the uuid could be read
-	Type  cfe.Type
-	Serie string
-	Nro   int64 // Type, Serie and Nro are zero when the record does not say
-	// CommittedAt is when it was signed and stored; Since when the outbox
-	// found it unreadable.
-	CommittedAt time.Time
-	Since       time.Time
-	Reason      string // Spanish: what cannot be read
-}
-
-// Name is the CFE as a technician knows it: "e-Ticket A-7", or its uuid
-// when the record does not say its number.
-func (q Quarantined) Name() string {
-	if q.Type != 0 {
-		return fmt.Sprintf("%s %s-%d", q.Type.Name(), q.Serie, q.Nro)
-	}
-	if q.UUID == "" {
-		return "un comprobante sin uuid legible"
-	}
-	return "el comprobante con uuid " + q.UUID
-}
-
-func (e quarantineEntry) domain() Quarantined {
-	return Quarantined{UUID: e.UUID, Type: e.Type, Serie: e.Serie, Nro: e.Nro,
+func (e quarantineEntry) domain() cfe.Quarantined {
+	return cfe.Quarantined{UUID: e.UUID, Type: e.Type, Serie: e.Serie, Nro: e.Nro,
 		CommittedAt: inMontevideo(e.CommittedAt), Since: inMontevideo(e.Since), Reason: e.Reason}
 }
 
@@ -207,9 +181,9 @@ func (db *DB) QuarantineCount() int { return int(db.quarantined.Load()) }
 // Quarantined returns every quarantined CFE, in commit order.
 //
 // Errors: EUNAVAILABLE when ctx is done.
-func (db *DB) Quarantined(ctx context.Context) ([]Quarantined, error) {
+func (db *DB) Quarantined(ctx context.Context) ([]cfe.Quarantined, error) {
 	const op = "store.Quarantined"
-	var out []Quarantined
+	var out []cfe.Quarantined
 	err := db.view(ctx, op, func(tx *bolt.Tx) error {
 		var err error
 		out, err = listQuarantine(tx, 0)
@@ -220,8 +194,8 @@ func (db *DB) Quarantined(ctx context.Context) ([]Quarantined, error) {
 
 // listQuarantine returns up to limit quarantined CFEs of tx (every one when
 // limit is 0), in commit order.
-func listQuarantine(tx *bolt.Tx, limit int) ([]Quarantined, error) {
-	var out []Quarantined
+func listQuarantine(tx *bolt.Tx, limit int) ([]cfe.Quarantined, error) {
+	var out []cfe.Quarantined
 	c := tx.Bucket(bucketQuarantine).Cursor()
 	for k, v := c.First(); k != nil && (limit == 0 || len(out) < limit); k, v = c.Next() {
 		var e quarantineEntry

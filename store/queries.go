@@ -207,18 +207,17 @@ func fromTimeKey(k []byte) (*cfe.Issued, bool) {
 
 // Stats is a summary of the store for the tray and the status page.
 type Stats struct {
-	CFEs             int64              // signed CFEs stored
-	ByType           map[cfe.Type]int64 // signed CFEs by type
-	Ranges           int
-	Pending          int           // outbox backlog: CFEs not yet delivered to the hosted service
-	OldestPending    time.Time     // commit time of the oldest pending CFE; zero when none
-	OldestPendingAge time.Duration // how long it has been pending, by Options.Now
-	Rejected         int           // CFEs the hosted service refused for good
-	// Quarantined counts the CFEs held out of the outbox because their
-	// stored record cannot be read back; Quarantine lists the first
-	// maxStatsQuarantine of them, in commit order (quarantine.go).
-	Quarantined int
-	Quarantine  []Quarantined
+	CFEs   int64              // signed CFEs stored
+	ByType map[cfe.Type]int64 // signed CFEs by type
+	Ranges int
+	// Outbox is the outbox backlog (Pending: CFEs not yet delivered to the
+	// hosted service; OldestPending: the commit time of the oldest, zero
+	// when none), the CFEs the hosted service refused for good, and the
+	// quarantine: the first maxStatsQuarantine CFEs held out of the outbox
+	// because their stored record cannot be read back, in commit order
+	// (quarantine.go).
+	cfe.Outbox
+	OldestPendingAge time.Duration // how long the oldest has been pending, by Options.Now
 	// CommitTransactions is how many transactions have written signed CFEs
 	// since Open: with the CFEs committed since Open, the group commit's
 	// batch size.

@@ -107,31 +107,18 @@ func loadRanges(tx *bolt.Tx) ([]cfe.CAERange, error) {
 	return out, err
 }
 
-// RangeStatus is the use of one range as committed on disk (numbers reserved
-// but not yet committed are not counted).
-type RangeStatus struct {
-	Range     cfe.CAERange
-	Used      int64 // numbers committed from the range
-	Remaining int64 // numbers that can still be issued; 0 once expired
-	// Skipped counts numbers that will never be issued: passed over, or left
-	// over when the range expired. DGI expects them reported as annulled.
-	Skipped      int64
-	Expired      bool
-	DaysLeft     int  // days from today until the expiry date; negative once expired
-	NearlyUsedUp bool // numbers left, but at most (100 - Options.NearlyUsedUpPercent)% of the range
-	NearExpiry   bool // not expired, and expires within Options.NearExpiryDays
-}
-
 // RangeStatus reports, on day today, the use of every range, in the order of
-// Ranges.
+// Ranges. NearlyUsedUp flags a range with numbers left but at most
+// (100 - Options.NearlyUsedUpPercent)% of it; NearExpiry one not expired that
+// expires within Options.NearExpiryDays.
 //
 // Errors: EINVALID for a zero date; EUNAVAILABLE when ctx is done.
-func (db *DB) RangeStatus(ctx context.Context, today cfe.Date) ([]RangeStatus, error) {
+func (db *DB) RangeStatus(ctx context.Context, today cfe.Date) ([]cfe.RangeUse, error) {
 	const op = "store.RangeStatus"
 	if today.IsZero() {
 		return nil, invalid(op, field("fecha", "es obligatoria"))
 	}
-	var out []RangeStatus
+	var out []cfe.RangeUse
 	err := db.view(ctx, op, func(tx *bolt.Tx) error {
 		ranges, err := loadRanges(tx)
 		if err != nil {
@@ -149,13 +136,13 @@ func (db *DB) RangeStatus(ctx context.Context, today cfe.Date) ([]RangeStatus, e
 	return out, err
 }
 
-func (db *DB) rangeStatus(tx *bolt.Tx, r cfe.CAERange, today cfe.Date) (RangeStatus, error) {
+func (db *DB) rangeStatus(tx *bolt.Tx, r cfe.CAERange, today cfe.Date) (cfe.RangeUse, error) {
 	k := seqKey{r.Type, r.Serie}
 	var c counterRecord
 	if _, err := getJSON(tx.Bucket(bucketCounters), counterKey(k), &c); err != nil {
-		return RangeStatus{}, err
+		return cfe.RangeUse{}, err
 	}
-	st := RangeStatus{Range: r, Used: usedIn(tx, k, r), Expired: r.Expired(today),
+	st := cfe.RangeUse{Range: r, Used: usedIn(tx, k, r), Expired: r.Expired(today),
 		DaysLeft: int(r.Vencimiento.Time(time.UTC).Sub(today.Time(time.UTC)).Hours() / 24)}
 	if !st.Expired && c.Last < r.HNro {
 		st.Remaining = r.HNro - max(c.Last, r.DNro-1)

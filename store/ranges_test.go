@@ -127,7 +127,7 @@ func TestDB_RangeStatus(t *testing.T) {
 	// 2026-03-10 to 2027-12-31: 365 days to 2027-03-10, then 21 (rest of
 	// March) + 30+31+30+31+31+30+31+30+31 = 296.
 	const daysToFarAway = 365 + 296
-	want := map[string]store.RangeStatus{
+	want := map[string]cfe.RangeUse{
 		"101-A-1": {Used: 9, Remaining: 1, Skipped: 0, DaysLeft: daysToFarAway, NearlyUsedUp: true},
 		"101-B-1": {Used: 3, Remaining: 0, Skipped: 7, DaysLeft: -1, Expired: true},
 		"111-A-1": {Used: 0, Remaining: 10, DaysLeft: 30, NearExpiry: true},
@@ -143,12 +143,12 @@ func TestDB_RangeStatus(t *testing.T) {
 	}
 	checkAtEnd(t, db, path)
 	defer db.Close()
-	want["101-A-1"] = store.RangeStatus{Used: 9, Remaining: 1, DaysLeft: daysToFarAway}
-	want["111-B-1"] = store.RangeStatus{Remaining: 10, DaysLeft: 31, NearExpiry: true}
+	want["101-A-1"] = cfe.RangeUse{Used: 9, Remaining: 1, DaysLeft: daysToFarAway}
+	want["111-B-1"] = cfe.RangeUse{Remaining: 10, DaysLeft: 31, NearExpiry: true}
 	checkStatus(t, db, want)
 }
 
-func checkStatus(t *testing.T, db *store.DB, want map[string]store.RangeStatus) {
+func checkStatus(t *testing.T, db *store.DB, want map[string]cfe.RangeUse) {
 	t.Helper()
 	got, err := db.RangeStatus(ctx, today)
 	if err != nil {

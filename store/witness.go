@@ -33,11 +33,12 @@ import (
 // Each sequence of the witness keeps two marks:
 //   - committed: the highest committed mark any journal of this profile wrote
 //     here (numbers certainly used);
-//   - reserved: the journal's reserved mark as last written, but never below
-//     committed nor below the mark of a hold still in force (so that the
-//     witness does not forget, while an old copy waits to be settled, how far
-//     the lost data may have numbered). Every number this machine committed
-//     is at or below it.
+//   - reserved: the journal's reserved mark as last written (the journal's
+//     reserved mark comes down at Open and Close, to the exact counter), but
+//     never below committed nor below the mark of a hold still in force (so
+//     that the witness does not forget, while an old copy waits to be
+//     settled, how far the lost data may have numbered). Every number this
+//     machine committed is at or below it.
 //
 // The witness is a safeguard, not a gate: a witness that cannot be read is
 // set aside, one that cannot be written is reported, and the agent keeps
@@ -128,26 +129,33 @@ type witness struct {
 }
 
 // record writes the witness after the journal wrote entries with generation
-// gen: each sequence's committed mark never goes down, its reserved mark is
-// the journal's but at least committed and the hold's mark; sequences the
-// journal does not name keep their marks. The caller holds the journal's mu.
+// gen: each sequence's committed mark never goes down, and its reserved mark
+// is the journal's (0 for a sequence the journal no longer names: Open and
+// Close write the counters, and a block reserved for numbers that were
+// never committed leaves none), but at least committed and the mark of the
+// hold in force. A sequence left with neither mark is dropped, as the
+// journal dropped it. The caller holds the journal's mu.
 func (w *witness) record(entries map[seqKey]journalEntry, gen int64, storeID string, clean bool, now time.Time) error {
-	next := map[seqKey]journalEntry{}
+	old := map[seqKey]journalEntry{}
 	if w.file != nil {
 		for _, e := range w.file.Sequences {
-			next[seqKey{e.Type, e.Serie}] = e
+			old[seqKey{e.Type, e.Serie}] = e
 		}
 	}
-	for k, e := range entries {
-		c := max(next[k].Committed, e.Committed)
-		next[k] = journalEntry{Type: k.Type, Serie: k.Serie, Committed: c, Reserved: max(e.Reserved, c, w.keep[k])}
+	keys := map[seqKey]bool{}
+	for _, m := range []map[seqKey]journalEntry{old, entries} {
+		for k := range m {
+			keys[k] = true
+		}
 	}
-	for k, floor := range w.keep {
-		if e, ok := next[k]; ok && e.Reserved < floor {
-			e.Reserved = floor
-			next[k] = e
-		} else if !ok {
-			next[k] = journalEntry{Type: k.Type, Serie: k.Serie, Reserved: floor}
+	for k := range w.keep {
+		keys[k] = true
+	}
+	next := map[seqKey]journalEntry{}
+	for k := range keys {
+		c := max(old[k].Committed, entries[k].Committed)
+		if r := max(entries[k].Reserved, c, w.keep[k]); r > 0 {
+			next[k] = journalEntry{Type: k.Type, Serie: k.Serie, Committed: c, Reserved: r}
 		}
 	}
 	f := &witnessFile{Version: witnessVersion, RUC: w.key.RUC, Environment: w.key.Environment, Profile: w.key.Profile,
@@ -258,11 +266,11 @@ func witnessFloor(e journalEntry) int64 { return max(e.Reserved, e.Committed) }
 // sequence the journal names below it (the witness keeps a hold's marks) can
 // only come from a copy put back: the journal is written first and its
 // committed marks never go down. A sequence the journal does not name has no
-// reserved mark to compare: the witness keeps the marks of sequences the
-// journal stopped naming (record), as a journal written from a store with no
-// number in a serie does after a crash before that serie's first commit
-// reached the store. A journal written by a version without generations (0)
-// is compared by its marks.
+// reserved mark to compare: a journal written from a store with no number in
+// a serie (after a crash before that serie's first commit reached the store)
+// drops it, and a witness written before record dropped such sequences too
+// still names it. A journal written by a version without generations (0) is
+// compared by its marks.
 // Without a journal, the store itself is compared: another file than the one
 // the witness last saw, or a counter below a committed mark.
 func olderThan(w *witnessFile, jf *journalFile, id string, counters func(seqKey) int64, hadData bool) (bool, string) {

@@ -539,6 +539,33 @@ func TestWitness_NoFalseHold(t *testing.T) {
 			t.Errorf("next e-Ticket A-%d, want A-6", n)
 		}
 	})
+	t.Run("a block reserved for a number whose commit failed, then a restart", func(t *testing.T) {
+		m := newMachine(t)
+		db := m.open(t)
+		issue(t, db, cfe.ETicket, "repetido")
+		// The e-Factura's block is written to the journal (and the witness)
+		// before its transaction, which then refuses the repeated uuid:
+		// nothing committed, and the next journal (exact counters) no longer
+		// names the serie.
+		r := reserve(t, db, cfe.EFactura)
+		wantCode(t, db.Commit(ctx, r, issuedFor(r, "repetido", signAt)), cfe.ECONFLICT)
+		if got := marksOf(readWitnessJSON(t, m.witness))["111-A"]; got != "0/10" {
+			t.Fatalf("the witness's e-Factura marks after the failed commit: %q, want 0/10", got)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db = m.open(t)
+		if h := db.NumberingHold(); h != nil {
+			t.Fatalf("held: %+v", h)
+		}
+		if n := nextOf(t, db, cfe.EFactura); n != 1 {
+			t.Errorf("next e-Factura %d, want 1", n)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("no witness yet: signs from the start", func(t *testing.T) {
 		t.Parallel()
 		m := newMachine(t)

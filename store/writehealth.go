@@ -57,6 +57,21 @@ func (db *DB) WriteHealth() WriteHealth {
 	return h
 }
 
+// Storage reports the disk of the store for /state and /health: the last
+// commit's failure (WriteHealth, without its cause) and the free space of
+// the store's filesystem (one statfs: FreeSpace).
+func (db *DB) Storage() cfe.Storage {
+	w := db.WriteHealth()
+	st := cfe.Storage{Dir: w.Dir, LastWriteError: w.LastError, LastWriteErrorAt: inMontevideo(w.LastErrorAt)}
+	free, total, err := FreeSpace(w.Dir)
+	if err != nil {
+		st.SpaceError = "no se pudo leer el espacio libre del disco de los datos"
+	} else {
+		st.FreeBytes, st.TotalBytes = free, total
+	}
+	return st
+}
+
 // writeFailure says in Spanish why a write failed, from the system's error
 // (writeCause, one per system).
 func writeFailure(err error) string {

@@ -9,9 +9,9 @@ import (
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
-// Agent is the running agent as the tray sees it; cmd/cfe-agent implements it
-// in-process (see the package doc), over the local module's in-process
-// methods and the configuration.
+// Agent is the running agent as the tray sees it; the application implements
+// it in-process (app.Runner: see the package doc), over its facade and the
+// configuration.
 type Agent interface {
 	// State returns the local module's state report (what GET /state
 	// answers). An error means the agent is not running.

@@ -8,17 +8,19 @@
 // (reprint, switch profile or default printer, autostart, diagnostics) or
 // into opening the status page and the log folder.
 //
-// The agent implements Agent in-process, every method of it: the tray lives
-// in the agent's own process, and switching the profile, the default
-// printer, autostart and the diagnostic archive are the machine owner's
-// actions that the local module does not offer over HTTP (it may listen on
-// the LAN), so going "only through the client" would have meant new
-// privileged routes. In-process, the state is the report the module would
-// answer (localapi.Server.Report, as the status page reads it) and a reprint
-// is the module's own print step (localapi.Server.Print): the tray sees what
-// a client of GET /state and POST /pdf would see, without a port, a token
-// or a JSON round trip, and never links the server: this package imports
-// only the wire types (localapi/apitype).
+// The agent implements Agent in-process, every method of it (app.Runner):
+// the tray lives in the agent's own process, and switching the profile, the
+// default printer, autostart and the diagnostic archive are the machine
+// owner's actions that the local module does not offer over HTTP (it may
+// listen on the LAN), so going "only through the client" would have meant
+// new privileged routes. In-process, the state is the report the module
+// answers and a reprint is the print the module does, both from the
+// application's facade (app.Facade: Report, Reprint), which the local module
+// and the status page call too: the tray sees what a client of GET /state
+// and POST /pdf would see, without a port, a token or a JSON round trip, and
+// never links the server nor the application: this package imports only the
+// wire types (localapi/apitype) and declares the port (Agent) the
+// application implements.
 //
 // The menu's first line says why the agent is red or amber. Reprint results,
 // an exported diagnostic archive and the agent turning red (once per

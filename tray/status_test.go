@@ -61,7 +61,7 @@ func TestAssess(t *testing.T) {
 func TestStatusLines(t *testing.T) {
 	rep := &apitype.StateReport{
 		HealthReport: apitype.HealthReport{Profile: "local", Environment: "produccion", BaseURL: "http://127.0.0.1:18787"},
-		Outbox:       apitype.OutboxReport{Pending: 3, OldestPendingAgeS: 2*3600 + 5*60 + 7},
+		Outbox:       apitype.OutboxReport{Outbox: cfe.Outbox{Pending: 3}, OldestPendingAgeS: 2*3600 + 5*60 + 7},
 		Receipts: apitype.ReceiptsReport{Recent: []apitype.RecentReceipt{{UUID: "u1", Nombre: "e-Factura", Serie: "A",
 			Numero: 42, Total: decimal.RequireFromString("1220"), FirmadoA: time.Date(2026, 11, 21, 13, 5, 0, 0, time.UTC)}}},
 	}
@@ -138,10 +138,10 @@ func TestAssess_quarantine(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 5, 14, 15, 0, 0, 0, cfe.Montevideo)
 	st := health.State{
-		Certificate: &health.Certificate{Subject: "Empresa", NotBefore: now.AddDate(-1, 0, 0), NotAfter: now.AddDate(1, 0, 0)},
-		CAE: []health.CAERangeUse{{Range: cfe.CAERange{Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 100,
+		Certificate: &cfe.CertSummary{CommonName: "Empresa", NotBefore: now.AddDate(-1, 0, 0), NotAfter: now.AddDate(1, 0, 0)},
+		CAE: []cfe.RangeUse{{Range: cfe.CAERange{Type: cfe.ETicket, Serie: "A", DNro: 1, HNro: 100,
 			Vencimiento: cfe.Date{Year: 2027, Month: 12, Day: 31}}, Remaining: 80}},
-		Outbox: health.Outbox{Pending: 2, OldestPending: now.Add(-time.Minute), Quarantined: 1, Quarantine: []health.QuarantinedCFE{
+		Outbox: cfe.Outbox{Pending: 2, OldestPending: now.Add(-time.Minute), Quarantined: 1, Quarantine: []cfe.Quarantined{
 			{UUID: "caja-0008", Type: cfe.ETicket, Serie: "A", Nro: 8, Since: now.Add(-time.Minute), Reason: "su XML firmado guardado está dañado"}}},
 	}
 	rep := &apitype.StateReport{HealthReport: apitype.HealthReport{Status: apitype.HealthOK, Warnings: []string{}}}

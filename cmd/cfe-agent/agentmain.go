@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/internal/gctune"
 	"github.com/cfe-agent/cfe-agent/internal/instance"
 	"github.com/cfe-agent/cfe-agent/logs"
@@ -26,7 +27,7 @@ import (
 // The commands run it through runAgent; tests run it in-process.
 type Main struct {
 	// Options are the global flags, with --listen of the serve commands.
-	Options globalOptions
+	Options app.Options
 	// Serve are the flags of the commands that run the agent.
 	Serve serveOptions
 	// Stderr gets the log's second copy (os.Stderr when nil); the log file
@@ -34,7 +35,7 @@ type Main struct {
 	Stderr io.Writer
 
 	log     *logs.Log
-	runner  *runner
+	runner  *app.Runner
 	release func() // the data directory's instance lock (internal/instance)
 	// stopWindowErr says why Windows' stop messages cannot reach the agent
 	// (internal/winstop); Run logs it.
@@ -47,12 +48,12 @@ type Main struct {
 var errShownRunning = errors.New("another agent runs on this data directory: its status page was opened")
 
 // NewMain returns a Main for the command line's options; nothing is opened.
-func NewMain(opts globalOptions, so serveOptions) *Main {
+func NewMain(opts app.Options, so serveOptions) *Main {
 	if so.listen != "" {
 		// Through the profile's override, so the address obeys the same
 		// rules as one written in the profile (a LAN address needs LAN mode
 		// and tokens).
-		opts.listen = so.listen
+		opts.Listen = so.listen
 	}
 	return &Main{Options: opts, Serve: so}
 }
@@ -67,7 +68,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.runner != nil {
 		return errors.New("cfe-agent: Main is already open")
 	}
-	dataDir, err := profiles.DataDir(m.Options.dataDir)
+	dataDir, err := profiles.DataDir(m.Options.DataDir)
 	if err != nil {
 		return err
 	}
@@ -84,8 +85,8 @@ func (m *Main) Open(ctx context.Context) error {
 		release()
 		return err
 	}
-	r := &runner{opts: m.Options, dataDir: dataDir, log: lg.Logger, redactor: lg.Redactor}
-	if err := r.open(ctx); err != nil {
+	r := newRunner(m.Options, dataDir, lg)
+	if err := r.Open(ctx); err != nil {
 		// The service and the autostarted tray have no console for main's
 		// message: the log keeps the reason (in Spanish, as shown).
 		lg.Error("the agent could not start", "err", describe(err))
@@ -111,10 +112,10 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	defer m.Close() //nolint:errcheck // the log is the last thing open: nowhere left to report to
-	r := m.runner
-	service.SignalReady(ctx, r.log) // the Windows service reports Running now; systemd's start returns
+	r, log := m.runner, m.log.Logger
+	service.SignalReady(ctx, log) // the Windows service reports Running now; systemd's start returns
 	if m.stopWindowErr != nil {
-		r.log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
+		log.Warn("no window for Windows' stop messages: taskkill and the end of the session stop the agent without closing it", "err", m.stopWindowErr)
 	}
 
 	why := trayUnavailable(ctx, m.Serve.headless)
@@ -122,30 +123,30 @@ func (m *Main) Run(ctx context.Context) error {
 		// A session without a tray host yet (the agent started at login
 		// before the panel): serve headless and show the tray once one
 		// appears.
-		r.log.Info("running headless", "reason", why.Error()+"; the tray appears when a tray host starts")
+		log.Info("running headless", "reason", why.Error()+"; the tray appears when a tray host starts")
 		if err := tray.WaitHost(ctx); err != nil {
 			if ctx.Err() == nil {
-				r.log.Warn("no longer waiting for a tray host", "err", err)
+				log.Warn("no longer waiting for a tray host", "err", err)
 				<-ctx.Done()
 			}
 		} else {
-			r.log.Info("a tray host appeared: showing the tray")
+			log.Info("a tray host appeared: showing the tray")
 			why = nil
 		}
 	} else if why != nil {
-		r.log.Info("running headless", "reason", why.Error())
+		log.Info("running headless", "reason", why.Error())
 		<-ctx.Done()
 	}
 	if why == nil && ctx.Err() == nil {
-		if err := tray.Run(ctx, tray.Config{Agent: r, Logger: r.log}); err != nil {
-			r.log.Error("the tray failed: stopping", "err", err)
+		if err := tray.Run(ctx, tray.Config{Agent: r, Logger: log}); err != nil {
+			log.Error("the tray failed: stopping", "err", err)
 		}
 	}
-	service.SignalStopping(r.log)
+	service.SignalStopping(log)
 	if cause := context.Cause(ctx); cause != nil {
-		r.log.Info("shutting down", "reason", cause.Error())
+		log.Info("shutting down", "reason", cause.Error())
 	} else {
-		r.log.Info("shutting down")
+		log.Info("shutting down")
 	}
 	return nil
 }
@@ -155,11 +156,7 @@ func (m *Main) BaseURL() string {
 	if m.runner == nil {
 		return ""
 	}
-	s, err := m.runner.current()
-	if err != nil {
-		return ""
-	}
-	return s.srv.BaseURL()
+	return m.runner.BaseURL()
 }
 
 // Close closes the session (the local module first, as runner.close does)
@@ -168,9 +165,7 @@ func (m *Main) Close() error {
 	if m.runner == nil {
 		return nil
 	}
-	m.runner.mu.Lock()
-	m.runner.close()
-	m.runner.mu.Unlock()
+	m.runner.Close()
 	err := m.log.Close()
 	m.release()
 	m.runner, m.log, m.release = nil, nil, nil

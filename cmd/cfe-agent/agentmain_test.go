@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/logs"
@@ -40,13 +41,13 @@ type inProcess struct {
 }
 
 // startInProcess opens the agent in this process through Main, headless,
-// with opts (a temporary data directory when opts.dataDir is empty), so (a
+// with opts (a temporary data directory when opts.DataDir is empty), so (a
 // free loopback port when so.listen is empty) and, of the CFE_AGENT_
 // variables, only env ("NAME=value"), and closes it when the test ends,
 // checking that it closes cleanly. The agent runs in the test process's time
 // zone; its log is shown when the test fails. The test must not be parallel
 // (the environment is the process's).
-func startInProcess(t *testing.T, opts globalOptions, so serveOptions, env ...string) *inProcess {
+func startInProcess(t *testing.T, opts app.Options, so serveOptions, env ...string) *inProcess {
 	t.Helper()
 	clearAgentEnv(t)
 	for _, kv := range env {
@@ -62,8 +63,8 @@ func startInProcess(t *testing.T, opts globalOptions, so serveOptions, env ...st
 			}
 		}
 	}
-	if opts.dataDir == "" {
-		opts.dataDir = t.TempDir()
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
 	}
 	if so.listen == "" {
 		so.listen = "127.0.0.1:0"
@@ -116,7 +117,7 @@ func getReport(t *testing.T, url string, v any) int {
 // that starts "cfe-agent serve --listen").
 func TestAgent_ListenAddresses(t *testing.T) {
 	t.Run("all interfaces", func(t *testing.T) {
-		a := startInProcess(t, globalOptions{}, serveOptions{listen: "0.0.0.0:0"},
+		a := startInProcess(t, app.Options{}, serveOptions{listen: "0.0.0.0:0"},
 			"CFE_AGENT_LAN_ENABLED=true", "CFE_AGENT_LAN_TOKENS=ncmm-egrz-x76k-x45j-srrf-f6n6-338h")
 		base := a.BaseURL()
 		if !strings.HasPrefix(base, "http://0.0.0.0:") {
@@ -134,7 +135,7 @@ func TestAgent_ListenAddresses(t *testing.T) {
 	})
 	t.Run("specific IP", func(t *testing.T) {
 		// 127.0.0.2 is a loopback address other than the default's.
-		a := startInProcess(t, globalOptions{}, serveOptions{listen: "127.0.0.2:0"})
+		a := startInProcess(t, app.Options{}, serveOptions{listen: "127.0.0.2:0"})
 		if !strings.HasPrefix(a.BaseURL(), "http://127.0.0.2:") {
 			t.Fatalf("base_url %q", a.BaseURL())
 		}
@@ -147,7 +148,7 @@ func TestAgent_ListenAddresses(t *testing.T) {
 	})
 	t.Run("LAN address without LAN mode is refused", func(t *testing.T) {
 		clearAgentEnv(t)
-		m := NewMain(globalOptions{dataDir: t.TempDir()}, serveOptions{listen: "0.0.0.0:0", headless: true})
+		m := NewMain(app.Options{DataDir: t.TempDir()}, serveOptions{listen: "0.0.0.0:0", headless: true})
 		m.Stderr = &testtool.SyncBuffer{}
 		err := m.Open(context.Background())
 		if err == nil {
@@ -165,7 +166,7 @@ func TestAgent_ListenAddresses(t *testing.T) {
 // refused one leaves nothing open.
 func TestMain_Open(t *testing.T) {
 	t.Run("flags reach the profile, not the environment", func(t *testing.T) {
-		a := startInProcess(t, globalOptions{profile: "SANDBOX"}, serveOptions{listen: "127.0.0.2:0"})
+		a := startInProcess(t, app.Options{Profile: "SANDBOX"}, serveOptions{listen: "127.0.0.2:0"})
 		if !strings.HasPrefix(a.BaseURL(), "http://127.0.0.2:") {
 			t.Errorf("base_url %q, want the --listen address", a.BaseURL())
 		}
@@ -184,7 +185,7 @@ func TestMain_Open(t *testing.T) {
 	t.Run("an unknown profile opens nothing", func(t *testing.T) {
 		clearAgentEnv(t)
 		dataDir := t.TempDir()
-		m := NewMain(globalOptions{dataDir: dataDir, profile: "caja9"}, serveOptions{listen: "127.0.0.1:0", headless: true})
+		m := NewMain(app.Options{DataDir: dataDir, Profile: "caja9"}, serveOptions{listen: "127.0.0.1:0", headless: true})
 		m.Stderr = &testtool.SyncBuffer{}
 		err := m.Open(context.Background())
 		if err == nil {
@@ -227,7 +228,7 @@ func TestMain_Run(t *testing.T) {
 	clearAgentEnv(t)
 	dataDir := t.TempDir()
 	out := &testtool.SyncBuffer{}
-	m := NewMain(globalOptions{dataDir: dataDir}, serveOptions{listen: "127.0.0.1:0", headless: true})
+	m := NewMain(app.Options{DataDir: dataDir}, serveOptions{listen: "127.0.0.1:0", headless: true})
 	m.Stderr = out
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -235,10 +236,10 @@ func TestMain_Run(t *testing.T) {
 	go func() { done <- m.Run(ctx) }()
 
 	// The run file is how other processes find a running agent.
-	var info runInfo
+	var info app.RunInfo
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var ok bool
-		if info, ok = readRunFile(dataDir, "sandbox"); ok {
+		if info, ok = app.ReadRunFile(dataDir, "sandbox"); ok {
 			break
 		}
 		select {
@@ -266,7 +267,7 @@ func TestMain_Run(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("Run did not return after its context ended:\n%s", out)
 	}
-	if _, ok := readRunFile(dataDir, "sandbox"); ok {
+	if _, ok := app.ReadRunFile(dataDir, "sandbox"); ok {
 		t.Error("the run file is still there after Run returned")
 	}
 	if resp, err := http.Get(info.BaseURL + "/health"); err == nil {

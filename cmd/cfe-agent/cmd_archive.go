@@ -10,12 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
 // newArchiveCommand is "archive": move the delivered CFEs of previous years
 // from the store to its yearly archive files (store.DB.Archive).
-func newArchiveCommand(opts *globalOptions) *cobra.Command {
+func newArchiveCommand(opts *app.Options) *cobra.Command {
 	var before string
 	cmd := &cobra.Command{
 		Use:   "archive [--antes AAAA-MM-DD]",
@@ -36,22 +37,22 @@ func newArchiveCommand(opts *globalOptions) *cobra.Command {
 					return cfe.Errorf(cfe.EINVALID, "--antes: %q no es una fecha AAAA-MM-DD", before)
 				}
 			}
-			a, err := openAgent(cmd.Context(), *opts, cliLogger())
+			a, err := app.Open(cmd.Context(), *opts, cliLogger())
 			if err != nil {
 				return err
 			}
 			defer a.Close()
 			if day.IsZero() {
-				day = a.profile.Archive.Before(time.Now())
+				day = a.Profile.Archive.Before(time.Now())
 			}
-			res, err := a.db.Archive(cmd.Context(), day)
+			res, err := a.DB.Archive(cmd.Context(), day)
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%d CFE firmados antes del %s movidos a archivos históricos\n", res.Moved, day)
 			for _, y := range slices.Sorted(maps.Keys(res.Years)) {
-				fmt.Fprintf(w, "  %d: %d CFE en %s\n", y, res.Years[y], filepath.Base(a.db.ArchivePath(y)))
+				fmt.Fprintf(w, "  %d: %d CFE en %s\n", y, res.Years[y], filepath.Base(a.DB.ArchivePath(y)))
 			}
 			var kept []string
 			for _, s := range slices.Sorted(maps.Keys(res.Kept)) {

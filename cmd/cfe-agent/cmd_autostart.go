@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/autostart"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/profiles"
@@ -16,7 +17,7 @@ import (
 // autostartName names the agent's autostart entry on every platform.
 const autostartName = "cfe-agent"
 
-func newAutostartCommand(opts *globalOptions) *cobra.Command {
+func newAutostartCommand(opts *app.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:       "autostart enable|disable|status",
 		Short:     "Inicia (o no) el agente al iniciar la sesión del usuario",
@@ -67,7 +68,7 @@ func newAutostartCommand(opts *globalOptions) *cobra.Command {
 // entries, where both would start); turning it off hides the installer's
 // entry for this user where the desktop allows it (XDG), and otherwise says
 // who can.
-func setAutostart(opts globalOptions, on bool) error {
+func setAutostart(opts app.Options, on bool) error {
 	if !on {
 		err := autostart.Disable(autostartName)
 		if errors.Is(err, autostart.ErrMachineWide) {
@@ -91,8 +92,8 @@ func setAutostart(opts globalOptions, on bool) error {
 	// --autostart: at a login where another agent (the service) already runs
 	// on the data directory, this start exits quietly.
 	e := autostart.Entry{Name: autostartName, DisplayName: "Agente CFE", Command: []string{exe, "--autostart"}}
-	if opts.dataDir != "" || os.Getenv(profiles.EnvDataDir) != "" {
-		dir, err := profiles.DataDir(opts.dataDir)
+	if opts.DataDir != "" || os.Getenv(profiles.EnvDataDir) != "" {
+		dir, err := profiles.DataDir(opts.DataDir)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/localapi/localclient"
@@ -36,7 +37,7 @@ const restoreHostedTimeout = 20 * time.Second
 // ranges' authorization).
 const restoreCompareTimeout = 2 * time.Minute
 
-func newBackupCommand(opts *globalOptions) *cobra.Command {
+func newBackupCommand(opts *app.Options) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "backup [-o ARCHIVO]",
@@ -65,8 +66,8 @@ func newBackupCommand(opts *globalOptions) *cobra.Command {
 
 // runBackup takes a backup through the running agent when there is one,
 // else directly.
-func runBackup(ctx context.Context, opts globalOptions, out string) (*store.BackupInfo, error) {
-	dataDir, cfg, _, err := loadConfig(opts)
+func runBackup(ctx context.Context, opts app.Options, out string) (*store.BackupInfo, error) {
+	dataDir, cfg, _, err := app.LoadConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 			return nil, err
 		}
 	}
-	if info, ok := readRunFile(dataDir, cfg.Active); ok && info.AdminToken != "" {
+	if info, ok := app.ReadRunFile(dataDir, cfg.Active); ok && info.AdminToken != "" {
 		co := localclient.Options{AdminToken: info.AdminToken, HTTPClient: &http.Client{Timeout: backupRequestTimeout}}
 		if p, ok := cfg.ActiveProfile(); ok && p.LAN.Enabled && len(p.LAN.Tokens) > 0 {
 			// An agent on a LAN address sees this machine's own address,
@@ -90,9 +91,9 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 		switch {
 		case err == nil:
 			if out == "" {
-				return store.VerifyBackup(res.Archivo, copyChecks)
+				return store.VerifyBackup(res.Archivo, app.CopyChecks)
 			}
-			bi, err := copyBackup(res.Archivo, out, res)
+			bi, err := app.CopyBackup(res.Archivo, out, res)
 			if err != nil {
 				return nil, err
 			}
@@ -104,15 +105,15 @@ func runBackup(ctx context.Context, opts globalOptions, out string) (*store.Back
 		}
 		// A run file left by an agent that is gone: the store is free.
 	}
-	a, err := openAgent(ctx, opts, cliLogger())
+	a, err := app.Open(ctx, opts, cliLogger())
 	if err != nil {
 		return nil, err
 	}
 	defer a.Close()
 	if out == "" {
-		out = filepath.Join(manualBackupDir(a.dataDir, a.profile.Environment, a.name), backupName(a.name, time.Now(), false))
+		out = filepath.Join(app.ManualBackupDir(a.DataDir, a.Profile.Environment, a.Name), app.BackupName(a.Name, time.Now(), false))
 	}
-	return a.db.Backup(ctx, out, a.backupMeta(), recordChecks(0))
+	return a.DB.Backup(ctx, out, a.BackupMeta(), app.RecordChecks(0))
 }
 
 // localBaseURL turns the base URL of an agent listening on every interface
@@ -132,7 +133,7 @@ func localBaseURL(base string) string {
 	return u.String()
 }
 
-func newRestoreCommand(opts *globalOptions) *cobra.Command {
+func newRestoreCommand(opts *app.Options) *cobra.Command {
 	var confirmed []string
 	var r restoreFlags
 	cmd := &cobra.Command{
@@ -192,8 +193,8 @@ func parseConfirmed(values []string) ([]cfe.LastNumber, error) {
 }
 
 // runRestore puts a backup back in place of the profile's store.
-func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file string, r restoreFlags) error {
-	dataDir, cfg, _, err := loadConfig(opts)
+func runRestore(ctx context.Context, w io.Writer, opts app.Options, file string, r restoreFlags) error {
+	dataDir, cfg, _, err := app.LoadConfig(opts)
 	if err != nil {
 		return err
 	}
@@ -202,24 +203,24 @@ func runRestore(ctx context.Context, w io.Writer, opts globalOptions, file strin
 		return cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
 	}
 	p = p.Resolve(dataDir)
-	if info, ok := readRunFile(dataDir, cfg.Active); ok {
+	if info, ok := app.ReadRunFile(dataDir, cfg.Active); ok {
 		var se *localclient.StatusError
-		if _, err := stateAt(ctx, localBaseURL(info.BaseURL)); err == nil || errors.As(err, &se) {
+		if _, err := app.StateAt(ctx, localBaseURL(info.BaseURL)); err == nil || errors.As(err, &se) {
 			return cfe.Errorf(cfe.EUNAVAILABLE, "el agente está en ejecución (%s): deténgalo antes de restaurar", info.BaseURL)
 		}
 	}
 	o := store.RestoreOptions{Backup: file, Store: cfg.StorePath(dataDir, cfg.Active),
-		Journal: journalPath(dataDir, p.Environment, cfg.Active), Confirmed: r.confirmed, AcceptForeign: r.foreign,
+		Journal: app.JournalPath(dataDir, p.Environment, cfg.Active), Confirmed: r.confirmed, AcceptForeign: r.foreign,
 		Meta:    store.BackupMeta{Profile: cfg.Active, Environment: string(p.Environment), RUC: p.Company.RUC},
-		Records: recordChecks(0)}
+		Records: app.RecordChecks(0)}
 	if abs, err := filepath.Abs(file); err == nil {
 		o.Backup = abs
 	}
-	if o.Witness, err = witnessPath(dataDir, p, cfg.Active); err != nil {
+	if o.Witness, err = app.WitnessPath(dataDir, p, cfg.Active); err != nil {
 		fmt.Fprintf(w, "aviso: sin testigo de numeración (%s): se comprueba con el diario de numeración, el archivo actual y el servicio en línea\n", describe(err))
 	}
-	o.WitnessKey = witnessKey(p, cfg.Active)
-	h, err := newHostedClient(p.Hosted, cliLogger())
+	o.WitnessKey = app.WitnessKey(p, cfg.Active)
+	h, err := app.NewHostedClient(p.Hosted, cliLogger())
 	if err != nil {
 		return err
 	}

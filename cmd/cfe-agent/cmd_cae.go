@@ -10,24 +10,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
-func newCAECommand(opts *globalOptions) *cobra.Command {
+func newCAECommand(opts *app.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "cae", Short: "Rangos de numeración autorizados por DGI (CAE)"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "import FILE.xml...",
 		Short: "Importa archivos CAE firmados por DGI al perfil activo",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openAgent(cmd.Context(), *opts, cliLogger())
+			a, err := app.Open(cmd.Context(), *opts, cliLogger())
 			if err != nil {
 				return err
 			}
 			defer a.Close()
 			today := cfe.DateOf(time.Now().In(cfe.Montevideo))
 			for _, f := range args {
-				r, err := a.importCAE(cmd.Context(), f, today)
+				r, err := a.ImportCAE(cmd.Context(), f, today)
 				if err != nil {
 					return fmt.Errorf("%s: %w", f, err)
 				}
@@ -62,7 +63,7 @@ func newCAECommand(opts *globalOptions) *cobra.Command {
 // newCAEUsedElsewhereCommand is "cae used-elsewhere": the migration step for a
 // shop whose previous billing software (or another machine) already used the
 // first numbers of a range.
-func newCAEUsedElsewhereCommand(opts *globalOptions) *cobra.Command {
+func newCAEUsedElsewhereCommand(opts *app.Options) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
 		Use:   "used-elsewhere TIPO SERIE HASTA",
@@ -82,18 +83,18 @@ func newCAEUsedElsewhereCommand(opts *globalOptions) *cobra.Command {
 			if err != nil {
 				return cfe.Errorf(cfe.EINVALID, "hasta: %q no es un número", args[2])
 			}
-			a, err := openAgent(cmd.Context(), *opts, cliLogger())
+			a, err := app.Open(cmd.Context(), *opts, cliLogger())
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			before := a.db.LastNumber(cfe.Type(t), args[1])
-			if err := a.db.MarkUsedElsewhere(cmd.Context(), cfe.Type(t), args[1], upTo, reason); err != nil {
+			before := a.DB.LastNumber(cfe.Type(t), args[1])
+			if err := a.DB.MarkUsedElsewhere(cmd.Context(), cfe.Type(t), args[1], upTo, reason); err != nil {
 				return err
 			}
 			// The numbering witness may have raised it further (an older
 			// copy of the data directory: docs/numbering.md).
-			last := a.db.LastNumber(cfe.Type(t), args[1])
+			last := a.DB.LastNumber(cfe.Type(t), args[1])
 			switch {
 			case upTo == 0 && last == before:
 				fmt.Fprintf(cmd.OutOrStdout(), "confirmado: ningún número de %s serie %s se usó fuera del agente\n", cfe.Type(t).Name(), args[1])
@@ -137,15 +138,15 @@ type caeRow struct {
 // caeRows reads the ranges from the running agent's /state when there is
 // one (it holds the store's lock), else from the store, in the same order:
 // by type, serie and first number.
-func caeRows(cmd *cobra.Command, opts globalOptions) ([]caeRow, error) {
+func caeRows(cmd *cobra.Command, opts app.Options) ([]caeRow, error) {
 	var rows []caeRow
-	live, err := openLive(cmd.Context(), opts)
+	live, err := app.OpenLive(cmd.Context(), opts)
 	if err != nil {
 		return nil, err
 	}
 	if live != nil {
-		live.note(cmd.ErrOrStderr())
-		for _, t := range live.state.CAE {
+		live.Note(cmd.ErrOrStderr())
+		for _, t := range live.State.CAE {
 			for _, r := range t.Ranges {
 				rows = append(rows, caeRow{typ: t.TipoCFE, serie: r.Serie, desde: r.Desde, hasta: r.Hasta, used: r.Used,
 					remaining: r.Remaining, vence: r.Vence, origen: r.Origen,
@@ -153,12 +154,12 @@ func caeRows(cmd *cobra.Command, opts globalOptions) ([]caeRow, error) {
 			}
 		}
 	} else {
-		a, err := openAgent(cmd.Context(), opts, cliLogger())
+		a, err := app.Open(cmd.Context(), opts, cliLogger())
 		if err != nil {
 			return nil, err
 		}
 		defer a.Close()
-		st, err := a.db.RangeStatus(cmd.Context(), cfe.DateOf(time.Now().In(cfe.Montevideo)))
+		st, err := a.DB.RangeStatus(cmd.Context(), cfe.DateOf(time.Now().In(cfe.Montevideo)))
 		if err != nil {
 			return nil, err
 		}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
-func newCertCommand(opts *globalOptions) *cobra.Command {
+func newCertCommand(opts *app.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "cert", Short: "Certificado de firma de la empresa"}
 	var password string
 	imp := &cobra.Command{
@@ -39,36 +40,36 @@ func newCertCommand(opts *globalOptions) *cobra.Command {
 			"agente usa (leído de su módulo local); si no, el del archivo que indica el perfil.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			live, err := openLive(cmd.Context(), *opts)
+			live, err := app.OpenLive(cmd.Context(), *opts)
 			if err != nil {
 				return err
 			}
 			if live != nil {
-				live.note(cmd.ErrOrStderr())
-				c := live.state.Certificate
+				live.Note(cmd.ErrOrStderr())
+				c := live.State.Certificate
 				if c == nil {
 					return cfe.Errorf(cfe.EUNAVAILABLE, "el agente en ejecución no tiene un certificado de firma utilizable: %s",
-						cmp.Or(live.state.CertificateError, "no hay certificado configurado"))
+						cmp.Or(live.State.CertificateError, "no hay certificado configurado"))
 				}
-				dataDir, cfg, _, err := loadConfig(*opts)
+				dataDir, cfg, _, err := app.LoadConfig(*opts)
 				if err != nil {
 					return err
 				}
 				p, _ := cfg.ActiveProfile()
 				printCertificate(cmd, certView{path: p.Resolve(dataDir).Certificate.Path, subject: c.SubjectDN, issuer: c.Issuer,
-					ruc: c.RUC, serial: c.SerialNumber, notBefore: c.NotBefore, notAfter: c.ExpiresAt, daysLeft: c.DaysLeft,
+					ruc: c.RUC, serial: c.SerialNumber, notBefore: c.NotBefore, notAfter: c.NotAfter, daysLeft: c.DaysLeft,
 					test: c.Test})
 				return nil
 			}
-			a, err := openAgent(cmd.Context(), *opts, cliLogger())
+			a, err := app.Open(cmd.Context(), *opts, cliLogger())
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			if a.signer == nil {
-				return a.certErr
+			if a.Signer == nil {
+				return a.CertErr
 			}
-			printCertificate(cmd, certViewOf(a.signer.Certificate(), a.profile.Certificate.Path))
+			printCertificate(cmd, certViewOf(a.Signer.Certificate(), a.Profile.Certificate.Path))
 			return nil
 		},
 	})
@@ -77,8 +78,8 @@ func newCertCommand(opts *globalOptions) *cobra.Command {
 
 // importCertificate checks a PKCS#12 file and makes it the profile's signing
 // certificate. Nothing changes when any check fails.
-func importCertificate(cmd *cobra.Command, opts globalOptions, file, password string) error {
-	dataDir, cfg, _, err := loadConfig(opts)
+func importCertificate(cmd *cobra.Command, opts app.Options, file, password string) error {
+	dataDir, cfg, _, err := app.LoadConfig(opts)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ type certView struct {
 
 func certViewOf(c *x509.Certificate, path string) certView {
 	i := signer.CertInfo(c, time.Now())
-	return certView{path: path, subject: i.Subject, issuer: i.Issuer, ruc: i.RUC, serial: i.SerialNumber,
+	return certView{path: path, subject: i.SubjectDN, issuer: i.Issuer, ruc: i.RUC, serial: i.SerialNumber,
 		notBefore: i.NotBefore, notAfter: i.NotAfter, daysLeft: i.DaysToExpiry, test: i.Test}
 }
 

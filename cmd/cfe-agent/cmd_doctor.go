@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -17,15 +16,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
-	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
-func newDoctorCommand(opts *globalOptions) *cobra.Command {
+func newDoctorCommand(opts *app.Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Diagnostica el equipo y el perfil activo: una línea OK/WARN/FAIL por comprobación",
@@ -58,8 +57,8 @@ func (d *doctor) line(status, check, format string, args ...any) {
 	fmt.Fprintf(d.w, "%-4s %s: %s\n", status, check, fmt.Sprintf(format, args...))
 }
 
-func (d *doctor) run(ctx context.Context, opts globalOptions) {
-	dataDir, cfg, _, err := loadConfig(opts)
+func (d *doctor) run(ctx context.Context, opts app.Options) {
+	dataDir, cfg, _, err := app.LoadConfig(opts)
 	if err != nil {
 		d.line("FAIL", "configuración", "%s", describe(err))
 		return
@@ -91,11 +90,11 @@ func (d *doctor) run(ctx context.Context, opts globalOptions) {
 	d.sumatra(p, runtime.GOOS, printer.DefaultSumatraEnv())
 }
 
-func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name string, p profiles.Profile) (*apitype.StateReport, bool, error) {
-	if live, ok := findLiveAgent(ctx, dataDir, name, p); ok {
-		return live.state, true, nil
+func (d *doctor) report(ctx context.Context, opts app.Options, dataDir, name string, p profiles.Profile) (*apitype.StateReport, bool, error) {
+	if live, ok := app.FindLive(ctx, dataDir, name, p); ok {
+		return live.State, true, nil
 	}
-	a, err := openAgent(ctx, opts, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.Open(ctx, opts, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return nil, false, err
 	}
@@ -105,16 +104,8 @@ func (d *doctor) report(ctx context.Context, opts globalOptions, dataDir, name s
 		return nil, false, err
 	}
 	defer func() { _ = srv.Close() }()
-	r, err := stateAt(ctx, srv.BaseURL())
+	r, err := app.StateAt(ctx, srv.BaseURL())
 	return r, false, err
-}
-
-func stateAt(ctx context.Context, baseURL string) (*apitype.StateReport, error) {
-	c, err := localclient.New(baseURL, localclient.Options{HTTPClient: &http.Client{Timeout: 3 * time.Second}})
-	if err != nil {
-		return nil, err
-	}
-	return c.State(ctx)
 }
 
 func (d *doctor) zone(r *apitype.StateReport) {
@@ -260,12 +251,12 @@ func (d *doctor) quarantine(r *apitype.StateReport) {
 	for _, q := range o.Quarantine {
 		name := "con uuid " + q.UUID
 		if q.Nombre != "" {
-			name = fmt.Sprintf("%s %s-%d (uuid %s)", q.Nombre, q.Serie, q.Numero, q.UUID)
+			name = fmt.Sprintf("%s %s-%d (uuid %s)", q.Nombre, q.Serie, q.Nro, q.UUID)
 		}
 		d.line("FAIL", "comprobante dañado", "%s, en cuarentena desde el %s: %s; no se envía al servicio en la nube ni se imprime, "+
 			"y su número sigue usado. Recupérelo con «cfe-agent recuperar %s»: lo busca en %s y después en el servicio en la nube; "+
-			"con «--copia ARCHIVO» use otra copia de seguridad que lo tenga", name, q.Desde.In(cfe.Montevideo).Format("02/01/2006 15:04"),
-			q.Motivo, q.UUID, where)
+			"con «--copia ARCHIVO» use otra copia de seguridad que lo tenga", name, q.Since.In(cfe.Montevideo).Format("02/01/2006 15:04"),
+			q.Reason, q.UUID, where)
 	}
 	if more := o.Quarantined - len(o.Quarantine); more > 0 {
 		d.line("FAIL", "comprobante dañado", "y %d comprobantes dañados más en cuarentena: con tantos, el archivo de datos está muy dañado; restaure una copia de seguridad («cfe-agent restore»)", more)
@@ -281,7 +272,7 @@ func (d *doctor) hosted(ctx context.Context, p profiles.Profile) {
 		d.line("WARN", check, "no configurado: los comprobantes firmados quedan en la cola local")
 		return
 	}
-	c, err := newHostedClient(h, slog.New(slog.DiscardHandler))
+	c, err := app.NewHostedClient(h, slog.New(slog.DiscardHandler))
 	if err != nil {
 		d.line("FAIL", check, "%s", describe(err))
 		return
@@ -317,14 +308,14 @@ func (d *doctor) hosted(ctx context.Context, p profiles.Profile) {
 // it: a directory printer's folder must be writable; a CUPS or lp queue must
 // exist on the CUPS server and accept jobs.
 func (d *doctor) printers(ctx context.Context, p profiles.Profile) {
-	if _, err := templateCatalog(p); err != nil {
+	if _, err := app.TemplateCatalog(p); err != nil {
 		d.line("FAIL", "plantillas", "%s", describe(err))
 	}
 	if len(p.Printers) == 0 {
 		d.line("WARN", "impresoras", "no hay impresoras configuradas")
 		return
 	}
-	m, err := printerManager(p)
+	m, err := app.PrinterManager(p)
 	if err != nil {
 		d.line("FAIL", "impresoras", "%s", describe(err))
 		return

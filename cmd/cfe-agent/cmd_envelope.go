@@ -9,13 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
 // newEnvelopeCommand is "envelope": DGI's envelope (sobre) of CFEs signed by
 // this agent, for DGI or for an electronic receiver, from the local store.
-func newEnvelopeCommand(opts *globalOptions) *cobra.Command {
+func newEnvelopeCommand(opts *app.Options) *cobra.Command {
 	var (
 		uuids    []string
 		from, to string
@@ -58,7 +59,7 @@ func newEnvelopeCommand(opts *globalOptions) *cobra.Command {
 			if idEmisor < 0 || idEmisor > cfe.MaxEnvelopeID {
 				return cfe.Errorf(cfe.EINVALID, "--id-emisor: debe ser un número de 0 a %d", int64(cfe.MaxEnvelopeID))
 			}
-			a, err := openAgent(cmd.Context(), *opts, cliLogger())
+			a, err := app.Open(cmd.Context(), *opts, cliLogger())
 			if err != nil {
 				return err
 			}
@@ -87,7 +88,7 @@ func newEnvelopeCommand(opts *globalOptions) *cobra.Command {
 				out = fmt.Sprintf("Sob_%s_%s_%d.xml", env.Caratula.RUCEmisor, now.In(cfe.Montevideo).Format("20060102"), idEmisor)
 			}
 			if err := os.WriteFile(out, b, 0o600); err != nil {
-				return fmt.Errorf("no se puede escribir %s: %w", out, unwrapPathError(err))
+				return fmt.Errorf("no se puede escribir %s: %w", out, app.UnwrapPathError(err))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "sobre %s para el RUC %s con %d CFE (Idemisor %d) escrito en %s\n",
 				kind.Root(), rut, len(issued), idEmisor, out)
@@ -146,14 +147,14 @@ func envelopeSelection(uuids []string, from, to string, tipo int) (envelopeSel, 
 // collect reads the selected CFEs from the store: the named uuids in order,
 // then those signed in the date range (of the type, and addressed to the
 // receiver for its envelope), without repeating one.
-func (s envelopeSel) collect(cmd *cobra.Command, a *agent, kind cfe.EnvelopeKind, rut string) ([]*cfe.Issued, error) {
+func (s envelopeSel) collect(cmd *cobra.Command, a *app.Agent, kind cfe.EnvelopeKind, rut string) ([]*cfe.Issued, error) {
 	var out []*cfe.Issued
 	seen := map[string]bool{}
 	for _, u := range s.uuids {
 		if seen[u] {
 			continue
 		}
-		c, err := a.db.FindByUUID(cmd.Context(), u)
+		c, err := a.DB.FindByUUID(cmd.Context(), u)
 		if err != nil {
 			return nil, fmt.Errorf("--uuid %s: %w", u, err)
 		}
@@ -161,7 +162,7 @@ func (s envelopeSel) collect(cmd *cobra.Command, a *agent, kind cfe.EnvelopeKind
 		out = append(out, c)
 	}
 	if !s.from.IsZero() {
-		list, err := a.db.ListByDate(cmd.Context(), s.from, s.to, math.MaxInt32)
+		list, err := a.DB.ListByDate(cmd.Context(), s.from, s.to, math.MaxInt32)
 		if err != nil {
 			return nil, err
 		}

@@ -11,12 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/printer"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
-func newPrintersCommand(opts *globalOptions) *cobra.Command {
+func newPrintersCommand(opts *app.Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "printers",
 		Short: "Lista las impresoras del perfil activo y las del equipo (CUPS o Windows) con su estado",
@@ -26,7 +27,7 @@ func newPrintersCommand(opts *globalOptions) *cobra.Command {
 			"GET /printers da lo mismo en JSON.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dataDir, cfg, _, err := loadConfig(*opts)
+			dataDir, cfg, _, err := app.LoadConfig(*opts)
 			if err != nil {
 				return err
 			}
@@ -35,7 +36,7 @@ func newPrintersCommand(opts *globalOptions) *cobra.Command {
 				return cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
 			}
 			p = p.Resolve(dataDir)
-			m, err := printerManager(p)
+			m, err := app.PrinterManager(p)
 			if err != nil {
 				return err
 			}

@@ -7,18 +7,19 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
-func newProfileCommand(opts *globalOptions) *cobra.Command {
+func newProfileCommand(opts *app.Options) *cobra.Command {
 	cmd := &cobra.Command{Use: "profile", Short: "Perfiles de configuración (empresa y entorno)"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "Lista los perfiles; el activo lleva *",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, cfg, _, err := loadConfig(*opts)
+			_, cfg, _, err := app.LoadConfig(*opts)
 			if err != nil {
 				return err
 			}
@@ -43,7 +44,7 @@ func newProfileCommand(opts *globalOptions) *cobra.Command {
 		Short: "Muestra un perfil (el activo si no se indica) sin secretos",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, cfg, _, err := loadConfig(*opts)
+			_, cfg, _, err := app.LoadConfig(*opts)
 			if err != nil {
 				return err
 			}
@@ -67,7 +68,7 @@ func newProfileCommand(opts *globalOptions) *cobra.Command {
 		Short: "Activa el perfil NAME",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dataDir, err := profiles.DataDir(opts.dataDir)
+			dataDir, err := profiles.DataDir(opts.DataDir)
 			if err != nil {
 				return err
 			}

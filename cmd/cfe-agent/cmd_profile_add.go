@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/internal/profilesetup"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
@@ -28,7 +29,7 @@ type addFlags struct {
 	sinImpresora, activate, nonInteractive, acceptUntrusted                      bool
 }
 
-func newProfileAddCommand(opts *globalOptions) *cobra.Command {
+func newProfileAddCommand(opts *app.Options) *cobra.Command {
 	var f addFlags
 	cmd := &cobra.Command{
 		Use:   "add NOMBRE",
@@ -163,8 +164,8 @@ func (a *asker) confirm(prompt string) (bool, error) {
 // addProfile asks every answer, each checked by profilesetup as it comes,
 // then has it copy the certificate and the CAE files into the data
 // directory and add the profile.
-func addProfile(cmd *cobra.Command, opts globalOptions, name string, f addFlags) error {
-	dataDir, cfg, _, err := loadConfig(opts)
+func addProfile(cmd *cobra.Command, opts app.Options, name string, f addFlags) error {
+	dataDir, cfg, _, err := app.LoadConfig(opts)
 	if err != nil {
 		return err
 	}
@@ -384,7 +385,7 @@ func askPrinter(ctx context.Context, a *asker, d *profilesetup.Draft, f addFlags
 	if f.sinImpresora {
 		return nil
 	}
-	lctx, cancel := context.WithTimeout(ctx, systemPrintersTimeout)
+	lctx, cancel := context.WithTimeout(ctx, app.SystemPrintersTimeout)
 	system, err := profilesetup.SystemPrinters(lctx)
 	cancel()
 	switch {

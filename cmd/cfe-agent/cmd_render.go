@@ -6,13 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/pdf"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
-func newRenderCommand(opts *globalOptions) *cobra.Command {
+func newRenderCommand(opts *app.Options) *cobra.Command {
 	var (
 		variant    string
 		production bool
@@ -31,7 +32,7 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			if err := requiredFlag(out, "output", "indique el archivo PDF a escribir (-o SALIDA.pdf)"); err != nil {
 				return err
 			}
-			dataDir, cfg, _, err := loadConfig(*opts)
+			dataDir, cfg, _, err := app.LoadConfig(*opts)
 			if err != nil {
 				return err
 			}
@@ -39,7 +40,7 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			if !ok {
 				return cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
 			}
-			catalog, err := templateCatalog(p.Resolve(dataDir))
+			catalog, err := app.TemplateCatalog(p.Resolve(dataDir))
 			if err != nil {
 				return err
 			}
@@ -52,7 +53,7 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			}
 			signed, err := os.ReadFile(args[0])
 			if err != nil {
-				return fmt.Errorf("no se puede leer %s: %w", args[0], unwrapPathError(err))
+				return fmt.Errorf("no se puede leer %s: %w", args[0], app.UnwrapPathError(err))
 			}
 			// A file that is no CFE fails here, before --production could
 			// blame its RUC.
@@ -66,7 +67,7 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 			note := ""
 			own := c.Emisor.RUCEmisor == p.Company.RUC
 			if own {
-				footer = footerOf(p)
+				footer = app.FooterOf(p)
 			} else {
 				note = fmt.Sprintf("; el RUC emisor %s no es el del perfil: el pie no lleva sus datos", c.Emisor.RUCEmisor)
 			}
@@ -80,7 +81,7 @@ func newRenderCommand(opts *globalOptions) *cobra.Command {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			if err := os.WriteFile(out, doc, 0o644); err != nil {
-				return fmt.Errorf("no se puede escribir %s: %w", out, unwrapPathError(err))
+				return fmt.Errorf("no se puede escribir %s: %w", out, app.UnwrapPathError(err))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "escrito %s: plantilla %s, %d bytes%s\n", out, t.Name, len(doc), note)
 			return nil
@@ -106,7 +107,7 @@ func mayOmitWatermark(signed []byte, own bool, name string, p profiles.Profile) 
 	case !own:
 		return cfe.Errorf(cfe.EINVALID, "%s (el CFE no es de la empresa del perfil); sin --production el PDF lleva la marca de agua de prueba", rule)
 	}
-	s, err := loadSigner(p.Certificate)
+	s, err := app.LoadSigner(p.Certificate)
 	if err == nil {
 		_, err = signer.Verify(signed, signer.VerifyOptions{Certificate: s.Certificate()})
 	}

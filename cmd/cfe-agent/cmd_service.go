@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/service"
@@ -26,7 +27,7 @@ type serviceOptions struct {
 	exe  string // --ejecutable (service unit): the executable the unit runs
 }
 
-func newServiceCommand(opts *globalOptions) *cobra.Command {
+func newServiceCommand(opts *app.Options) *cobra.Command {
 	var so serviceOptions
 	cmd := &cobra.Command{
 		Use:   "service",
@@ -168,7 +169,7 @@ func serviceError(verb string, err error) error {
 // --ejecutable), the data directory by the agent's rules as seen by the user
 // who runs the service, and that user (Linux). forInstall refuses, before
 // anything is written, a service that would run as root without asking.
-func serviceConfig(opts globalOptions, so serviceOptions, forInstall bool) (service.Config, error) {
+func serviceConfig(opts app.Options, so serviceOptions, forInstall bool) (service.Config, error) {
 	c := service.Config{
 		Name:        serviceName,
 		DisplayName: "Agente CFE",
@@ -191,7 +192,7 @@ func serviceConfig(opts globalOptions, so serviceOptions, forInstall bool) (serv
 		if so.user != "" {
 			return c, cfe.Errorf(cfe.EINVALID, "en Windows el servicio se ejecuta como LocalSystem: --usuario no corresponde")
 		}
-		dir, err := profiles.DataDir(opts.dataDir)
+		dir, err := profiles.DataDir(opts.DataDir)
 		c.DataDir = dir
 		return c, err
 	}
@@ -213,8 +214,8 @@ func serviceConfig(opts globalOptions, so serviceOptions, forInstall bool) (serv
 	if err != nil {
 		return c, cfe.Errorf(cfe.EINVALID, "el usuario %q no existe en este equipo", c.User)
 	}
-	if opts.dataDir != "" || os.Getenv(profiles.EnvDataDir) != "" || u.Uid == me.Uid {
-		c.DataDir, err = profiles.DataDir(opts.dataDir)
+	if opts.DataDir != "" || os.Getenv(profiles.EnvDataDir) != "" || u.Uid == me.Uid {
+		c.DataDir, err = profiles.DataDir(opts.DataDir)
 	} else {
 		// The default of the user who runs the service (sudo keeps or resets
 		// HOME: the user database says where that user's home is).

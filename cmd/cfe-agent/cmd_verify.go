@@ -17,13 +17,14 @@ import (
 	"github.com/beevik/etree"
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/cfe/xsdvalid"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
-func newVerifyCommand(opts *globalOptions) *cobra.Command {
+func newVerifyCommand(opts *app.Options) *cobra.Command {
 	var (
 		certFiles      []string
 		profileCert    bool
@@ -125,8 +126,8 @@ func embeddedTrust() (signer.Trust, error) {
 }
 
 // activeProfileCertificate reads the certificate of the active profile.
-func activeProfileCertificate(opts globalOptions) (*x509.Certificate, error) {
-	dataDir, cfg, _, err := loadConfig(opts)
+func activeProfileCertificate(opts app.Options) (*x509.Certificate, error) {
+	dataDir, cfg, _, err := app.LoadConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func activeProfileCertificate(opts globalOptions) (*x509.Certificate, error) {
 	if !ok {
 		return nil, cfe.Errorf(cfe.ENOTFOUND, "el perfil %q no existe", cfg.Active)
 	}
-	s, err := loadSigner(p.Resolve(dataDir).Certificate)
+	s, err := app.LoadSigner(p.Resolve(dataDir).Certificate)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +193,7 @@ func (v *verifier) close() {
 func (v *verifier) verify(w io.Writer, file string) bool {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		fmt.Fprintf(w, "FAIL %s: %v\n", file, unwrapPathError(err))
+		fmt.Fprintf(w, "FAIL %s: %v\n", file, app.UnwrapPathError(err))
 		return false
 	}
 	var notes, parts []string

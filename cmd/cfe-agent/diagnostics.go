@@ -1,62 +1,41 @@
 package main
 
 import (
-	"archive/zip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"time"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
-	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/localapi/localclient"
-	"github.com/cfe-agent/cfe-agent/logs"
-	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
-// diagnosticsSource is what a diagnostic archive is made of.
-type diagnosticsSource struct {
-	opts    globalOptions // for the doctor's checks
-	dataDir string
-	cfg     *profiles.Config
-	// state reads the running agent's state report, which goes in: over
-	// its local module for the command, in-process for the tray; nil when
-	// no agent runs.
-	state func(ctx context.Context) (*apitype.StateReport, error)
-}
-
 // newDiagnosticsCommand builds "cfe-agent diagnostics".
-func newDiagnosticsCommand(opts *globalOptions) *cobra.Command {
+func newDiagnosticsCommand(opts *app.Options) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "diagnostics",
 		Short: "Guarda un archivo .zip con registros, configuración (sin secretos) y estado para soporte técnico",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dataDir, cfg, _, err := loadConfig(*opts)
+			dataDir, cfg, _, err := app.LoadConfig(*opts)
 			if err != nil {
 				return err
 			}
-			src := diagnosticsSource{opts: *opts, dataDir: dataDir, cfg: cfg}
+			src := app.DiagnosticsSource{Version: version, DataDir: dataDir, Config: cfg, Doctor: doctorTo(*opts)}
 			// The running agent, if any, answers at the address of its run
 			// file, else at the profile's.
 			if p, ok := cfg.ActiveProfile(); ok {
 				base := "http://" + p.Listen
-				if info, ok := readRunFile(dataDir, cfg.Active); ok {
+				if info, ok := app.ReadRunFile(dataDir, cfg.Active); ok {
 					base = info.BaseURL
 				}
 				if c, err := localclient.New(base, localclient.Options{}); err == nil {
-					src.state = c.State
+					src.State = c.State
 				}
 			}
-			path, err := exportDiagnostics(cmd.Context(), src, output)
+			path, err := app.ExportDiagnostics(cmd.Context(), src, output)
 			if err != nil {
 				return err
 			}
@@ -68,120 +47,11 @@ func newDiagnosticsCommand(opts *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// exportDiagnostics writes the diagnostic archive to path (a new file in the
-// data directory's diagnostics folder when path is empty) and returns its
-// path. The archive holds the log files, the configuration with its secrets
-// masked (profiles.Redacted), the running agent's /state (or why it could not
-// be read), the versions, and the doctor's checks (cfe-agent doctor).
-func exportDiagnostics(ctx context.Context, src diagnosticsSource, path string) (string, error) {
-	if path == "" {
-		dir := filepath.Join(src.dataDir, "diagnostics")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", err
-		}
-		path = filepath.Join(dir, "cfe-agent-diagnostico-"+time.Now().Format("20060102-150405")+".zip")
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	zw := zip.NewWriter(f)
-	err = writeDiagnostics(ctx, zw, src)
-	if cerr := zw.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return "", fmt.Errorf("writing the diagnostic archive: %w", err)
-	}
-	return path, nil
-}
-
-func writeDiagnostics(ctx context.Context, zw *zip.Writer, src diagnosticsSource) error {
-	add := func(name string, write func(w io.Writer) error) error {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: time.Now()})
-		if err != nil {
-			return err
-		}
-		return write(w)
-	}
-	if err := add("versions.txt", writeVersions); err != nil {
-		return err
-	}
-	if err := add("config.yaml", func(w io.Writer) error {
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(2)
-		return enc.Encode(profiles.Redacted(src.cfg))
-	}); err != nil {
-		return err
-	}
-	if err := add("state.json", func(w io.Writer) error { return writeState(ctx, w, src.state) }); err != nil {
-		return err
-	}
-	if err := add("doctor.txt", func(w io.Writer) error {
+// doctorTo runs the doctor's checks (cfe-agent doctor) with opts, writing
+// them to w: the diagnostic archive's doctor.txt.
+func doctorTo(opts app.Options) func(ctx context.Context, w io.Writer) {
+	return func(ctx context.Context, w io.Writer) {
 		d := &doctor{w: w}
-		d.run(ctx, src.opts)
-		return nil
-	}); err != nil {
-		return err
+		d.run(ctx, opts)
 	}
-	logDir := logs.Dir(src.dataDir)
-	entries, err := os.ReadDir(logDir)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		if err := add("logs/"+e.Name(), func(w io.Writer) error { return copyFile(w, filepath.Join(logDir, e.Name())) }); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeState writes the running agent's /state, or why it could not be read.
-func writeState(ctx context.Context, w io.Writer, state func(context.Context) (*apitype.StateReport, error)) error {
-	var v any = map[string]string{"error": "no running agent was asked"}
-	if state != nil {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if st, err := state(ctx); err != nil {
-			v = map[string]string{"error": err.Error()}
-		} else {
-			v = st
-		}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func writeVersions(w io.Writer) error {
-	fmt.Fprintf(w, "cfe-agent %s\n%s %s/%s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(w, "written %s\n", time.Now().Format(time.RFC3339))
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		fmt.Fprintln(w, "\nmodules:")
-		for _, d := range bi.Deps {
-			fmt.Fprintf(w, "  %s %s\n", d.Path, d.Version)
-		}
-	}
-	return nil
-}
-
-func copyFile(w io.Writer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		if os.IsNotExist(err) { // rotated away meanwhile
-			return nil
-		}
-		return err
-	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
 }

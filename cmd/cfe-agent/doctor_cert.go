@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
@@ -36,7 +37,7 @@ func (d *doctor) certificate(p profiles.Profile, r *apitype.StateReport, running
 			cmp.Or(r.CertificateError, "sin certificado"))
 	case c != nil && serial != "" && c.SerialNumber != "" && c.SerialNumber != serial:
 		d.line("WARN", check, "el agente en ejecución usa otro certificado (%s, serie %s, vence el %s): reinícielo para usar el del perfil",
-			c.Subject, c.SerialNumber, c.ExpiresAt.UTC().Format(time.DateOnly))
+			c.CommonName, c.SerialNumber, c.NotAfter.UTC().Format(time.DateOnly))
 	}
 }
 
@@ -61,7 +62,7 @@ func certDiagnosis(p profiles.Profile, now time.Time) (status, msg, serial strin
 		}
 		_ = fh.Close()
 	}
-	s, err := loadSigner(c)
+	s, err := app.LoadSigner(c)
 	switch {
 	case errors.Is(err, signer.ErrWrongPassword):
 		return "FAIL", fmt.Sprintf("la contraseña de %s es incorrecta (certificate.password en config.yaml, o %sCERTIFICATE_PASSWORD)",
@@ -135,7 +136,7 @@ func osReason(err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return "permiso denegado"
 	}
-	return unwrapPathError(err).Error()
+	return app.UnwrapPathError(err).Error()
 }
 
 // worse is the more severe of two doctor statuses.

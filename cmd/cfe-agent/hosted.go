@@ -1,163 +1,17 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"time"
-
-	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/health"
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/hosted"
-	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/localapi"
-	"github.com/cfe-agent/cfe-agent/localapi/apitype"
-	"github.com/cfe-agent/cfe-agent/profiles"
 )
-
-// newHostedClient returns the client of the profile's hosted service, or nil
-// when the profile names none (the agent then works offline only).
-func newHostedClient(h profiles.Hosted, log *slog.Logger) (*hosted.Client, error) {
-	if h.BaseURL == "" {
-		return nil, nil
-	}
-	return hosted.New(hosted.Config{
-		BaseURL:  h.BaseURL,
-		APIKey:   h.APIKey.Value(),
-		Username: h.Username,
-		Secret:   h.Secret.Value(),
-		Timeout:  h.Timeout,
-		Logger:   log.With("component", "hosted"),
-	})
-}
 
 // hostedParts are the local module's settings for the hosted service: none
 // without a client (a nil *hosted.Client must not become a non-nil interface).
-func hostedParts(a *agent, cfg *localapi.ServerConfig) {
-	if a.hosted == nil {
+func hostedParts(a *app.Agent, cfg *localapi.ServerConfig) {
+	if a.Hosted == nil {
 		return
 	}
-	cfg.Hosted = a.hosted
-	cfg.HostedTransport = hosted.NewTransport(a.profile.Hosted.Timeout)
-}
-
-// newDeliverer returns the outbox deliverer of a serving agent, nil without
-// a hosted service. Without credentials it sends nothing and only keeps the
-// service's reachability known; signed CFEs stay in the outbox.
-func newDeliverer(a *agent) *hosted.Deliverer {
-	if a.hosted == nil {
-		a.log.Warn("no hosted service in the profile: signed CFEs stay in the local outbox")
-		return nil
-	}
-	if a.hosted.Auth() == hosted.AuthNone {
-		a.log.Warn("no hosted credentials in the profile (api_key, or username and secret): signed CFEs stay in the local outbox")
-	} else {
-		a.log.Info("delivering signed CFEs to the hosted service", "url", a.hosted.BaseURL().String(), "auth", a.hosted.Auth())
-	}
-	log := a.log.With("component", "outbox")
-	a.deliverer = hosted.NewDeliverer(hosted.DelivererConfig{Outbox: newLoggedOutbox(a.db, log), Client: a.hosted,
-		Logger: log})
-	return a.deliverer
-}
-
-// kickingIssuer wakes the deliverer after each new signature, so a CFE leaves
-// for the hosted service at once instead of at the next poll.
-type kickingIssuer struct{ a *agent }
-
-func (k kickingIssuer) Issue(ctx context.Context, req *cfe.Request) (*issuer.Result, error) {
-	res, err := k.a.issuer.Issue(ctx, req)
-	if err == nil && k.a.deliverer != nil && !res.Replayed {
-		k.a.deliverer.Kick()
-	}
-	if err == nil && !res.Replayed {
-		k.a.backups.noteSigned()
-	}
-	return res, err
-}
-
-// hostedState is the hosted part of the agent's state for /state: what the
-// client learnt from its last requests and probes, and the deliverer's last
-// error when the client has none.
-func hostedState(a *agent) *health.Hosted {
-	if a.hosted == nil {
-		return nil
-	}
-	st := a.hosted.Status()
-	h := &health.Hosted{BaseURL: st.URL, CheckedAt: st.CheckedAt, Reachable: st.Reachable, Auth: st.Auth,
-		LastError: st.LastError, WaitUntil: st.WaitUntil}
-	if d := a.deliverer; d != nil && h.LastError == "" {
-		h.LastError = d.Status().LastError
-	}
-	if r := st.RateLimit; r != nil {
-		h.RateLimit = &apitype.RateLimit{LimitMinute: r.LimitMinute, RemainingMinute: r.RemainingMinute,
-			LimitHour: r.LimitHour, RemainingHour: r.RemainingHour, ObservedAt: r.ObservedAt}
-	}
-	return h
-}
-
-// Bounds of settleNumbering.
-const (
-	// numberingCheckTimeout bounds the check the agent makes before it
-	// serves: a service that does not answer in time is asked again in the
-	// background while numbering is held, and not at all otherwise.
-	numberingCheckTimeout = 10 * time.Second
-	// numberingRetry is the pause between attempts while numbering is held.
-	numberingRetry = 15 * time.Second
-)
-
-// settleNumbering asks the hosted service for the last number it holds of
-// every (type, serie) of the store's ranges and raises the store's counters
-// to them (store.ResumeNumbering), ending a hold. It runs before the agent
-// serves: a store behind the service (an old backup put back, a lost journal)
-// then resumes above what the service already has. Without a hosted service
-// or credentials there is nothing to ask.
-func (a *agent) settleNumbering(ctx context.Context) error {
-	if a.hosted == nil || a.hosted.Auth() == hosted.AuthNone {
-		return nil
-	}
-	ranges, err := a.db.Ranges(ctx)
-	if err != nil {
-		return err
-	}
-	lasts, err := a.hosted.LastNumbers(ctx, ranges, cfe.DateOf(time.Now().In(cfe.Montevideo)))
-	if err != nil {
-		return err
-	}
-	for _, l := range lasts {
-		a.log.Info("the hosted service's last number", "type", int(l.Type), "serie", l.Serie, "number", l.Last)
-	}
-	return a.db.ResumeNumbering(ctx, "the hosted service "+a.hosted.BaseURL().String(), lasts)
-}
-
-// checkNumbering runs settleNumbering once, bounded, before the agent
-// serves. While the store stays held it returns a function that keeps
-// asking in the background until the service answers or ctx ends; nil
-// otherwise.
-func (a *agent) checkNumbering(ctx context.Context) func(context.Context) {
-	cctx, cancel := context.WithTimeout(ctx, numberingCheckTimeout)
-	err := a.settleNumbering(cctx)
-	cancel()
-	if err != nil {
-		a.log.Warn("could not ask the hosted service where numbering stands", "err", err)
-	}
-	if a.db.NumberingHold() == nil {
-		return nil
-	}
-	a.log.Warn("numbering is held: signing is refused until the hosted service answers or a technician runs \"cfe-agent cae used-elsewhere\"",
-		"reason", a.db.NumberingHold().Reason)
-	return func(ctx context.Context) {
-		t := time.NewTicker(numberingRetry)
-		defer t.Stop()
-		for a.db.NumberingHold() != nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := a.settleNumbering(ctx); err != nil {
-				a.log.Warn("could not ask the hosted service where numbering stands", "err", err)
-				continue
-			}
-			a.log.Info("numbering known from the hosted service: signing resumes")
-		}
-	}
+	cfg.Hosted = a.Hosted
+	cfg.HostedTransport = hosted.NewTransport(a.Profile.Hosted.Timeout)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+
+	"github.com/cfe-agent/cfe-agent/app"
 )
 
 // runFileOfPID is instance.Start's Locate over dataDir's run files: the base
@@ -13,7 +15,7 @@ func runFileOfPID(dataDir string) func(pid int) (string, bool) {
 	return func(pid int) (string, bool) {
 		files, _ := filepath.Glob(filepath.Join(dataDir, "run", "*.json"))
 		for _, f := range files {
-			var info runInfo
+			var info app.RunInfo
 			if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &info) == nil && info.PID == pid && info.BaseURL != "" {
 				return info.BaseURL, true
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
@@ -43,7 +43,7 @@ import (
 const recoverTimeout = 30 * time.Second
 
 // recoverer serves POST /recuperar in the running agent.
-type recoverer struct{ a *agent }
+type recoverer struct{ a *app.Agent }
 
 // Recover implements localapi.Repairs: the CFE comes back and the deliverer
 // is woken to send it.
@@ -52,29 +52,29 @@ func (r recoverer) Recover(ctx context.Context, req apitype.RecoverRequest) (*ap
 	if err != nil {
 		return nil, err
 	}
-	r.a.log.Warn("a CFE that could not be read back was recovered", "uuid", res.UUID, "tipo", int(res.TipoCFE),
+	r.a.Log.Warn("a CFE that could not be read back was recovered", "uuid", res.UUID, "tipo", int(res.TipoCFE),
 		"serie", res.Serie, "nro", res.Numero, "from", res.Origen, "requeued", res.EnCola)
-	if r.a.deliverer != nil && res.EnCola {
-		r.a.deliverer.Kick()
+	if r.a.Deliverer != nil && res.EnCola {
+		r.a.Deliverer.Kick()
 	}
 	return res, nil
 }
 
 // recoverCFE puts the CFE req.UUID of a's store back from the first copy
 // that holds it intact; the copies that could not are listed in the result.
-func recoverCFE(ctx context.Context, a *agent, req apitype.RecoverRequest) (*apitype.RecoverResult, error) {
+func recoverCFE(ctx context.Context, a *app.Agent, req apitype.RecoverRequest) (*apitype.RecoverResult, error) {
 	const op = "recuperar"
-	if err := needsRecovery(ctx, a.db, req.UUID); err != nil {
+	if err := needsRecovery(ctx, a.DB, req.UUID); err != nil {
 		return nil, err
 	}
 	files := req.Copias
 	if len(files) == 0 {
 		files = knownBackups(a)
 	}
-	verify := verifyCopy(a.profile.Company.RUC)
+	verify := verifyCopy(a.Profile.Company.RUC)
 	var tried []string
 	try := func(src store.RepairSource, from string) (*apitype.RecoverResult, error) {
-		res, err := a.db.Repair(ctx, req.UUID, src)
+		res, err := a.DB.Repair(ctx, req.UUID, src)
 		switch cfe.ErrorCode(err) {
 		case "":
 			is := res.CFE
@@ -94,7 +94,7 @@ func recoverCFE(ctx context.Context, a *agent, req apitype.RecoverRequest) (*api
 			return res, err
 		}
 	}
-	switch c := a.hosted; {
+	switch c := a.Hosted; {
 	case req.SinServicio:
 	case c == nil || c.Auth() == hosted.AuthNone:
 		tried = append(tried, "servicio en la nube: el perfil no tiene servicio o credenciales")
@@ -127,7 +127,7 @@ func needsRecovery(ctx context.Context, db *store.DB, uuid string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(held, func(q store.Quarantined) bool { return q.UUID == uuid }) {
+	if !slices.ContainsFunc(held, func(q cfe.Quarantined) bool { return q.UUID == uuid }) {
 		return &cfe.Error{Code: cfe.ECONFLICT, Message: fmt.Sprintf("el comprobante %s %s-%d (uuid %s) se puede leer: no hay nada que recuperar",
 			is.Type.Name(), is.Serie, is.Nro, uuid)}
 	}
@@ -136,7 +136,7 @@ func needsRecovery(ctx context.Context, db *store.DB, uuid string) error {
 
 // knownBackups lists the backups of a's profile the agent knows, newest
 // first: its manual backups folder and the profile's backup.folder.
-func knownBackups(a *agent) []string {
+func knownBackups(a *app.Agent) []string {
 	type found struct {
 		path string
 		at   time.Time
@@ -148,14 +148,14 @@ func knownBackups(a *agent) []string {
 			return
 		}
 		for _, e := range entries {
-			if t, ok := backupTime(a.name, e.Name(), auto); ok {
+			if t, ok := app.BackupTime(a.Name, e.Name(), auto); ok {
 				all = append(all, found{filepath.Join(dir, e.Name()), t})
 			}
 		}
 	}
-	scan(manualBackupDir(a.dataDir, a.profile.Environment, a.name), false)
-	if a.profile.Backup.Enabled() {
-		scan(a.profile.Backup.Folder, true)
+	scan(app.ManualBackupDir(a.DataDir, a.Profile.Environment, a.Name), false)
+	if a.Profile.Backup.Enabled() {
+		scan(a.Profile.Backup.Folder, true)
 	}
 	slices.SortFunc(all, func(x, y found) int { return y.at.Compare(x.at) })
 	out := make([]string, len(all))
@@ -237,40 +237,7 @@ func unreachable(err error) error {
 	return &cfe.Error{Code: cfe.ECONFLICT, Err: err, Message: "no se pudo consultar: " + cfe.ErrorMessage(err)}
 }
 
-// loggedOutbox is the store as the deliverer's outbox: each CFE the outbox
-// moves to the quarantine is logged once, as an error, with how to recover
-// it. The deliverer calls it from one goroutine.
-type loggedOutbox struct {
-	*store.DB
-	log    *slog.Logger
-	logged map[string]bool // uuids of quarantined CFEs already logged
-}
-
-func newLoggedOutbox(db *store.DB, log *slog.Logger) *loggedOutbox {
-	return &loggedOutbox{DB: db, log: log, logged: map[string]bool{}}
-}
-
-func (o *loggedOutbox) PendingOutbox(ctx context.Context, limit int) ([]*cfe.Issued, error) {
-	before := o.QuarantineCount()
-	list, err := o.DB.PendingOutbox(ctx, limit)
-	if err != nil || o.QuarantineCount() <= before {
-		return list, err
-	}
-	held, qerr := o.Quarantined(ctx)
-	if qerr != nil {
-		return list, err
-	}
-	for _, q := range held {
-		if !o.logged[q.UUID] {
-			o.logged[q.UUID] = true
-			o.log.Error("a signed CFE cannot be read back: held out of delivery while the others go on; recover it with cfe-agent recuperar",
-				"uuid", q.UUID, "tipo", int(q.Type), "serie", q.Serie, "nro", q.Nro, "reason", q.Reason)
-		}
-	}
-	return list, err
-}
-
-func newRecoverCommand(opts *globalOptions) *cobra.Command {
+func newRecoverCommand(opts *app.Options) *cobra.Command {
 	var req apitype.RecoverRequest
 	cmd := &cobra.Command{
 		Use:   "recuperar UUID",
@@ -315,8 +282,8 @@ func newRecoverCommand(opts *globalOptions) *cobra.Command {
 
 // runRecover recovers through the running agent when there is one (it holds
 // the store), else directly; running says which.
-func runRecover(ctx context.Context, opts globalOptions, req apitype.RecoverRequest) (*apitype.RecoverResult, bool, error) {
-	dataDir, cfg, _, err := loadConfig(opts)
+func runRecover(ctx context.Context, opts app.Options, req apitype.RecoverRequest) (*apitype.RecoverResult, bool, error) {
+	dataDir, cfg, _, err := app.LoadConfig(opts)
 	if err != nil {
 		return nil, false, err
 	}
@@ -325,7 +292,7 @@ func runRecover(ctx context.Context, opts globalOptions, req apitype.RecoverRequ
 			req.Copias[i] = abs // the agent's working folder is not this one
 		}
 	}
-	if info, ok := readRunFile(dataDir, cfg.Active); ok && info.AdminToken != "" {
+	if info, ok := app.ReadRunFile(dataDir, cfg.Active); ok && info.AdminToken != "" {
 		co := localclient.Options{AdminToken: info.AdminToken, HTTPClient: &http.Client{Timeout: 2 * recoverTimeout}}
 		if p, ok := cfg.ActiveProfile(); ok && p.LAN.Enabled && len(p.LAN.Tokens) > 0 {
 			co.Token = p.LAN.Tokens[0].Value() // as runBackup: a LAN agent sees this machine's own address
@@ -343,7 +310,7 @@ func runRecover(ctx context.Context, opts globalOptions, req apitype.RecoverRequ
 		}
 		// A run file left by an agent that is gone: the store is free.
 	}
-	a, err := openAgent(ctx, opts, cliLogger())
+	a, err := app.Open(ctx, opts, cliLogger())
 	if err != nil {
 		return nil, false, err
 	}

@@ -5,12 +5,14 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cfe-agent/cfe-agent/app"
 )
 
 // newRootCommand builds the command tree. Running cfe-agent with no command
 // starts the agent (tray when available, else headless).
 func newRootCommand() *cobra.Command {
-	var opts globalOptions
+	var opts app.Options
 	root := &cobra.Command{
 		Use:           "cfe-agent",
 		Short:         "Agente de comprobantes fiscales electrónicos (CFE) para puntos de venta",
@@ -18,9 +20,9 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&opts.dataDir, "data-dir", "",
+	root.PersistentFlags().StringVar(&opts.DataDir, "data-dir", "",
 		"`CARPETA` de datos (si no se indica: $CFE_AGENT_DATA_DIR, y si no, <carpeta de configuración del usuario>/cfe-agent)")
-	root.PersistentFlags().StringVar(&opts.profile, "profile", "", "`PERFIL` a usar en lugar del activo")
+	root.PersistentFlags().StringVar(&opts.Profile, "profile", "", "`PERFIL` a usar en lugar del activo")
 
 	root.AddCommand(
 		newVerifyCommand(&opts),

@@ -228,7 +228,7 @@ func TestStatusPage_browser(t *testing.T) {
 			if f.SignedToday != "3" || f.Status != "Funcionando" {
 				t.Errorf("signed today %q, status %q", f.SignedToday, f.Status)
 			}
-			if want := st.Certificate.ExpiresAt.In(cfe.Montevideo).Format("02/01/2006"); !strings.HasPrefix(f.Expires, want+" (") {
+			if want := st.Certificate.NotAfter.In(cfe.Montevideo).Format("02/01/2006"); !strings.HasPrefix(f.Expires, want+" (") {
 				t.Errorf("certificate expiry %q, want it to start with %s", f.Expires, want)
 			}
 			if *updateScreenshot && tc.screenshot != "" {

@@ -2,59 +2,26 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 
+	"github.com/cfe-agent/cfe-agent/app"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/store"
 )
-
-// witnessKey is whose numbering a profile's witness records.
-func witnessKey(p profiles.Profile, name string) store.WitnessKey {
-	return store.WitnessKey{RUC: p.Company.RUC, Environment: string(p.Environment), Profile: strings.ToLower(name)}
-}
-
-// witnessPath is the numbering witness of a profile (store.Options.Witness,
-// docs/numbering.md "The witness"): in profiles.WitnessDir, outside the data
-// directory. "" with the reason when there is no place for it: the agent
-// then works without one, as before witnesses, and says so.
-func witnessPath(dataDir string, p profiles.Profile, name string) (string, error) {
-	dir, err := profiles.WitnessDir(dataDir)
-	if err != nil {
-		return "", err
-	}
-	return store.WitnessFile(dir, witnessKey(p, name)), nil
-}
-
-// logWitness logs what Open found in the witness and whether it could be
-// written.
-func logWitness(log *slog.Logger, db *store.DB) {
-	st := db.WitnessStatus()
-	if st == nil {
-		return
-	}
-	for _, d := range st.Detail {
-		log.Warn("numbering witness", "file", st.Path, "detail", d)
-	}
-	if st.Problem != "" {
-		log.Warn("numbering witness not in order: copies of the data directory put back are not detected until it is",
-			"file", st.Path, "problem", st.Problem)
-	}
-}
 
 // witness reports the numbering witness of the profile: where it is, how far
 // it says this machine numbered, and whether the data directory is behind it
 // (an older copy put back).
 func (d *doctor) witness(dataDir, name string, p profiles.Profile) {
 	const check = "testigo de numeración"
-	path, err := witnessPath(dataDir, p, name)
+	path, err := app.WitnessPath(dataDir, p, name)
 	if err != nil {
 		d.line("WARN", check, "sin lugar para el testigo (%s): una copia vieja de la carpeta de datos puesta de vuelta no se detecta; "+
 			"indique una carpeta fuera de la carpeta de datos con %s", describe(err), profiles.EnvWitnessDir)
 		return
 	}
-	c, err := store.CheckWitness(path, witnessKey(p, name), journalPath(dataDir, p.Environment, name))
+	c, err := store.CheckWitness(path, app.WitnessKey(p, name), app.JournalPath(dataDir, p.Environment, name))
 	switch {
 	case err != nil:
 		d.line("WARN", check, "%s no se puede leer (%v): al iniciar, el agente lo aparta y escribe uno nuevo", path, err)

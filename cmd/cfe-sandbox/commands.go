@@ -65,7 +65,7 @@ func newRootCommand(ctx context.Context) *cobra.Command {
 	f.IntVar(&cfg.KeyFailureLimits.Failures, "key-failures", sandbox.DefaultKeyFailureLimits.Failures, "invalid API keys per address before 429")
 	f.DurationVar(&cfg.KeyFailureLimits.Window, "key-failure-window", sandbox.DefaultKeyFailureLimits.Window, "time an address takes to earn all its API key tries back")
 
-	root.AddCommand(userCommand(&data), companyCommand(&data))
+	root.AddCommand(userCommand(&data), companyCommand(&data), dgiCommand(ctx))
 	return root
 }
 

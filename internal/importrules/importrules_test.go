@@ -27,14 +27,17 @@ var allowed = map[string][]string{
 	// The use case over cfe's interfaces.
 	"issuer": {"cfe"},
 	// Adapters: cfe, leaf helpers and assets only, never each other...
-	"signer":   {"cfe"},
-	"store":    {"cfe", "internal/durable"},
-	"pdf":      {"cfe", "assets"},
-	"printer":  {"cfe"},
-	"hosted":   {"cfe", "internal/httpcode"},
+	"signer":  {"cfe"},
+	"store":   {"cfe", "internal/durable"},
+	"pdf":     {"cfe", "assets"},
+	"printer": {"cfe"},
+	"hosted":  {"cfe", "internal/httpcode"},
+	// The DGI client checks DGI's answers against DGI's XSDs (the ACKs) with
+	// the project's validator over the embedded schemas, and reads the
+	// company's credentials and DGI's signature profile from signer.
+	"dgi":      {"cfe", "signer", "cfe/xsdvalid", "assets"},
 	"profiles": {"cfe", "internal/durable"},
-	"localapi": {"cfe", "issuer", "printing", "health", "localapi/apitype", "assets", "internal/throttle",
-		"internal/httpcode", "internal/machinezone"},
+	"localapi": {"cfe", "issuer", "printing", "localapi/apitype", "assets", "internal/throttle", "internal/httpcode"},
 	// The local module's wire types: types only, over cfe.
 	"localapi/apitype": {"cfe"},
 	// The agent's self-assessment: pure functions from plain facts to the
@@ -71,6 +74,10 @@ var allowed = map[string][]string{
 	"sandbox/mail":    {"cfe", "sandbox/auth", "sandbox/data", "sandbox/web"},
 	"sandbox/dgi":     {"cfe", "signer", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
 	"sandbox/account": {"cfe", "sandbox/web"},
+	// DGI's own services, emulated (cfe-sandbox dgi): the other side of the
+	// DGI client's wire format, DGI's checks of envelopes and CFEs over cfe,
+	// signer and DGI's schemas; no record shared with the other rooms.
+	"sandbox/dgi/emulator": {"cfe", "signer", "dgi", "cfe/xsdvalid", "assets"},
 	// Internal helpers.
 	"internal/durable": {},
 	// httpcode is the HTTP edge of cfe's codes (code → status for servers,
@@ -99,6 +106,14 @@ var allowed = map[string][]string{
 	"cfe/internal/xsdname":           {},
 	"cfe/xsdvalid":                   {"cfe", "assets", "cfe/internal/xsdname"},
 	"cfe/internal/xsdgen/cmd/xsdgen": {"cfe/internal/xsdgen"},
+	// The application: the agent's composition and its use cases, between
+	// the command line (cmd/cfe-agent, the only package that imports it)
+	// and the domain and adapters below it. It implements the ports the
+	// driving adapters declare (localapi's interfaces, tray.Agent: tray for
+	// its Settings type) and never imports the HTTP server, whose module cmd
+	// builds for it (TestImportRules_appLinksNoServer).
+	"app": {"cfe", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer", "localapi/apitype", "localapi/localclient",
+		"logs", "pdf", "printer", "printing", "profiles", "signer", "store", "tray"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
 	"packaging": {"assets", "service"},
 }
@@ -223,5 +238,27 @@ func TestImportRules_readersLinkNoServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestImportRules_appLinksNoServer: the application knows no HTTP server:
+// neither it nor anything it depends on links localapi or its router (go
+// list -deps). That no adapter imports it is TestImportRules' table.
+func TestImportRules_appLinksNoServer(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	out, err := exec.Command("go", "list", "-deps", module+"app").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"app") {
+		t.Fatal("go list -deps app does not list the package itself: has its output changed?")
+	}
+	for _, f := range []string{module + "localapi", "github.com/gorilla/mux"} {
+		if slices.Contains(deps, f) {
+			t.Errorf("app depends on %s", f)
+		}
 	}
 }

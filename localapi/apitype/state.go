@@ -72,19 +72,12 @@ type NumberingReport struct {
 	SeriesConfirmadas []string  `json:"series_confirmadas"`
 }
 
-// CertificateReport describes the signing certificate.
+// CertificateReport describes the signing certificate: the signer's summary
+// (cfe.CertSummary: subject, subject_dn, issuer, serial_number, ruc,
+// not_before, expires_at, test) and the days left as the report sees them.
 type CertificateReport struct {
-	Subject   string    `json:"subject"`
-	RUC       string    `json:"ruc"`
-	ExpiresAt time.Time `json:"expires_at"`
-	DaysLeft  int       `json:"days_left"` // negative once expired
-	// SubjectDN and Issuer are the distinguished names; SerialNumber is
-	// decimal; Test marks a sandbox test certificate.
-	SubjectDN    string    `json:"subject_dn"`
-	Issuer       string    `json:"issuer"`
-	SerialNumber string    `json:"serial_number"`
-	NotBefore    time.Time `json:"not_before"`
-	Test         bool      `json:"test"`
+	cfe.CertSummary
+	DaysLeft int `json:"days_left"` // negative once expired
 }
 
 // CAETypeReport is what remains to number one CFE type.
@@ -101,51 +94,37 @@ type CAETypeReport struct {
 	Warnings    []string         `json:"warnings"`
 }
 
-// CAERangeReport is one CAE range.
+// CAERangeReport is one CAE range: where it stands (its serie, numbers,
+// expiry and origin: dgi, manual, sandbox) and its use as the store reports
+// it (cfe.RangeUse: used, remaining, expired, nearly_used_up, near_expiry).
 type CAERangeReport struct {
-	Serie     string   `json:"serie"`
-	Desde     int64    `json:"desde"`
-	Hasta     int64    `json:"hasta"`
-	Remaining int64    `json:"remaining"`
-	Vence     cfe.Date `json:"vence"`
-	Expired   bool     `json:"expired"`
-	// Used counts the numbers committed from the range; Origen is where the
-	// range came from (dgi, manual, sandbox); the flags are the store's
-	// warnings about it.
-	Used         int64  `json:"used"`
-	Origen       string `json:"origen"`
-	NearlyUsedUp bool   `json:"nearly_used_up"`
-	NearExpiry   bool   `json:"near_expiry"`
+	Serie  string   `json:"serie"`
+	Desde  int64    `json:"desde"`
+	Hasta  int64    `json:"hasta"`
+	Vence  cfe.Date `json:"vence"`
+	Origen string   `json:"origen"`
+	cfe.RangeUse
 }
 
-// OutboxReport is the delivery queue toward the hosted service.
+// OutboxReport is the delivery queue toward the hosted service: the store's
+// counts (cfe.Outbox: pending, rejected, quarantined), the oldest pending
+// CFE's age, and the first quarantined CFEs (up to 20), oldest first, by
+// name.
 type OutboxReport struct {
-	Pending           int   `json:"pending"`
+	cfe.Outbox
 	OldestPendingAgeS int64 `json:"oldest_pending_age_s"`
-	Rejected          int   `json:"rejected"`
-	// Quarantined counts the signed CFEs held out of delivery because their
-	// stored record cannot be read back; Quarantine lists the first of them
-	// (up to 20), oldest first.
-	Quarantined int              `json:"quarantined"`
-	Quarantine  []QuarantinedCFE `json:"quarantine"`
+	// Quarantine lists the first quarantined CFEs; it stands for the
+	// embedded Outbox.Quarantine, which has no names.
+	Quarantine []QuarantinedCFE `json:"quarantine"`
 }
 
-// QuarantinedCFE is a signed CFE whose stored record cannot be read back (a
-// damaged disk or file): it is not delivered, printed or reused until a
-// technician recovers it («cfe-agent recuperar»).
+// QuarantinedCFE is a signed CFE whose stored record cannot be read back
+// (cfe.Quarantined: uuid, tipo_cfe, serie, numero, registrado_a, desde,
+// motivo), with its type's name; tipo_cfe, nombre, serie and numero are
+// absent when the record does not say them, registrado_a when unknown.
 type QuarantinedCFE struct {
-	UUID string `json:"uuid"`
-	// TipoCFE, Nombre, Serie and Numero are absent when the record does not
-	// say them.
-	TipoCFE cfe.Type `json:"tipo_cfe,omitempty"`
-	Nombre  string   `json:"nombre,omitempty"`
-	Serie   string   `json:"serie,omitempty"`
-	Numero  int64    `json:"numero,omitempty"`
-	// RegistradoA is when it was signed and stored; Desde when the outbox
-	// found it unreadable; Motivo what cannot be read (Spanish).
-	RegistradoA *time.Time `json:"registrado_a,omitempty"`
-	Desde       time.Time  `json:"desde"`
-	Motivo      string     `json:"motivo"`
+	cfe.Quarantined
+	Nombre string `json:"nombre,omitempty"`
 }
 
 // ReceiptsReport summarizes recent signing.
@@ -197,19 +176,14 @@ type RateLimit struct {
 	ObservedAt      time.Time `json:"observed_at"`
 }
 
-// StorageReport is the "storage" object of /state.
+// StorageReport is the "storage" object of /state: the disk of the store as
+// the store reports it (cfe.Storage: dir, free_bytes, total_bytes,
+// space_error, last_write_error, last_write_error_at), with its own status.
 type StorageReport struct {
 	// Status is the disk's own status: ok, degraded or error; the report's
 	// status is at least this.
-	Status     string `json:"status"`
-	Dir        string `json:"dir"`
-	FreeBytes  uint64 `json:"free_bytes"`
-	TotalBytes uint64 `json:"total_bytes"`
-	// SpaceError is why the free space is unknown; absent when it is known.
-	SpaceError string `json:"space_error,omitempty"`
-	// LastWriteError is why the last commit failed; absent after a success.
-	LastWriteError   string     `json:"last_write_error,omitempty"`
-	LastWriteErrorAt *time.Time `json:"last_write_error_at,omitempty"`
+	Status string `json:"status"`
+	cfe.Storage
 	// Warnings are the disk's reasons for its status, also in the report's.
 	Warnings []string `json:"warnings"`
 }

@@ -18,9 +18,11 @@
 //     composition root wires it beside Envelopes, and the issuing room shows
 //     the state it keeps through Issued (cfeemitido/{id}, buscar);
 //   - DGI's own services (`cfe-sandbox dgi`, the emulator of DGI's reception
-//     and query services): a package of their own under this one
-//     (sandbox/dgi/…), with its own data directory and certificate, sharing
-//     no records with the provider, and a subcommand of cmd/cfe-sandbox.
+//     and query services): package sandbox/dgi/emulator, with its own data
+//     directory and certificate, sharing no records with the provider, and
+//     a subcommand of cmd/cfe-sandbox (docs/dgi-emulator.md). The provider
+//     sends to it with the project's DGI client (package dgi), pinning the
+//     emulator's certificate.
 //
 // It reads the issued CFEs through a narrow interface (CFEs) that the
 // composition root fills with issuing.Issued.
