@@ -447,10 +447,8 @@ func TestDeb(t *testing.T) {
 	}
 
 	t.Run("systemd-analyze verify", func(t *testing.T) {
-		if _, err := exec.LookPath("systemd-analyze"); err != nil {
-			t.Skip("systemd-analyze is not installed")
-		}
-		out, _ := exec.Command("systemd-analyze", "verify", "--man=no", unitFile).CombinedOutput()
+		analyze := testtool.Require(t, "systemd-analyze")
+		out, _ := exec.Command(analyze, "verify", "--man=no", unitFile).CombinedOutput()
 		// The unit names /usr/bin/cfe-agent, which is in the throwaway root,
 		// not on this machine: that is the one complaint allowed.
 		for line := range strings.Lines(string(out)) {

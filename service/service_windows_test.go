@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/registry"
 	"golang.org/x/sys/windows/svc"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 // helperConfig tells this test binary, started by the service control
@@ -124,7 +126,7 @@ func installHelper(t *testing.T, hc helperConfig) (string, helperConfig) {
 	})
 	err = Install(cfg)
 	if errors.Is(err, ErrNotAdmin) {
-		t.Skip("not an administrator: cannot install a service")
+		testtool.Unavailable(t, "not an administrator: cannot install a service")
 	}
 	if err != nil {
 		t.Fatal(err)

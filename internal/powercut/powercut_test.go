@@ -97,8 +97,8 @@ func record(t *testing.T) (*Recording, string) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), childEnv+"="+root, childEnv+"_ACKS="+acks)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		if strings.Contains(string(out), "PTRACE") && os.Getenv("CFE_STRICT_TOOLS") != "1" {
-			t.Skipf("strace cannot trace here: %s", out)
+		if strings.Contains(string(out), "PTRACE") {
+			testtool.Unavailable(t, "strace cannot trace here: %s", out)
 		}
 		t.Fatalf("the recorded child: %v\n%s", err, out)
 	}

@@ -41,13 +41,11 @@ type Env struct {
 }
 
 // Start starts the environment. It needs root (cupsd and its filters run as
-// system users); without root the test is skipped, and a missing tool skips
-// it too unless CFE_STRICT_TOOLS=1.
+// system users); without root, or with a tool missing, the test is skipped,
+// or failed under CFE_STRICT_TOOLS=1.
 func Start(t testing.TB) *Env {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the CUPS tests run cupsd and need root")
-	}
+	testtool.RequireRoot(t, "the CUPS tests run cupsd, which")
 	tools := map[string]string{}
 	for _, tool := range []string{"cupsd", "ippeveprinter", "lpadmin", "cupsdisable", "cupsenable", "cupsreject",
 		"cupsaccept", "dbus-daemon", "avahi-daemon", "ipptool"} {
