@@ -12,6 +12,7 @@ import (
 )
 
 func TestAssess(t *testing.T) {
+	t.Parallel()
 	report := func(status string, warnings ...string) *apitype.StateReport {
 		return &apitype.StateReport{HealthReport: apitype.HealthReport{Status: status, Warnings: warnings}}
 	}
@@ -56,6 +57,7 @@ func TestAssess(t *testing.T) {
 }
 
 func TestStatusLines(t *testing.T) {
+	t.Parallel()
 	rep := &apitype.StateReport{
 		HealthReport: apitype.HealthReport{Profile: "local", Environment: "produccion", BaseURL: "http://127.0.0.1:18787"},
 		Outbox:       apitype.OutboxReport{Pending: 3, OldestPendingAgeS: 2*3600 + 5*60 + 7},
@@ -80,6 +82,7 @@ func TestStatusLines(t *testing.T) {
 }
 
 func TestReasonLine(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		a    Assessment
@@ -104,6 +107,7 @@ func TestReasonLine(t *testing.T) {
 }
 
 func TestRedWatch_turnedRed(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		states []assets.IconState

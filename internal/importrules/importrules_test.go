@@ -77,6 +77,7 @@ type listed struct {
 // TestImportRules: every project package imports only what the table allows
 // (tests and test helpers under internal/testtool are not checked).
 func TestImportRules(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "go")
 	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"...").Output()
 	if err != nil {
@@ -116,6 +117,7 @@ func TestImportRules(t *testing.T) {
 // TestImportRules_cfeIsTheDomain: cfe's whole dependency tree holds no
 // project package (go list -deps, not only direct imports).
 func TestImportRules_cfeIsTheDomain(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "go")
 	out, err := exec.Command("go", "list", "-deps", module+"cfe").Output()
 	if err != nil {
@@ -132,6 +134,7 @@ func TestImportRules_cfeIsTheDomain(t *testing.T) {
 // read the wire types without linking the server or its router (go list
 // -deps, so an indirect path fails too).
 func TestImportRules_readersLinkNoServer(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "go")
 	forbidden := []string{module + "localapi", "github.com/gorilla/mux"}
 	for _, pkg := range []string{"tray", "localapi/localclient", "localapi/apitype", "health"} {
