@@ -40,6 +40,7 @@ func openPTY(t *testing.T) (*os.File, string) {
 // mode, so the bytes arrive untranslated, and paper end is refused before
 // anything is sent.
 func TestDevice_PrintRawSerialStatus(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		printer *thermal.Printer
