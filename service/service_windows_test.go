@@ -142,6 +142,7 @@ func installHelper(t *testing.T, hc helperConfig) (string, helperConfig) {
 // /health up at that moment, checks its state, stops it (the handler winds
 // down cleanly) and uninstalls it.
 func TestService_windows(t *testing.T) {
+	t.Parallel()
 	name, hc := installHelper(t, helperConfig{OpenDelay: 1500 * time.Millisecond})
 	if err := Start(name); err != nil { // Install started it: Start waits for Running
 		t.Fatal(err)
@@ -193,6 +194,7 @@ func TestService_windows(t *testing.T) {
 // Running: Start reports it stopped while starting, and the manager keeps
 // the service-specific exit code ExitStartFailed.
 func TestService_windowsFailedOpen(t *testing.T) {
+	t.Parallel()
 	name, _ := installHelper(t, helperConfig{FailOpen: true, OpenDelay: 500 * time.Millisecond})
 	err := Start(name)
 	if !errors.Is(err, ErrStartFailed) {
@@ -215,14 +217,12 @@ func TestService_windowsFailedOpen(t *testing.T) {
 
 // TestService_windowsSlowStart: a service that takes longer to open than
 // Start waits without progress still starts, because it advances its
-// CheckPoint while StartPending (here every 200 ms, with stateWait cut to
-// 3 s, more than Wine takes to start the process, and an open of 8 s).
+// CheckPoint while StartPending (here every 200 ms, with Start's patience
+// cut to 3 s, more than Wine takes to start the process, and an open of 8 s).
 func TestService_windowsSlowStart(t *testing.T) {
-	saved := stateWait
-	stateWait = 3 * time.Second
-	t.Cleanup(func() { stateWait = saved })
+	t.Parallel()
 	name, hc := installHelper(t, helperConfig{OpenDelay: 8 * time.Second, ProgressEvery: 200 * time.Millisecond})
-	if err := Start(name); err != nil {
+	if err := startWithin(name, 3*time.Second); err != nil {
 		t.Fatalf("Start of a slow service that shows progress = %v", err)
 	}
 	resp, err := http.Get("http://" + hc.Listen + "/health")
@@ -251,6 +251,7 @@ func eventSourceMessageFile(name string) (string, error) {
 // install registered is accepted (the service writes its failure even when
 // the install's registration is missing).
 func TestReportEvent_unregisteredSource(t *testing.T) {
+	t.Parallel()
 	name := fmt.Sprintf("cfe-agent-test-unregistered-%d", time.Now().UnixNano()%1_000_000_000)
 	if err := reportEvent(name, eventStartFailed, "prueba de cfe-agent: origen sin registrar"); err != nil {
 		t.Fatalf("reportEvent with an unregistered source: %v", err)

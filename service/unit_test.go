@@ -11,6 +11,7 @@ var shop = Config{
 }
 
 func TestSystemdUnit(t *testing.T) {
+	t.Parallel()
 	b, err := SystemdUnit(shop)
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,7 @@ func TestSystemdUnit(t *testing.T) {
 // TestSystemdUnit_stateDirectory: the .deb's unit (StateDirectory) lets
 // systemd create /var/lib/cfe-agent instead of naming it ReadWritePaths.
 func TestSystemdUnit_stateDirectory(t *testing.T) {
+	t.Parallel()
 	c := Config{Name: "cfe-agent", DisplayName: "Agente CFE", Description: "prueba", Exe: "/usr/bin/cfe-agent",
 		DataDir: "/var/lib/cfe-agent", User: "cfe-agent", StateDirectory: "cfe-agent"}
 	b, err := SystemdUnit(c)
@@ -68,6 +70,7 @@ func TestSystemdUnit_stateDirectory(t *testing.T) {
 }
 
 func TestSystemdUnit_refuses(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(c *Config){
 		"relative exe":      func(c *Config) { c.Exe = "cfe-agent" },
 		"relative data dir": func(c *Config) { c.DataDir = "datos" },
@@ -87,6 +90,7 @@ func TestSystemdUnit_refuses(t *testing.T) {
 }
 
 func TestSystemdQuote(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/usr/bin/cfe-agent": "/usr/bin/cfe-agent",
 		`/a b/c`:             `"/a b/c"`,
