@@ -82,14 +82,17 @@ func (w *winePrefix) drive(path ...string) string {
 // newer build of the same installer, and uninstalls it: the files, the Run
 // value and the Start-menu entry come and go; the user's data stays.
 func TestMSI_wine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("installs the MSI under Wine; -short skips it")
 	}
 	testtool.Require(t, "wixl")
 	testtool.Require(t, "msiextract")
+	// The prefix first: wineboot (mostly disk) runs while another test
+	// builds the installers (mostly CPU).
+	w := newWinePrefix(t)
 	dir := distDir(t)
 	msi := one(t, dir, "*.msi")
-	w := newWinePrefix(t)
 
 	users, _ := filepath.Glob(w.drive("users", "*", "AppData", "Roaming"))
 	if len(users) != 1 {

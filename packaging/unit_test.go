@@ -16,6 +16,7 @@ import (
 // service.SystemdUnit: DGI's time zone, the cfe-agent user on the state
 // directory /var/lib/cfe-agent, and a unit systemd accepts.
 func TestWriteUnit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := writeUnit(dir); err != nil {
 		t.Fatal(err)
