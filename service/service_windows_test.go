@@ -66,7 +66,13 @@ func serviceHelper() int {
 		startProgressEvery = hc.ProgressEvery
 	}
 	err = Run("cfe-agent-test", func(ctx context.Context, ready func()) error {
-		time.Sleep(hc.OpenDelay)
+		// The slow open the test asks for, which a stop ends as it would
+		// end the agent's.
+		select {
+		case <-time.After(hc.OpenDelay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		if hc.FailOpen {
 			return errors.New("the helper's open failed")
 		}
