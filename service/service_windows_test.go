@@ -147,8 +147,9 @@ func installHelper(t *testing.T, hc helperConfig) (string, helperConfig) {
 // takes a while to open, waits until the manager says Running and finds its
 // /health up at that moment, checks its state, stops it (the handler winds
 // down cleanly) and uninstalls it.
+// Serial: Wine's service control manager fails services started side by side
+// ("Invalid handle"): serial tests run one at a time, before the parallel ones.
 func TestService_windows(t *testing.T) {
-	t.Parallel()
 	name, hc := installHelper(t, helperConfig{OpenDelay: 1500 * time.Millisecond})
 	if err := Start(name); err != nil { // Install started it: Start waits for Running
 		t.Fatal(err)
@@ -199,8 +200,9 @@ func TestService_windows(t *testing.T) {
 // TestService_windowsFailedOpen: a service whose open fails is never
 // Running: Start reports it stopped while starting, and the manager keeps
 // the service-specific exit code ExitStartFailed.
+// Serial: Wine's service control manager fails services started side by side
+// ("Invalid handle"): serial tests run one at a time, before the parallel ones.
 func TestService_windowsFailedOpen(t *testing.T) {
-	t.Parallel()
 	name, _ := installHelper(t, helperConfig{FailOpen: true, OpenDelay: 500 * time.Millisecond})
 	err := Start(name)
 	if !errors.Is(err, ErrStartFailed) {
@@ -225,8 +227,9 @@ func TestService_windowsFailedOpen(t *testing.T) {
 // Start waits without progress still starts, because it advances its
 // CheckPoint while StartPending (here every 200 ms, with Start's patience
 // cut to 3 s, more than Wine takes to start the process, and an open of 8 s).
+// Serial: Wine's service control manager fails services started side by side
+// ("Invalid handle"): serial tests run one at a time, before the parallel ones.
 func TestService_windowsSlowStart(t *testing.T) {
-	t.Parallel()
 	name, hc := installHelper(t, helperConfig{OpenDelay: 8 * time.Second, ProgressEvery: 200 * time.Millisecond})
 	if err := startWithin(name, 3*time.Second); err != nil {
 		t.Fatalf("Start of a slow service that shows progress = %v", err)

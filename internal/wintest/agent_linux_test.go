@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +22,43 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
 )
+
+// The tests hold the cached Wine prefix one at a time (wine.New waits for
+// it), and build what they run before they take it: while one test runs
+// Windows programs, the others build. cfe-agent.exe is built once for all
+// of them (make windows writes one .syso in the repository: two builds at
+// once would write it together) into agentDir, which TestMain removes.
+var (
+	agentOnce sync.Once
+	agentDir  string
+	agentExe  string
+	agentErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if agentDir != "" {
+		os.RemoveAll(agentDir)
+	}
+	os.Exit(code)
+}
+
+// shippedAgent returns cfe-agent.exe as it ships (wine.BuildAgent, version
+// wine-test), built by the first caller.
+func shippedAgent(t *testing.T) string {
+	t.Helper()
+	testtool.Require(t, "make")
+	root := testtool.RepoRoot(t)
+	agentOnce.Do(func() {
+		if agentDir, agentErr = os.MkdirTemp("", "cfe-wintest-agent-"); agentErr == nil {
+			agentExe, agentErr = wine.BuildAgentIn(agentDir, root, "wine-test")
+		}
+	})
+	if agentErr != nil {
+		t.Fatal(agentErr)
+	}
+	return agentExe
+}
 
 // listeningRE is the agent's log line once its module listens.
 var listeningRE = regexp.MustCompile(`msg="cfe-agent listening" base_url=(\S+)`)
@@ -157,11 +195,19 @@ func pdfText(t *testing.T, path string) string {
 // cleanly; then the Linux build reopens the same data directory with nothing
 // lost.
 func TestWine_Agent(t *testing.T) {
-	prefix := wine.New(t)
+	t.Parallel()
+	wine.Available(t)
 	testtool.Require(t, "xmlsec1")
 	testtool.Require(t, "xmllint")
 	testtool.Require(t, "pdftotext")
-	exe := wine.BuildAgent(t, "wine-test") // make windows: the shipped link flags and resources
+	exe := shippedAgent(t) // make windows: the shipped link flags and resources
+	linuxBin := filepath.Join(t.TempDir(), "cfe-agent")
+	build := exec.Command("go", "build", "-o", linuxBin, "./cmd/cfe-agent")
+	build.Dir = testtool.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	prefix := wine.New(t)
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	// Wine hands the Linux environment to the Windows program: TZ sets both
@@ -229,12 +275,6 @@ func TestWine_Agent(t *testing.T) {
 	}
 
 	t.Run("the Linux build reopens the data directory with nothing lost", func(t *testing.T) {
-		linuxBin := filepath.Join(t.TempDir(), "cfe-agent")
-		build := exec.Command("go", "build", "-o", linuxBin, "./cmd/cfe-agent")
-		build.Dir = testtool.RepoRoot(t)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
 		cmd := exec.Command(linuxBin, "--data-dir", dataDir, "serve", "--listen", "127.0.0.1:0")
 		cmd.Env = append(cleanEnv(), montevideo, "HOME="+t.TempDir())
 		a := start(t, cmd)

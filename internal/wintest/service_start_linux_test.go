@@ -13,8 +13,10 @@ import (
 // on that same directory (the installing user's) refuse, telling to close
 // the tray agent, instead of starting a service that stops at once.
 func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
+	t.Parallel()
+	wine.Available(t)
+	exe := shippedAgent(t) // agent_linux_test.go
 	prefix := wine.New(t)
-	exe := wine.BuildAgent(t, "wine-test")
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	montevideo := "TZ=America/Montevideo"

@@ -6,11 +6,14 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
 )
 
@@ -64,18 +67,71 @@ var windowsUnits = []windowsUnit{
 	{pkg: "github.com/cfe-agent/cfe-agent/tray"},
 }
 
+// builtUnit is a package's Windows test executable, or why it was not built.
+type builtUnit struct {
+	bin wine.TestBinary
+	err error
+}
+
+// buildUnits builds the Windows tests of every package of windowsUnits
+// (wine.BuildTestIn), as many at a time as there are CPUs, into folders of
+// the test's.
+func buildUnits(t *testing.T) map[string]builtUnit {
+	t.Helper()
+	root := testtool.RepoRoot(t)
+	dirs := make([]string, len(windowsUnits))
+	for i := range windowsUnits {
+		dirs[i] = t.TempDir()
+	}
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		built = map[string]builtUnit{}
+		slots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	)
+	for i, u := range windowsUnits {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			bin, err := wine.BuildTestIn(dirs[i], root, u.pkg)
+			mu.Lock()
+			built[u.pkg] = builtUnit{bin, err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return built
+}
+
+// unitsAtOnce is how many packages' Windows tests run at once in the
+// prefix. Only service's use the service control manager, which Wine does
+// not run side by side.
+const unitsAtOnce = 2
+
 // resultRE matches go test's verdict lines of -test.v, at any depth.
 var resultRE = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+) \(`)
 
 // TestWine_WindowsUnitTests builds each package of windowsUnits with GOOS=windows
 // go test -c and runs it under Wine, in the package's folder as go test does;
-// a failing Windows test fails the package's subtest with its output.
+// a failing Windows test fails the package's subtest with its output. The
+// builds come first, side by side, before the test waits for the prefix.
 func TestWine_WindowsUnitTests(t *testing.T) {
+	t.Parallel()
+	wine.Available(t)
+	built := buildUnits(t)
 	prefix := wine.New(t)
 	full := os.Getenv(EnvFull) == "1"
+	slots := make(chan struct{}, unitsAtOnce)
 	for _, u := range windowsUnits {
 		t.Run(u.pkg[strings.LastIndex(u.pkg, "/")+1:], func(t *testing.T) {
-			bin := wine.BuildTest(t, u.pkg)
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			b := built[u.pkg]
+			if b.err != nil {
+				t.Fatal(b.err)
+			}
+			bin := b.bin
 			skip := map[string]string{}
 			for name, why := range u.skip {
 				skip[name] = "cannot run under Wine: " + why
