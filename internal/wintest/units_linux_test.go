@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"runtime"
@@ -103,11 +104,6 @@ func buildUnits(t *testing.T) map[string]builtUnit {
 	return built
 }
 
-// unitsAtOnce is how many packages' Windows tests run at once in the
-// prefix. Only service's use the service control manager, which Wine does
-// not run side by side.
-const unitsAtOnce = 2
-
 // resultRE matches go test's verdict lines of -test.v, at any depth.
 var resultRE = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+) \(`)
 
@@ -121,12 +117,11 @@ func TestWine_WindowsUnitTests(t *testing.T) {
 	built := buildUnits(t)
 	prefix := wine.New(t)
 	full := os.Getenv(EnvFull) == "1"
-	slots := make(chan struct{}, unitsAtOnce)
+	// One package at a time: two at once saved a fifth of the time, but
+	// store's TestJournal_KilledThenStoreLost, which kills its child 150 ms
+	// after starting it, then found no store file to delete.
 	for _, u := range windowsUnits {
 		t.Run(u.pkg[strings.LastIndex(u.pkg, "/")+1:], func(t *testing.T) {
-			t.Parallel()
-			slots <- struct{}{}
-			defer func() { <-slots }()
 			b := built[u.pkg]
 			if b.err != nil {
 				t.Fatal(b.err)
@@ -158,6 +153,9 @@ func TestWine_WindowsUnitTests(t *testing.T) {
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			runErr := cmd.Run()
+			if ctx.Err() != nil {
+				runErr = fmt.Errorf("%w: not done within 5 minutes", runErr)
+			}
 			counts := map[string]int{}
 			var failed, skipped []string
 			sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
