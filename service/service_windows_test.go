@@ -97,6 +97,10 @@ func serviceHelper() int {
 	return 0
 }
 
+// helperClient asks the helper for /health; a helper that does not answer
+// fails the test after a minute instead of hanging it.
+var helperClient = &http.Client{Timeout: time.Minute}
+
 // installHelper installs this test binary as a throwaway service whose
 // helper follows hc (Listen and Stopped are filled in), and uninstalls it when
 // the test ends. It returns the service's name and the helper's settings.
@@ -154,7 +158,7 @@ func TestService_windows(t *testing.T) {
 	if err := Start(name); err != nil { // Install started it: Start waits for Running
 		t.Fatal(err)
 	}
-	resp, err := http.Get("http://" + hc.Listen + "/health")
+	resp, err := helperClient.Get("http://" + hc.Listen + "/health")
 	if err != nil {
 		t.Fatalf("the manager says Running but /health is not up: %v", err)
 	}
@@ -234,7 +238,7 @@ func TestService_windowsSlowStart(t *testing.T) {
 	if err := startWithin(name, 3*time.Second); err != nil {
 		t.Fatalf("Start of a slow service that shows progress = %v", err)
 	}
-	resp, err := http.Get("http://" + hc.Listen + "/health")
+	resp, err := helperClient.Get("http://" + hc.Listen + "/health")
 	if err != nil {
 		t.Fatalf("the manager says Running but /health is not up: %v", err)
 	}

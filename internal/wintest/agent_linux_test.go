@@ -60,6 +60,21 @@ func shippedAgent(t *testing.T) string {
 	return agentExe
 }
 
+// commandTime bounds a one-shot Windows command of the tests (render,
+// taskkill, wineboot -e): Wine may hang where Windows would not.
+const commandTime = 2 * time.Minute
+
+// within returns a context that ends after d, or with the test.
+func within(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// httpClient is the tests' client of the agents' modules: an agent that
+// stops answering fails the request after a minute instead of hanging it.
+var httpClient = &http.Client{Timeout: time.Minute}
+
 // listeningRE is the agent's log line once its module listens.
 var listeningRE = regexp.MustCompile(`msg="cfe-agent listening" base_url=(\S+)`)
 
@@ -129,7 +144,7 @@ func (a *agent) call(method, path string, body []byte, out any) int {
 		a.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -253,11 +268,11 @@ func TestWine_Agent(t *testing.T) {
 			t.Fatal(err)
 		}
 		pdfFile := filepath.Join(filepath.Dir(xmlFile), "ticket.pdf")
-		render := prefix.Command(context.Background(), exe, "--data-dir", winData,
+		render := prefix.Command(within(t, commandTime), exe, "--data-dir", winData,
 			"render", prefix.WindowsPath(xmlFile), "-o", prefix.WindowsPath(pdfFile))
 		render.Env = prefix.Env(montevideo)
 		if out, err := render.CombinedOutput(); err != nil {
-			t.Fatalf("cfe-agent.exe render: %v\n%s", err, out)
+			t.Fatalf("cfe-agent.exe render (given %s): %v\n%s", commandTime, err, out)
 		}
 		testtool.MustContain(t, "the PDF rendered by cfe-agent.exe", pdfText(t, pdfFile),
 			fmt.Sprintf("Serie %s Nº %d", first.Serie, first.Numero),
@@ -267,7 +282,7 @@ func TestWine_Agent(t *testing.T) {
 		// window (cmd/cfe-agent/stopwindow_windows.go), as an installer or
 		// Task Manager's "End task" would.
 		runFile := filepath.Join(dataDir, "run", "sandbox.json")
-		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
+		taskkill := prefix.Command(within(t, commandTime), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
 		a.stopGracefully(taskkill, runFile, "WM_CLOSE")
 	})
 	if first.Codigo != "00" {
@@ -321,7 +336,7 @@ func TestWine_Agent(t *testing.T) {
 		}
 		// The end of the session (log-off, shutdown): wineboot -e sends
 		// WM_QUERYENDSESSION and WM_ENDSESSION to every top-level window.
-		endSession := prefix.Command(context.Background(), "wineboot", "-e")
+		endSession := prefix.Command(within(t, commandTime), "wineboot", "-e")
 		a.stopGracefully(endSession, filepath.Join(dir, "run", "sandbox.json"), "Windows is ending the session")
 	})
 
@@ -334,7 +349,7 @@ func TestWine_Agent(t *testing.T) {
 			t.Errorf("signing with the zone UTC under Wine: %s %s-%d %q, want 96 and no number", res.Codigo, res.Serie, res.Numero, res.Mensaje)
 		}
 		runFile := filepath.Join(dataDir, "run", "sandbox.json")
-		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
+		taskkill := prefix.Command(within(t, commandTime), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
 		a.stopGracefully(taskkill, runFile, "WM_CLOSE")
 	})
 
@@ -372,7 +387,15 @@ func TestWine_Agent(t *testing.T) {
 		}
 		t.Cleanup(func() {
 			hold.Close()
-			_ = keep.Wait()
+			ended := make(chan struct{})
+			go func() { _ = keep.Wait(); close(ended) }()
+			select {
+			case <-ended:
+			case <-time.After(commandTime):
+				t.Errorf("cmd /c pause did not end within %s of its input's end: killed", commandTime)
+				_ = keep.Process.Kill()
+				<-ended
+			}
 		})
 		service := serviceCommand(t, prefix, exe, winData)
 		// The prefix is cached: a service left by an interrupted run
@@ -387,7 +410,7 @@ func TestWine_Agent(t *testing.T) {
 		if out, err := service("start"); err != nil {
 			t.Fatalf("service start: %v\n%s", err, out)
 		}
-		resp, err := http.Get("http://" + addr + "/health")
+		resp, err := httpClient.Get("http://" + addr + "/health")
 		if err != nil {
 			logs, _ := filepath.Glob(filepath.Join(dataDir, "logs", "*"))
 			var tail []byte
@@ -444,7 +467,7 @@ func (a *agent) stopGracefully(stop *exec.Cmd, runFile, reason string) {
 	t.Helper()
 	out, err := stop.CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(stop.Args[1:], " "), err, out)
+		t.Fatalf("%s (given %s): %v\n%s", strings.Join(stop.Args[1:], " "), commandTime, err, out)
 	}
 	if !a.exited(30 * time.Second) {
 		t.Fatalf("the agent did not stop within 30 s of %s (%s)", strings.Join(stop.Args[1:], " "), strings.TrimSpace(string(out)))

@@ -46,7 +46,9 @@ func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
 		t.Errorf("after the refused install: %v\n%s", err, out)
 	}
 	_ = tray.cmd.Process.Kill()
-	<-tray.done
+	if !tray.exited(commandTime) {
+		t.Fatalf("the tray agent did not end within %s of its kill", commandTime)
+	}
 
 	// Installed (and stopped) while the directory is free; then the tray
 	// agent starts again.
