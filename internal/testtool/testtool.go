@@ -182,13 +182,20 @@ func BrowserProfile(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for range 50 {
+		retry := time.NewTicker(100 * time.Millisecond)
+		defer retry.Stop()
+		deadline := time.After(5 * time.Second)
+		for {
 			if err = os.RemoveAll(dir); err == nil {
 				return
 			}
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-retry.C:
+			case <-deadline:
+				t.Logf("leaving the browser profile %s: %v", dir, err)
+				return
+			}
 		}
-		t.Logf("leaving the browser profile %s: %v", dir, err)
 	})
 	return dir
 }
