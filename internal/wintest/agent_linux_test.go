@@ -354,49 +354,8 @@ func TestWine_Agent(t *testing.T) {
 	})
 
 	t.Run("as a service it is Running only once its module answers", func(t *testing.T) {
-		// The profile's fixed port (18787) may be taken on a CI machine:
-		// a free one instead.
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		cfgPath := filepath.Join(dataDir, "config.yaml")
-		cfg, err := os.ReadFile(cfgPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		moved := strings.Replace(string(cfg), "listen: 127.0.0.1:18787", "listen: "+addr, 1)
-		if moved == string(cfg) {
-			t.Fatalf("config.yaml has no listen: 127.0.0.1:18787 to move:\n%s", cfg)
-		}
-		if err := os.WriteFile(cfgPath, []byte(moved), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		// Wine ends the service processes once no other Windows program
-		// runs in the prefix (each service command below exits at once): a
-		// console waiting for a key keeps the session up meanwhile.
-		keep := prefix.Command(context.Background(), "cmd", "/c", "pause")
-		hold, err := keep.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := keep.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			hold.Close()
-			ended := make(chan struct{})
-			go func() { _ = keep.Wait(); close(ended) }()
-			select {
-			case <-ended:
-			case <-time.After(commandTime):
-				t.Errorf("cmd /c pause did not end within %s of its input's end: killed", commandTime)
-				_ = keep.Process.Kill()
-				<-ended
-			}
-		})
+		addr := listenOnFreePort(t, dataDir)
+		keepSession(t, prefix)
 		service := serviceCommand(t, prefix, exe, winData)
 		// The prefix is cached: a service left by an interrupted run
 		// would start with every Wine session.
@@ -439,6 +398,61 @@ func TestWine_Agent(t *testing.T) {
 			t.Fatalf("service uninstall: %v\n%s", err, out)
 		}
 	})
+}
+
+// keepSession keeps the prefix's Wine session up until the test ends: a
+// console waiting for a key. Wine ends the service processes once no other
+// Windows program runs in the prefix (each service command exits at once),
+// and the next Windows program then starts a new session, which starts every
+// installed automatic service.
+func keepSession(t *testing.T, prefix *wine.Prefix) {
+	t.Helper()
+	keep := prefix.Command(context.Background(), "cmd", "/c", "pause")
+	hold, err := keep.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		hold.Close()
+		ended := make(chan struct{})
+		go func() { _ = keep.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(commandTime):
+			t.Errorf("cmd /c pause did not end within %s of its input's end: killed", commandTime)
+			_ = keep.Process.Kill()
+			<-ended
+		}
+	})
+}
+
+// listenOnFreePort moves the listen address of dataDir's config.yaml from
+// the profile's fixed port (18787, which may be taken on a CI machine) to a
+// free one, and returns it: a service started on dataDir listens there.
+func listenOnFreePort(t *testing.T, dataDir string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfgPath := filepath.Join(dataDir, "config.yaml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Replace(string(cfg), "listen: 127.0.0.1:18787", "listen: "+addr, 1)
+	if moved == string(cfg) {
+		t.Fatalf("config.yaml has no listen: 127.0.0.1:18787 to move:\n%s", cfg)
+	}
+	if err := os.WriteFile(cfgPath, []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
 
 // windowsPID is the process id the agent wrote in its run file: under Wine
