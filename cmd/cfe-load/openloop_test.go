@@ -117,6 +117,8 @@ func TestRunOpenLoop(t *testing.T) {
 					sent++
 					mu.Unlock()
 					start := time.Now()
+					// The service time under test, on synctest's clock:
+					// no wall-clock wait.
 					time.Sleep(d)
 					return sample{latency: time.Since(start), answered: true}
 				}
@@ -157,7 +159,9 @@ func TestRunOpenLoop(t *testing.T) {
 			var mu sync.Mutex
 			sent := 0
 			go func() {
-				time.Sleep(250 * time.Millisecond) // due: 0, 100 and 200 ms
+				// The cancel's moment is the subject, on synctest's clock
+				// (no wall-clock wait): requests are due at 0, 100 and 200 ms.
+				time.Sleep(250 * time.Millisecond)
 				cancel()
 			}()
 			perConn := runOpenLoop(ctx, sched, 2, timerWait, func() sample {
