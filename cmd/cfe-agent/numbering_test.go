@@ -252,14 +252,11 @@ func waitDelivered(t *testing.T, a *runningAgent) {
 			Pending int `json:"pending"`
 		} `json:"outbox"`
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	if !testtool.WaitUntil(t, 20*time.Second, func() bool {
 		getInto(t, a.baseURL+"/state", nil, &state)
-		if state.Outbox.Pending == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d CFEs not delivered:\n%s", state.Outbox.Pending, a.logs)
-		}
+		return state.Outbox.Pending == 0
+	}) {
+		t.Fatalf("%d CFEs not delivered:\n%s", state.Outbox.Pending, a.logs)
 	}
 }
 
