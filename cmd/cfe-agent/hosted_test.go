@@ -42,6 +42,7 @@ func startSandbox(t *testing.T) *sandbox.Server {
 // it signs, reports the service in /state, forwards hosted calls and passes
 // doctor's hosted check.
 func TestAgent_DeliversAndProxies(t *testing.T) {
+	t.Parallel()
 	sb := startSandbox(t)
 	env := agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir(), "CFE_AGENT_HOSTED_URL="+sb.URL(), "CFE_AGENT_HOSTED_API_KEY="+agentKey)
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
@@ -128,6 +129,7 @@ func TestAgent_DeliversAndProxies(t *testing.T) {
 // down, before and after a restart of the agent, all reach it once it comes
 // up, once each and in number order.
 func TestAgent_DeliversAfterOutageAndRestart(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ func waitRegistered(t *testing.T, w *fakeWatcher, p *agentProc, what string) str
 // when a tray host appears; when that host goes away and another one starts
 // (a panel restarted), the item registers with the new one.
 func TestAgent_trayHostLater(t *testing.T) {
+	t.Parallel()
 	addr := startBus(t)
 	p := startProc(t, procEnv(t, t.TempDir(), "DBUS_SESSION_BUS_ADDRESS="+addr), "--listen", "127.0.0.1:0")
 	p.waitLine("running headless")
@@ -205,6 +206,7 @@ func startNotifications(t *testing.T, addr string) *fakeNotifications {
 // says it once (not on every refresh), and "Exportar diagnóstico" without a
 // save dialog saves on the desktop and names the file in a notification.
 func TestAgent_trayRed(t *testing.T) {
+	t.Parallel()
 	for _, dialog := range []string{"zenity", "kdialog"} {
 		if p, err := exec.LookPath(dialog); err == nil {
 			t.Skipf("%s is installed (%s): this test needs a desktop without a save dialog", dialog, p)

@@ -264,6 +264,7 @@ func waitMenu(t *testing.T, conn *dbus.Conn, name, what string, ok func(menuItem
 }
 
 func TestAgent_trayOverDBus(t *testing.T) {
+	t.Parallel()
 	addr := startBus(t)
 	w := startWatcher(t, addr)
 	notes := startNotifications(t, addr)
@@ -394,6 +395,7 @@ func TestAgent_trayOverDBus(t *testing.T) {
 // no tray host, the agent serves headless, says why once, and exits cleanly
 // on SIGTERM.
 func TestAgent_headless(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		env    func(t *testing.T) []string
@@ -452,6 +454,7 @@ func envValue(env []string, key string) string {
 // switching the default printer and the profile (the agent reopens on the
 // new configuration), and SIGTERM in tray mode.
 func TestAgent_trayActions(t *testing.T) {
+	t.Parallel()
 	addr := startBus(t)
 	w := startWatcher(t, addr)
 	dataDir := t.TempDir()
@@ -582,6 +585,7 @@ func writeTwoProfiles(t *testing.T, dataDir string) {
 // dead one degrades it (it still signs) and turns the icon amber with the
 // reason in the tooltip.
 func TestAgent_hostedService(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNotFound) // any answer means reachable
 	}))
