@@ -64,6 +64,10 @@ func shippedAgent(t *testing.T) string {
 // taskkill, wineboot -e): Wine may hang where Windows would not.
 const commandTime = 2 * time.Minute
 
+// pipesAfterExit is how long an agent's output is still read after the
+// agent ended (see start).
+const pipesAfterExit = 5 * time.Second
+
 // within returns a context that ends after d, or with the test.
 func within(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), d)
@@ -92,6 +96,12 @@ func start(t *testing.T, cmd *exec.Cmd) *agent {
 	t.Helper()
 	a := &agent{t: t, cmd: cmd, log: &testtool.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = a.log, a.log
+	// The session's desktop process (explorer.exe /desktop), which Wine
+	// starts with the first GUI program, inherits that program's output and
+	// keeps it open after the program ends: Wait stops copying it once the
+	// agent has been gone for pipesAfterExit, or it would wait for the
+	// session's end.
+	cmd.WaitDelay = pipesAfterExit
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

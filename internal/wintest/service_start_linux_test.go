@@ -21,8 +21,7 @@ func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
 	// One Wine session throughout, begun by a program that lives as long as
 	// the test: a new session would start the installed service by itself
 	// (it starts automatically) beside the tray agent started after
-	// "service stop", and Wine's system processes, started with the
-	// session, hold the first program's output open.
+	// "service stop".
 	keepSession(t, prefix) // agent_linux_test.go
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
