@@ -9,6 +9,7 @@ import (
 // Every font must parse and carry the glyphs Spanish text and receipts need:
 // a missing glyph would print as a blank and extract as nothing.
 func TestFonts_CoverSpanish(t *testing.T) {
+	t.Parallel()
 	const need = "ÁÉÍÓÚÜÑáéíóúüñº°¿¡€$%.,:;-–/()0123456789" +
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	for _, f := range []Font{Regular, Bold} {
@@ -29,6 +30,7 @@ func TestFonts_CoverSpanish(t *testing.T) {
 }
 
 func TestFonts_NamesAreDistinct(t *testing.T) {
+	t.Parallel()
 	if Regular.Name == Bold.Name || Regular.Name == "" || Bold.Name == "" {
 		t.Fatalf("font names must be distinct and set: %q, %q", Regular.Name, Bold.Name)
 	}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestIcons(t *testing.T) {
+	t.Parallel()
 	for s := IconOK; s <= IconError; s++ {
 		img, err := png.Decode(bytes.NewReader(IconPNG(s)))
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 // documented in roots/SOURCE.md by its SHA-256 fingerprint; every role names
 // a file that exists, and at least one anchor is shipped.
 func TestCAs_ListedAndDocumented(t *testing.T) {
+	t.Parallel()
 	cas, err := CAs()
 	if err != nil {
 		t.Fatal(err)

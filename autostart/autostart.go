@@ -30,8 +30,9 @@ type Status struct {
 func (s Status) Enabled() bool { return s.User || s.Machine && !s.Hidden }
 
 // locations is where a platform keeps autostart entries: the user's, which
-// this package writes, and the machine's, which it only reads. Tests replace
-// platform with a fake.
+// this package writes, and the machine's, which it only reads. The exported
+// functions act on platform; the unexported ones they call take the
+// locations, which tests give a fake (or, on Windows, a throwaway key).
 type locations interface {
 	userPath(name string) (string, error)
 	machinePath(name string) (string, error)
@@ -47,13 +48,16 @@ type locations interface {
 	hide(name string) error
 }
 
+// platform is this machine's locations.
 var platform locations = native{}
 
 // Path returns where the current user's entry called name lives.
 func Path(name string) (string, error) { return platform.userPath(name) }
 
 // Query reports where the entry called name is enabled.
-func Query(name string) (Status, error) {
+func Query(name string) (Status, error) { return query(platform, name) }
+
+func query(platform locations, name string) (Status, error) {
 	var st Status
 	var err error
 	if st.UserPath, err = platform.userPath(name); err != nil {
@@ -75,8 +79,10 @@ func Query(name string) (Status, error) {
 
 // Enabled reports whether the entry called name starts with the session,
 // per user or machine-wide.
-func Enabled(name string) (bool, error) {
-	st, err := Query(name)
+func Enabled(name string) (bool, error) { return enabled(platform, name) }
+
+func enabled(platform locations, name string) (bool, error) {
+	st, err := query(platform, name)
 	return st.Enabled(), err
 }
 
@@ -88,7 +94,9 @@ func Enabled(name string) (bool, error) {
 //   - a Custom entry (another data directory) is written where a user's entry
 //     replaces the machine-wide one (XDG); elsewhere both would start, and
 //     Enable returns ErrConflict without changing anything.
-func Enable(e Entry) error {
+func Enable(e Entry) error { return enable(platform, e) }
+
+func enable(platform locations, e Entry) error {
 	if err := e.check(); err != nil {
 		return err
 	}
@@ -113,7 +121,9 @@ func Enable(e Entry) error {
 // by a Hidden entry of the same name; elsewhere the per-user entry is
 // removed and ErrMachineWide is returned when a machine-wide entry still
 // starts the agent.
-func Disable(name string) error {
+func Disable(name string) error { return disable(platform, name) }
+
+func disable(platform locations, name string) error {
 	machine, err := platform.has(true, name)
 	if err != nil {
 		return err

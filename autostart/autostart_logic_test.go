@@ -42,14 +42,13 @@ func (f *fakeLocations) hide(name string) error {
 	return nil
 }
 
-func useFake(t *testing.T, user bool, machine bool) *fakeLocations {
+// newFake returns a fake platform with the entry per user and machine-wide as
+// asked.
+func newFake(user bool, machine bool) *fakeLocations {
 	f := &fakeLocations{user: map[string]Entry{}, machine: map[string]bool{"cfe-agent": machine}, hid: map[string]bool{}}
 	if user {
 		f.user["cfe-agent"] = agent
 	}
-	old := platform
-	platform = f
-	t.Cleanup(func() { platform = old })
 	return f
 }
 
@@ -58,6 +57,7 @@ func useFake(t *testing.T, user bool, machine bool) *fakeLocations {
 var installerCommand = Entry{Name: "cfe-agent", DisplayName: "Agente CFE", Command: []string{"/opt/cfe-agent/cfe-agent"}}
 
 func TestEnable_machineWide(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name          string
 		user, machine bool
@@ -70,14 +70,14 @@ func TestEnable_machineWide(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := useFake(t, c.user, c.machine)
-			if err := Enable(installerCommand); err != nil {
+			f := newFake(c.user, c.machine)
+			if err := enable(f, installerCommand); err != nil {
 				t.Fatal(err)
 			}
 			if _, ok := f.user["cfe-agent"]; ok != c.wantUser {
 				t.Errorf("per-user entry = %v, want %v", ok, c.wantUser)
 			}
-			st, err := Query("cfe-agent")
+			st, err := query(f, "cfe-agent")
 			if err != nil || !st.Enabled() || st.Machine != c.machine || st.User != c.wantUser {
 				t.Errorf("Query = %+v, %v", st, err)
 			}
@@ -89,6 +89,7 @@ func TestEnable_machineWide(t *testing.T) {
 }
 
 func TestDisable_machineWide(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name          string
 		user, machine bool
@@ -102,14 +103,14 @@ func TestDisable_machineWide(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := useFake(t, c.user, c.machine)
-			if err := Disable("cfe-agent"); !errors.Is(err, c.wantErr) || (err == nil) != (c.wantErr == nil) {
+			f := newFake(c.user, c.machine)
+			if err := disable(f, "cfe-agent"); !errors.Is(err, c.wantErr) || (err == nil) != (c.wantErr == nil) {
 				t.Fatalf("Disable = %v, want %v", err, c.wantErr)
 			}
 			if len(f.user) != 0 {
 				t.Errorf("the per-user entry is still there")
 			}
-			if on, err := Enabled("cfe-agent"); err != nil || on != c.wantOn {
+			if on, err := enabled(f, "cfe-agent"); err != nil || on != c.wantOn {
 				t.Errorf("Enabled = %v, %v, want %v", on, err, c.wantOn)
 			}
 		})
@@ -117,8 +118,9 @@ func TestDisable_machineWide(t *testing.T) {
 }
 
 func TestEnable_refusesBadEntry(t *testing.T) {
-	f := useFake(t, false, false)
-	if err := Enable(Entry{Name: "../x", Command: []string{"/x"}}); err == nil || len(f.user) != 0 {
+	t.Parallel()
+	f := newFake(false, false)
+	if err := enable(f, Entry{Name: "../x", Command: []string{"/x"}}); err == nil || len(f.user) != 0 {
 		t.Fatalf("a bad entry: %v, %d written", err, len(f.user))
 	}
 }
@@ -129,6 +131,7 @@ func TestEnable_refusesBadEntry(t *testing.T) {
 // is written; where both would start (Windows) Enable refuses and changes
 // nothing.
 func TestEnable_dataDir(t *testing.T) {
+	t.Parallel()
 	custom := agent
 	custom.Custom = true
 	cases := []struct {
@@ -146,9 +149,9 @@ func TestEnable_dataDir(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := useFake(t, c.user, c.machine)
+			f := newFake(c.user, c.machine)
 			f.shadow = c.shadow
-			err := Enable(custom)
+			err := enable(f, custom)
 			if !errors.Is(err, c.wantErr) || (err == nil) != (c.wantErr == nil) {
 				t.Fatalf("Enable = %v, want %v", err, c.wantErr)
 			}
@@ -164,19 +167,20 @@ func TestEnable_dataDir(t *testing.T) {
 // machine's (XDG), turning autostart off hides the installer's entry for
 // this user; turning it on again (the installer's command) un-hides it.
 func TestDisable_hidesMachineWide(t *testing.T) {
-	f := useFake(t, true, true)
+	t.Parallel()
+	f := newFake(true, true)
 	f.shadow = true
-	if err := Disable("cfe-agent"); err != nil {
+	if err := disable(f, "cfe-agent"); err != nil {
 		t.Fatalf("Disable = %v", err)
 	}
-	st, err := Query("cfe-agent")
+	st, err := query(f, "cfe-agent")
 	if err != nil || st.Enabled() || !st.Hidden || !st.Machine || st.User {
 		t.Fatalf("after Disable, Query = %+v, %v", st, err)
 	}
-	if err := Enable(installerCommand); err != nil {
+	if err := enable(f, installerCommand); err != nil {
 		t.Fatal(err)
 	}
-	if st, err = Query("cfe-agent"); err != nil || !st.Enabled() || st.Hidden || st.User {
+	if st, err = query(f, "cfe-agent"); err != nil || !st.Enabled() || st.Hidden || st.User {
 		t.Fatalf("after Enable, Query = %+v, %v", st, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 var agent = Entry{Name: "cfe-agent", DisplayName: "Agente CFE", Command: []string{"/opt/cfe agent/cfe-agent", "--data-dir", "/home/caja/100% datos"}}
 
 func TestDesktopEntry(t *testing.T) {
+	t.Parallel()
 	got := string(DesktopEntry(agent))
 	// Worked out from the Desktop Entry Specification: the space makes both
 	// paths quoted; a literal % is doubled.
@@ -27,6 +28,7 @@ func TestDesktopEntry(t *testing.T) {
 }
 
 func TestLaunchAgentPlist(t *testing.T) {
+	t.Parallel()
 	var plist struct {
 		Dict struct {
 			Keys    []string `xml:"key"`
@@ -51,6 +53,7 @@ func TestLaunchAgentPlist(t *testing.T) {
 }
 
 func TestRunCommand(t *testing.T) {
+	t.Parallel()
 	// CommandLineToArgvW rules: quote arguments with blanks; backslashes
 	// are literal except before a quote, where each is doubled.
 	cases := []struct {
@@ -70,6 +73,7 @@ func TestRunCommand(t *testing.T) {
 }
 
 func TestEntry_check(t *testing.T) {
+	t.Parallel()
 	for _, e := range []Entry{{Name: "", Command: []string{"/x"}}, {Name: "a/b", Command: []string{"/x"}}, {Name: "ok"}} {
 		if e.check() == nil {
 			t.Errorf("%+v accepted", e)

@@ -13,18 +13,17 @@ import (
 // this user may write there: an administrator, or Wine) HKLM, so the real
 // Run keys are not touched.
 func TestNative_windows(t *testing.T) {
+	t.Parallel()
 	key := fmt.Sprintf(`Software\cfe-agent-test-%d\Run`, time.Now().UnixNano())
-	old := platform
-	platform = native{key: key}
+	p := native{key: key}
 	t.Cleanup(func() {
-		platform = old
 		for _, root := range []registry.Key{registry.CURRENT_USER, registry.LOCAL_MACHINE} {
 			_ = registry.DeleteKey(root, key)
 			_ = registry.DeleteKey(root, key[:len(key)-len(`\Run`)])
 		}
 	})
 
-	if err := Enable(agent); err != nil {
+	if err := enable(p, agent); err != nil {
 		t.Fatal(err)
 	}
 	k, err := registry.OpenKey(registry.CURRENT_USER, key, registry.QUERY_VALUE)
@@ -36,7 +35,7 @@ func TestNative_windows(t *testing.T) {
 	if err != nil || got != RunCommand(agent) {
 		t.Fatalf("HKCU value = %q, %v; want %q", got, err, RunCommand(agent))
 	}
-	if st, err := Query("cfe-agent"); err != nil || !st.User || st.Machine || st.UserPath != `HKCU\`+key+`\cfe-agent` {
+	if st, err := query(p, "cfe-agent"); err != nil || !st.User || st.Machine || st.UserPath != `HKCU\`+key+`\cfe-agent` {
 		t.Fatalf("Query = %+v, %v", st, err)
 	}
 
@@ -50,22 +49,22 @@ func TestNative_windows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Enable(agent); err != nil {
+	if err := enable(p, agent); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Query("cfe-agent")
+	st, err := query(p, "cfe-agent")
 	if err != nil || st.User || !st.Machine || st.MachinePath != `HKLM\`+key+`\cfe-agent` {
 		t.Fatalf("with the machine-wide value, Query = %+v, %v (the per-user duplicate must go)", st, err)
 	}
 	custom := agent
 	custom.Custom = true
-	if err := Enable(custom); !errors.Is(err, ErrConflict) {
+	if err := enable(p, custom); !errors.Is(err, ErrConflict) {
 		t.Fatalf("Enable with a data directory beside HKLM = %v, want ErrConflict", err)
 	}
-	if st, err := Query("cfe-agent"); err != nil || st.User {
+	if st, err := query(p, "cfe-agent"); err != nil || st.User {
 		t.Fatalf("a refused Enable wrote the HKCU value: %+v, %v", st, err)
 	}
-	if err := Disable("cfe-agent"); !errors.Is(err, ErrMachineWide) {
+	if err := disable(p, "cfe-agent"); !errors.Is(err, ErrMachineWide) {
 		t.Fatalf("Disable = %v, want ErrMachineWide", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 )
 
+// Serial: it sets HOME and the XDG variables (t.Setenv), where the entries go.
 func TestEnable_xdg(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -60,6 +61,7 @@ func TestEnable_xdg(t *testing.T) {
 // command is not duplicated, turning autostart off writes a Hidden=true file
 // of the same name for this user, and an entry with its own data directory
 // replaces the system's for this user.
+// Serial: it sets HOME and the XDG variables (t.Setenv), where the entries go.
 func TestQuery_xdgMachineWide(t *testing.T) {
 	home, sys1, sys2 := t.TempDir(), t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home)
@@ -120,6 +122,7 @@ func TestQuery_xdgMachineWide(t *testing.T) {
 }
 
 func TestDesktopHidden(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]bool{
 		string(HiddenDesktopEntry(agent)):                 true,
 		string(DesktopEntry(agent)):                       false,

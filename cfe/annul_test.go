@@ -168,6 +168,7 @@ func checkAmount(t *testing.T, name string, got *decimal.Decimal, want string) {
 // credit notes by debit notes and debit notes by credit notes; a contingency
 // receipt by the electronic type.
 func TestCounterReceipt_Notes(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ orig, want cfe.Type }{
 		{101, 102}, {111, 112}, {121, 122}, {131, 132}, {141, 142}, {151, 152},
 		{102, 103}, {103, 102}, {112, 113}, {113, 112}, {122, 123}, {123, 122},
@@ -190,6 +191,7 @@ func TestCounterReceipt_Notes(t *testing.T) {
 }
 
 func TestCounterReceipt_SameDayAsOriginal(t *testing.T) {
+	t.Parallel()
 	got, err := cfe.CounterReceipt(sale(101), origDate)
 	if err != nil {
 		t.Fatalf("a counter-receipt dated the day of the original: %v", err)
@@ -215,6 +217,7 @@ func remito(tipo cfe.Type, inds ...int) *cfe.CFE {
 
 // Rule 3, e-Remito: a correction of the same type deducting every line.
 func TestCounterReceipt_Remito(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name        string
 		orig        cfe.Type
@@ -266,6 +269,7 @@ func remitoExp(tipo cfe.Type, deducted bool) *cfe.CFE {
 // Rule 3, e-Remito de Exportación: lines deducted with IndFact 8, and the
 // signed totals follow (V24 A-C113: items minus items with IndFact 8).
 func TestCounterReceipt_RemitoExportacion(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		orig     cfe.Type
@@ -326,6 +330,7 @@ func resguardo(tipo cfe.Type, annulled bool) *cfe.CFE {
 // Rule 3, e-Resguardo: lines annulled with IndFact 9; the retention totals
 // turn negative while the lines' own values stay positive (MontoType).
 func TestCounterReceipt_Resguardo(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name          string
 		orig          cfe.Type
@@ -385,6 +390,7 @@ func collection(tipo cfe.Type, lines []nfLine, montoNF, mntPagar string) *cfe.CF
 // lines IndFact 7 and a negative MontoNF, with a single reference to the
 // collection (not to the invoice it collected).
 func TestCounterReceipt_OwnCollection(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name              string
 		orig, tipo        cfe.Type
@@ -422,6 +428,7 @@ func TestCounterReceipt_OwnCollection(t *testing.T) {
 // with IndFact 6, MontoNF +1500.00, MntPagar 0 + 1500.00, and a single
 // reference to the cancellation.
 func TestCounterReceipt_RevertsCollectionCancellation(t *testing.T) {
+	t.Parallel()
 	fixture := func() *cfe.CFE {
 		c := collection(101, []nfLine{{7, "1500.00"}}, "-1500.00", "0.00")
 		c.IdDoc.Nro = 1250
@@ -441,6 +448,7 @@ func TestCounterReceipt_RevertsCollectionCancellation(t *testing.T) {
 // Cancelling a correction (rules 3 to 5) and then cancelling that restores the
 // lines and the signed totals of the original.
 func TestCounterReceipt_TwiceRestoresOriginal(t *testing.T) {
+	t.Parallel()
 	originals := map[string]*cfe.CFE{
 		"collection":              collection(101, []nfLine{{6, "1500.00"}, {7, "200.00"}}, "1300.00", "1300.00"),
 		"e-Remito":                remito(181, 0, 8),
@@ -484,6 +492,7 @@ func TestCounterReceipt_TwiceRestoresOriginal(t *testing.T) {
 }
 
 func TestCounterReceipt_Errors(t *testing.T) {
+	t.Parallel()
 	withLines := func(c *cfe.CFE, inds ...int) *cfe.CFE {
 		for i := range c.Items {
 			c.Items[i].IndFact = inds[i]

@@ -17,6 +17,7 @@ func validRange() CAERange {
 }
 
 func TestCAERange_Validate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name           string
 		edit           func(*CAERange)
@@ -91,6 +92,7 @@ func TestCAERange_Validate(t *testing.T) {
 // A range with nothing filled in breaks every rule on a required field at
 // once: all are reported, not only the first.
 func TestCAERange_Validate_ReportsEveryRule(t *testing.T) {
+	t.Parallel()
 	err := CAERange{}.Validate()
 	var campos []string
 	for _, f := range ErrorFields(err) {

@@ -94,6 +94,7 @@ func scribble(v reflect.Value) {
 func scribbleCFE(c *cfe.CFE) { scribble(reflect.ValueOf(c).Elem()) }
 
 func TestCFE_Clone(t *testing.T) {
+	t.Parallel()
 	t.Run("deep copy", func(t *testing.T) {
 		orig := filledCFE(t)
 		c := orig.Clone()

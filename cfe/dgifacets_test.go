@@ -15,6 +15,7 @@ import (
 // TestDGIFacets_generatedFileIsCurrent regenerates the facet table from the
 // embedded XSDs and compares it with the committed file.
 func TestDGIFacets_generatedFileIsCurrent(t *testing.T) {
+	t.Parallel()
 	want, err := xsdgen.Generate("../assets/xsd", "cfe")
 	if err != nil {
 		t.Fatalf("generating from ../assets/xsd: %v", err)
@@ -32,6 +33,7 @@ func TestDGIFacets_generatedFileIsCurrent(t *testing.T) {
 // pattern but are not in DGI's enumerations are refused before numbering,
 // naming the request field.
 func TestValidate_dgiCodeLists(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		typ    Type
@@ -73,6 +75,7 @@ func TestValidate_dgiCodeLists(t *testing.T) {
 // TestValidate_everyCodeOfDGIsListsIsAccepted: the check refuses codes
 // outside DGI's lists, not codes in them (every currency, every country).
 func TestValidate_everyCodeOfDGIsListsIsAccepted(t *testing.T) {
+	t.Parallel()
 	cur := dgiFacets["eFact/Encabezado/Totales/TpoMoneda"]
 	pais := dgiFacets["eFact/Encabezado/Receptor/CodPaisRecep"]
 	if cur == nil || pais == nil || len(cur.Enum) < 100 || len(pais.Enum) < 200 {
@@ -103,6 +106,7 @@ func TestValidate_everyCodeOfDGIsListsIsAccepted(t *testing.T) {
 // TestFacetType_check exercises each kind of facet on types of the generated
 // table, values on both sides of each limit the XSD states.
 func TestFacetType_check(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		path, value string
 		fragment    string // "" when valid
@@ -170,6 +174,7 @@ func TestFacetType_check(t *testing.T) {
 // DGI's schema allows maps to a request field, except those numbering fills
 // in and those the model has no field for (XSD 1.44 additions).
 func TestRequestFields_coverEverySchemaElement(t *testing.T) {
+	t.Parallel()
 	notFromRequest := []string{"TmstFirma", "Encabezado/IdDoc/Nro", "CAEData/CAE_ID", "CAEData/DNro", "CAEData/HNro",
 		"CAEData/FecVenc", "CAEData/CAEEspecial", "CAEData/CausalCAEEsp",
 		"Referencia/Referencia/MntCFEref", "Referencia/Referencia/TpoMonedaRef", "Referencia/Referencia/TpoCambioRef"}
@@ -191,6 +196,7 @@ func TestRequestFields_coverEverySchemaElement(t *testing.T) {
 }
 
 func TestRequestField(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"Encabezado/Totales/TpoMoneda", "cfe.totales.tipoMoneda"},
 		{"Detalle/Item[3]/CodItem[2]/Cod", "cfe.detalles[2].codigosItem[1].codigo"},
@@ -210,6 +216,7 @@ func TestRequestField(t *testing.T) {
 // TestCheckXSDFacets_namesTheLineAndLeavesTheCFEAlone: a failing value in a
 // list names its position; the CFE checked is not modified.
 func TestCheckXSDFacets_namesTheLineAndLeavesTheCFEAlone(t *testing.T) {
+	t.Parallel()
 	r := validRequest(ETicket)
 	r.CFE.Detalles = append(r.CFE.Detalles, r.CFE.Detalles[0])
 	r.CFE.Detalles[1].CodigosItem = []RequestCodigoItem{{Tipo: "INT1", Codigo: "A"}, {Tipo: "INT1", Codigo: strings.Repeat("9", 36)}}
@@ -231,6 +238,7 @@ func TestCheckXSDFacets_namesTheLineAndLeavesTheCFEAlone(t *testing.T) {
 // the elements of simple content BuildXML writes, with the same text, for a
 // receipt of every type (with every optional zone the type admits).
 func TestCheckXSDFacets_seesWhatBuildXMLWrites(t *testing.T) {
+	t.Parallel()
 	for _, typ := range ElectronicTypes() {
 		t.Run(typ.String(), func(t *testing.T) {
 			r := validRequest(typ)
@@ -285,6 +293,7 @@ func TestCheckXSDFacets_seesWhatBuildXMLWrites(t *testing.T) {
 // does not add their absence to the answer, but still reports codes outside
 // DGI's lists.
 func TestValidate_xsdFacetsReportCausesNotConsequences(t *testing.T) {
+	t.Parallel()
 	r := validRequest(ETicket)
 	r.CFE.Detalles[0].IndicadorFacturacion = 99
 	r.CFE.Totales = &RequestTotales{TipoMoneda: "ZZZ", TipoCambio: decp("40")}
@@ -301,6 +310,7 @@ func TestValidate_xsdFacetsReportCausesNotConsequences(t *testing.T) {
 }
 
 func TestCanonicalNumber(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		frac bool

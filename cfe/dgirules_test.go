@@ -10,6 +10,7 @@ import (
 // TestValidate_invalidRequests. Each subtest is named after the rule's id, as
 // docs/dgi-rules.md cites it.
 func TestValidate_DGIRules(t *testing.T) {
+	t.Parallel()
 	compraME := func(ind int) func(*Request) {
 		return func(r *Request) {
 			r.CFE.IdDoc.IndicadorCompraMonedaExt = ind

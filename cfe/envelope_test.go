@@ -49,6 +49,7 @@ var envelopeTime = time.Date(2026, time.March, 2, 10, 0, 30, 0, cfe.Montevideo)
 // Both layouts validate against DGI's XSDs, and every CFE comes back out of
 // the envelope byte for byte as it went in.
 func TestBuildEnvelope_RoundTrip(t *testing.T) {
+	t.Parallel()
 	cfes := sampleCFEs(t)
 	cert := sampleCertDER(t)
 	for _, c := range []struct {
@@ -106,6 +107,7 @@ func TestBuildEnvelope_RoundTrip(t *testing.T) {
 // DGI's own example envelope (ISO-8859-1, CRLF, prefixed elements) parses,
 // and its CFEs come out equal to the ones cut from it by hand.
 func TestParseEnvelope_DGISample(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(testtool.SharedDir(t), "dgi", "samples", "Sob_219999830019_Ej_Mod_19072016.xml"))
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +132,7 @@ func TestParseEnvelope_DGISample(t *testing.T) {
 }
 
 func TestBuildEnvelope_Rules(t *testing.T) {
+	t.Parallel()
 	cfes := sampleCFEs(t)
 	cert := sampleCertDER(t)
 	base := func(kind cfe.EnvelopeKind, xmls ...[]byte) *cfe.Envelope {
@@ -195,6 +198,7 @@ func TestBuildEnvelope_Rules(t *testing.T) {
 }
 
 func TestParseEnvelope_Rejects(t *testing.T) {
+	t.Parallel()
 	cfes := sampleCFEs(t)
 	good, err := cfe.BuildEnvelope(&cfe.Envelope{Kind: cfe.EnvelopeDGI, Caratula: cfe.Caratula{RutReceptor: cfe.RUCDGI, RUCEmisor: sampleRUC,
 		IdEmisor: 7, Fecha: envelopeTime, Certificate: sampleCertDER(t)}, CFEs: []cfe.EnvelopeCFE{{XML: cfes[101]}, {XML: cfes[111]}}})

@@ -6,6 +6,7 @@ import (
 )
 
 func TestListedFields(t *testing.T) {
+	t.Parallel()
 	many := func(n int) []FieldError {
 		out := make([]FieldError, n)
 		for i := range out {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckFooter(t *testing.T) {
+	t.Parallel()
 	fecha := Date{Year: 2012, Month: time.October, Day: 1}
 	for _, c := range []struct {
 		name       string

@@ -5,6 +5,7 @@ import "testing"
 // DGITypes.xsd SerieType: length 1 or 2 and one of the patterns [A-Z],
 // [A-Z][A-Z], [1-9][A-Z] (XSD patterns match the whole value).
 func TestValidSerie(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		serie string
 		want  bool
@@ -38,6 +39,7 @@ func TestValidSerie(t *testing.T) {
 //   - 21100006001x: Σ = 8+3+2+30+2 = 45, 45 mod 11 = 1, check 10: no last digit is valid.
 //   - 30000000000x: Σ = 12, 12 mod 11 = 1, check 10: no last digit is valid.
 func TestValidRUC(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ruc  string
 		want bool
@@ -78,6 +80,7 @@ func TestValidRUC(t *testing.T) {
 // of the same rule (weights 8,1,2,3,4,7,6 and the sum mod 10):
 // 1234567 → 148 with 2,9,8,7,6,3,4 → (10−8) mod 10 = 2; with 8,1,2,3,4,7,6 → 132 mod 10 = 2.
 func TestValidCI(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ci   string
 		want bool
@@ -110,6 +113,7 @@ func TestValidCI(t *testing.T) {
 // GS1's own examples: 629104150021-3 and 400638133393-1; the others follow
 // the same rule (weights 3,1,3,… from the rightmost data digit).
 func TestValidGTIN(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		code string
 		n    int

@@ -14,6 +14,7 @@ import (
 // TestQRData_DGIExample checks the worked example of dgi-cfe-format.md §4,
 // made from DGI's signed sample CFE 101 A-1 as read from the file.
 func TestQRData_DGIExample(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(testtool.SharedDir(t), "dgi", "samples", "extracted-cfe", "Sob_Ej_Mod_19072016__CFE_101_A1.xml")
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -39,6 +40,7 @@ func TestQRData_DGIExample(t *testing.T) {
 // TestQRAmount gives every document three different amounts, so that each
 // rule shows which one it takes.
 func TestQRAmount(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		typ  cfe.Type
 		want string // amount as the QR writes it
@@ -73,6 +75,7 @@ func TestQRAmount(t *testing.T) {
 }
 
 func TestQRData_Fields(t *testing.T) {
+	t.Parallel()
 	c := minimalCFE(cfe.EFactura)
 	c.IdDoc.Serie, c.IdDoc.Nro = "AB", 7
 	c.Totales.MntPagar = numP("1007")
@@ -85,6 +88,7 @@ func TestQRData_Fields(t *testing.T) {
 }
 
 func TestSecurityCode(t *testing.T) {
+	t.Parallel()
 	for digest, want := range map[string]string{
 		"gKSy8dDHR0YsTy0P4cx+cSu4Zvo=":                 "gKSy8d",
 		"n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=": "n4bQgY", // a SHA-256 digest

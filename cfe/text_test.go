@@ -6,6 +6,7 @@ import (
 )
 
 func TestDecodeRequest_TextMustBeUTF8AsReceived(t *testing.T) {
+	t.Parallel()
 	refused := []struct {
 		name, body, campo string
 	}{
@@ -54,6 +55,7 @@ func TestDecodeRequest_TextMustBeUTF8AsReceived(t *testing.T) {
 }
 
 func TestDecodeRequest_EveryBadTextFieldIsNamed(t *testing.T) {
+	t.Parallel()
 	body := "{\"adenda\":\"\xff\",\"cfe\":{\"detalles\":[{\"nombreItem\":\"\\ud800\"},{\"nombreItem\":\"ok\"},{\"descripcion\":\"\xfe\"}]}}"
 	_, err := DecodeRequest(strings.NewReader(body))
 	var got []string
@@ -67,6 +69,7 @@ func TestDecodeRequest_EveryBadTextFieldIsNamed(t *testing.T) {
 }
 
 func TestNeedsTextWalk(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]bool{
 		`{"a":"plain"}`:             false,
 		`{"a":"\u00e9\u0041"}`:      false,
@@ -83,6 +86,7 @@ func TestNeedsTextWalk(t *testing.T) {
 }
 
 func TestCheckUUID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		id   string
 		want string // "" when accepted; else a word of the message

@@ -64,6 +64,7 @@ func setTextPath(v reflect.Value, path []textStep, s string) {
 // is silently dropped), and every field is named with its limit by at least
 // one family that admits it.
 func TestValidate_EveryTextFieldIsBounded(t *testing.T) {
+	t.Parallel()
 	var paths [][]textStep
 	requestTextPaths(reflect.TypeFor[RequestCFE](), nil, &paths)
 	if len(paths) < 40 {
@@ -106,6 +107,7 @@ func TestValidate_EveryTextFieldIsBounded(t *testing.T) {
 }
 
 func TestValidate_AdendaLimit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		adenda string

@@ -40,6 +40,7 @@ func doc(t Type, mntBruto int, items []Item, globals ...GlobalAdjust) CFE {
 // formulas (V24 A-C112..C130, B-C24, D-C6/C7), with the rounding documented
 // in totals.go: half away from zero, on each computed amount.
 func TestComputeTotals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		cfe   CFE
@@ -309,6 +310,7 @@ func TestComputeTotals(t *testing.T) {
 }
 
 func TestComputeTotals_currencyIsCarried(t *testing.T) {
+	t.Parallel()
 	c := doc(EFacturaExp, 0, []Item{line(10, "1", "10")})
 	c.Totales = Totales{TpoMoneda: "USD", TpoCambio: decp("40.125")}
 	got, err := ComputeTotals(&c, DefaultTaxConfig())
@@ -321,6 +323,7 @@ func TestComputeTotals_currencyIsCarried(t *testing.T) {
 }
 
 func TestComputeTotals_configuredRates(t *testing.T) {
+	t.Parallel()
 	// A 20 % basic rate from configuration: 100.00 → IVA 20.00.
 	tax := DefaultTaxConfig()
 	tax.IVATasaBasica = decimal.NewFromInt(20)
@@ -338,6 +341,7 @@ func TestComputeTotals_configuredRates(t *testing.T) {
 }
 
 func TestComputeTotals_rejectsWhatItCannotTotal(t *testing.T) {
+	t.Parallel()
 	c := doc(ETicket, 0, []Item{line(3, "1", "10"), line(13, "1", "10"), line(4, "1", "10")},
 		global("D", 1, "1", 9))
 	_, err := ComputeTotals(&c, DefaultTaxConfig())
@@ -349,6 +353,7 @@ func TestComputeTotals_rejectsWhatItCannotTotal(t *testing.T) {
 // TestGlobalPercentAmount checks the amount a global percentage gives
 // (TpoDR 2): round(Σ B-C24 of the lines of its indicator × pct / 100).
 func TestGlobalPercentAmount(t *testing.T) {
+	t.Parallel()
 	items := []Item{
 		line(3, "1", "200"), line(3, "3", "14.333333"), // 200.00 + 43.00 = 243.00 basic
 		line(2, "1", "99.99"),                 // minimum
@@ -382,6 +387,7 @@ func TestGlobalPercentAmount(t *testing.T) {
 // percent: ValorDR carries the amount, TpoDR stays 2, and the totals subtract
 // ValorDR as DGI's formulas do (C116, C117 = Σ B-C24 ∓ Σ D-C6).
 func TestRequest_ToCFE_globalPercent(t *testing.T) {
+	t.Parallel()
 	r := validRequest(EFactura)
 	r.CFE.Detalles = []RequestDetalle{
 		{IndicadorFacturacion: indTasaBasica, NombreItem: "Yerba", Cantidad: decp("3"), PrecioUnitario: decp("66.66")}, // 199.98
@@ -428,6 +434,7 @@ func TestRequest_ToCFE_globalPercent(t *testing.T) {
 }
 
 func TestRequest_ToCFE_globalPercentRejected(t *testing.T) {
+	t.Parallel()
 	for _, pct := range []string{"0", "-5", "1000", "12.3456"} {
 		r := validRequest(ETicket)
 		r.CFE.DescuentosRecargosGlobales = []RequestGlobalAdjust{

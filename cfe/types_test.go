@@ -68,6 +68,7 @@ func tableACodes() []cfe.Type {
 }
 
 func TestTypes_TableA(t *testing.T) {
+	t.Parallel()
 	if got, want := cfe.Types(), tableACodes(); !slices.Equal(got, want) {
 		t.Fatalf("Types() = %v\nwant table A: %v", got, want)
 	}
@@ -97,6 +98,7 @@ func TestTypes_TableA(t *testing.T) {
 }
 
 func TestTypes_ElectronicTypes(t *testing.T) {
+	t.Parallel()
 	var want []cfe.Type
 	for _, c := range tableACodes() {
 		if c < 200 {
@@ -111,6 +113,7 @@ func TestTypes_ElectronicTypes(t *testing.T) {
 // Each type's element, and each element's line limit, must be what CFEType.xsd
 // declares.
 func TestTypes_ElementAndMaxLinesMatchXSD(t *testing.T) {
+	t.Parallel()
 	schema := loadTypeSchema(t)
 	if len(schema) != 7 {
 		t.Fatalf("CFEType.xsd CFEDefType has %d type elements, want 7", len(schema))
@@ -149,6 +152,7 @@ func TestTypes_ElementAndMaxLinesMatchXSD(t *testing.T) {
 // V24 zone B: up to 700 lines for e-Tickets, e-Tickets por cuenta ajena and
 // their notes; 200 for every other CFE.
 func TestTypes_MaxLines(t *testing.T) {
+	t.Parallel()
 	ticket := []cfe.Type{101, 102, 103, 131, 132, 133}
 	for _, code := range cfe.Types() {
 		want := 200
@@ -162,6 +166,7 @@ func TestTypes_MaxLines(t *testing.T) {
 }
 
 func TestTypes_Notes(t *testing.T) {
+	t.Parallel()
 	// Families with notes: document, credit note, debit note.
 	families := [][3]cfe.Type{
 		{101, 102, 103}, {111, 112, 113}, {121, 122, 123}, {131, 132, 133}, {141, 142, 143}, {151, 152, 153},
@@ -226,6 +231,7 @@ func checkKind(t *testing.T, c cfe.Type, want cfe.Kind) {
 }
 
 func TestTypes_UnknownCodes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []cfe.Type{-101, 0, 1, 100, 104, 110, 125, 154, 180, 183, 200, 204, 225, 283, 301, 999} {
 		if c.Valid() {
 			t.Errorf("%d.Valid() = true", c)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestValidate_validRequestOfEachType(t *testing.T) {
+	t.Parallel()
 	for _, typ := range ElectronicTypes() {
 		t.Run(typ.String(), func(t *testing.T) {
 			if _, err := issue(validRequest(typ)); err != nil {
@@ -26,6 +27,7 @@ func lines(r *Request, n int) []RequestDetalle {
 }
 
 func TestValidate_invalidRequests(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		typ       Type
@@ -329,6 +331,7 @@ func lineRefs(n int) []RequestReferencia {
 }
 
 func TestValidate_lineLimitsAreInclusive(t *testing.T) {
+	t.Parallel()
 	r := validRequest(ETicket)
 	r.CFE.Detalles = lines(r, 700)
 	for i := range r.CFE.Detalles {
@@ -345,6 +348,7 @@ func TestValidate_lineLimitsAreInclusive(t *testing.T) {
 }
 
 func TestValidate_reportsEveryFailure(t *testing.T) {
+	t.Parallel()
 	r := validRequest(EFactura)
 	r.CFE.Receptor.Documento = "214844360017"
 	r.CFE.Detalles[0].NombreItem = ""
@@ -368,6 +372,7 @@ func TestValidate_reportsEveryFailure(t *testing.T) {
 }
 
 func TestValidate_badTaxConfigIsInternal(t *testing.T) {
+	t.Parallel()
 	c, err := validRequest(ETicket).ToCFE(testParams())
 	if err != nil {
 		t.Fatal(err)
@@ -380,6 +385,7 @@ func TestValidate_badTaxConfigIsInternal(t *testing.T) {
 // CheckEmisor names the fields without the request's prefix, so that the
 // profiles can report them under their own keys.
 func TestCheckEmisor(t *testing.T) {
+	t.Parallel()
 	if fs := CheckEmisor(testEmisor); len(fs) != 0 {
 		t.Fatalf("CheckEmisor(testEmisor) = %v, want no problems", fs)
 	}
@@ -399,6 +405,7 @@ func TestCheckEmisor(t *testing.T) {
 }
 
 func TestValidate_eBoletaIVASuspensoWithMntBruto2(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []Type{EBoleta, EBoletaNC, EBoletaND} {
 		t.Run(typ.String(), func(t *testing.T) {
 			r := validRequest(typ)
@@ -416,6 +423,7 @@ func TestValidate_eBoletaIVASuspensoWithMntBruto2(t *testing.T) {
 }
 
 func TestCheckCAE(t *testing.T) {
+	t.Parallel()
 	cae := func(especial int) CAEData {
 		d := CAEData{CAEID: "90269999990", DNro: 1, HNro: 100, FecVenc: Date{2027, 12, 31}, CAEEspecial: especial}
 		if especial == 1 {

@@ -75,6 +75,7 @@ func mustMarshal(t testing.TB, c *cfe.CFE) []byte {
 }
 
 func TestParseXML_DGISamples(t *testing.T) {
+	t.Parallel()
 	for _, file := range dgiSamples(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			b, err := os.ReadFile(file)
@@ -163,6 +164,7 @@ func decString(d *decimal.Decimal) string {
 // required elements and one with every optional element the type allows, and
 // validates both against DGI's CFEDGI.xsd with xmllint.
 func TestBuildXML_EveryType(t *testing.T) {
+	t.Parallel()
 	xsd := testtool.XSD(t, "CFEDGI.xsd")
 	fixtures := map[string]func(cfe.Type) *cfe.CFE{"minimal": minimalCFE, "full": fullCFE}
 	for _, typ := range cfe.Types() {
@@ -198,6 +200,7 @@ func TestBuildXML_EveryType(t *testing.T) {
 }
 
 func TestBuildXML_Form(t *testing.T) {
+	t.Parallel()
 	c := fullCFE(cfe.ETicket)
 	// 13:30 UTC is 10:30 in Montevideo; the nanoseconds are not written.
 	c.TmstFirma = time.Date(2026, time.March, 14, 13, 30, 0, 999, time.UTC)
@@ -283,6 +286,7 @@ func TestBuildXML_Form(t *testing.T) {
 // fields that other types carry: they are not written, and the document is
 // still valid.
 func TestBuildXML_OnlyWhatTheTypeAllows(t *testing.T) {
+	t.Parallel()
 	xsd := testtool.XSD(t, "CFEDGI.xsd")
 	cases := []struct {
 		name    string
@@ -341,6 +345,7 @@ func TestBuildXML_OnlyWhatTheTypeAllows(t *testing.T) {
 }
 
 func TestBuildXML_Errors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		typ    cfe.Type
@@ -449,6 +454,7 @@ func checkFieldErrors(t *testing.T, err error, want []cfe.FieldError) {
 }
 
 func TestParseXML_Errors(t *testing.T) {
+	t.Parallel()
 	valid := string(mustMarshal(t, fullCFE(cfe.ETicket)))
 	// replace changes the first occurrence of each old, new pair in valid.
 	replace := func(pairs ...string) string {
@@ -535,6 +541,7 @@ func TestParseXML_Errors(t *testing.T) {
 }
 
 func TestParseXML_Forms(t *testing.T) {
+	t.Parallel()
 	c := fullCFE(cfe.EFactura)
 	utf8Doc := mustMarshal(t, c)
 
@@ -580,6 +587,7 @@ func TestParseXML_Forms(t *testing.T) {
 }
 
 func TestDigestValue(t *testing.T) {
+	t.Parallel()
 	// The DGI samples are checked against xmllint in TestParseXML_DGISamples.
 	doc, err := cfe.BuildXML(minimalCFE(cfe.ETicket))
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 // order, which PHP 8 refuses: the test runs a copy with PHP 8's order and
 // the tools' directory written out; nothing else changes.
 func TestRender_DocsImage(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("CFE_UPDATE_DOCS") != "1" {
 		t.Skip("set CFE_UPDATE_DOCS=1 to refresh docs/escpos-rollo.png")
 	}

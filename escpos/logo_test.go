@@ -34,6 +34,7 @@ func testLogo(t testing.TB) []byte {
 // before the emitter; with the raster QR, the QR is the second image and
 // still reads as DGI's URL.
 func TestRender_Logo(t *testing.T) {
+	t.Parallel()
 	doc := sample(t, samples[0])
 	r, err := pdf.NewReceipt(doc, pdf.Options{Template: pdf.Template{Base: pdf.Rollo, Logo: testLogo(t)}})
 	if err != nil {

@@ -52,6 +52,7 @@ func render(t testing.TB, r *pdf.Receipt, o Options) []byte {
 // escpos-tools on each paper: the text of every DGI element is there, and no
 // line is wider than the paper's columns.
 func TestRender_DGIElements(t *testing.T) {
+	t.Parallel()
 	for _, o := range printers {
 		for _, name := range samples {
 			t.Run(fmt.Sprintf("%dmm-%dcol/%s", o.PaperMM, max(o.Columns, 32), name[len(name)-14:]), func(t *testing.T) {
@@ -85,6 +86,7 @@ func TestRender_DGIElements(t *testing.T) {
 // them: the stored payload is DGI's URL, and the module size prints the
 // symbol between 22 and 30 mm at the printer's density.
 func TestRender_NativeQR(t *testing.T) {
+	t.Parallel()
 	for _, o := range []Options{{PaperMM: 80}, {PaperMM: 58}, {PaperMM: 80, DPI: 180}, {PaperMM: 80, DPI: 300}} {
 		t.Run(fmt.Sprintf("%dmm-%ddpi", o.PaperMM, max(o.DPI, 203)), func(t *testing.T) {
 			doc := sample(t, samples[0])
@@ -137,6 +139,7 @@ func TestRender_NativeQR(t *testing.T) {
 // it with zbarimg: DGI's URL, at a size between 22 and 30 mm plus the clear
 // margin.
 func TestRender_RasterQR(t *testing.T) {
+	t.Parallel()
 	for _, o := range []Options{{PaperMM: 80, QR: QRRaster}, {PaperMM: 58, QR: QRRaster}} {
 		t.Run(fmt.Sprintf("%dmm", o.PaperMM), func(t *testing.T) {
 			doc := sample(t, samples[1])
@@ -174,6 +177,7 @@ func TestRender_RasterQR(t *testing.T) {
 // TestRender_CodePages prints Spanish text in each code page and reads it
 // back through that page, with the ESC t number the printer expects.
 func TestRender_CodePages(t *testing.T) {
+	t.Parallel()
 	r := receiptOf(t, sample(t, samples[0]))
 	r.Adenda = "Ñandú, pingüino, ¿Dónde? ¡ÁÉÍÓÚ! Nº 5 – “ok”"
 	for _, tc := range []struct {
@@ -211,6 +215,7 @@ func TestRender_CodePages(t *testing.T) {
 // TestRender_CutAndDrawer checks the end of the receipt as escpos-tools
 // parses it: the cut asked for, and the drawer pulse only when asked.
 func TestRender_CutAndDrawer(t *testing.T) {
+	t.Parallel()
 	r := receiptOf(t, sample(t, samples[0]))
 	for _, tc := range []struct {
 		o          Options
@@ -250,6 +255,7 @@ func TestRender_CutAndDrawer(t *testing.T) {
 
 // TestOptions_Validate names each bad option.
 func TestOptions_Validate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		o     Options
 		field string
@@ -287,6 +293,7 @@ func TestOptions_Validate(t *testing.T) {
 // TestQRModule checks the module size for the QR versions DGI's URLs take
 // at common densities: always within 22–30 mm.
 func TestQRModule(t *testing.T) {
+	t.Parallel()
 	for _, dpi := range []int{180, 203, 300} {
 		for _, size := range []int{33, 37, 41, 45, 49} {
 			m, err := qrModule(size, float64(dpi)/25.4)
@@ -309,6 +316,7 @@ func TestQRModule(t *testing.T) {
 // (DLE EOT, DLE ENQ, DLE DC4): the status queries the transports send
 // would be answered out of turn.
 func TestRender_NoRealTimeCommands(t *testing.T) {
+	t.Parallel()
 	for _, name := range samples {
 		r := receiptOf(t, sample(t, name))
 		for _, o := range []Options{{}, {QR: QRRaster}, {PaperMM: 58, QR: QRRaster}, {DPI: 180, QR: QRRaster}} {

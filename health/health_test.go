@@ -32,6 +32,7 @@ func assess(st health.State) *apitype.StateReport {
 // TestAssess: the status is the worst of the checks, each with its Spanish
 // warning, from plain facts and the time alone.
 func TestAssess(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		change     func(st *health.State)
@@ -80,6 +81,7 @@ func TestAssess(t *testing.T) {
 // TestAssess_hostedRateLimit: the report carries the key's quota as a copy
 // of the facts' (one type on both sides, no sharing).
 func TestAssess_hostedRateLimit(t *testing.T) {
+	t.Parallel()
 	st := healthy()
 	rl := &apitype.RateLimit{LimitMinute: 60, RemainingMinute: 59, LimitHour: 1000, RemainingHour: 990, ObservedAt: now}
 	st.Hosted = &health.Hosted{BaseURL: "https://h.example", CheckedAt: now, Reachable: true, RateLimit: rl,
@@ -100,6 +102,7 @@ func TestAssess_hostedRateLimit(t *testing.T) {
 
 // TestFlag: the status only rises, and every reason is kept.
 func TestFlag(t *testing.T) {
+	t.Parallel()
 	rep := &apitype.StateReport{HealthReport: apitype.HealthReport{Status: apitype.HealthOK}}
 	health.Flag(rep, apitype.HealthError, "a")
 	health.Flag(rep, apitype.HealthDegraded, "b")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
@@ -34,15 +35,11 @@ func (r *running) stop() {
 	<-r.done
 }
 
-// waitDrained waits (real time, bounded) until the outbox is empty.
+// waitDrained waits (real time, at most a minute) until the outbox is empty.
 func waitDrained(t *testing.T, l *local) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for l.pending(t) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("outbox not drained: %d pending", l.pending(t))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testtool.WaitUntil(t, time.Minute, func() bool { return l.pending(t) == 0 }) {
+		t.Fatalf("outbox not drained within a minute: %d pending", l.pending(t))
 	}
 }
 
@@ -99,7 +96,8 @@ func TestDeliverer_Outage(t *testing.T) {
 	cl := newClient(t, p, hosted.Config{APIKey: keyAgent, MaxAttempts: 2})
 	r := runDeliverer(t, l, cl)
 	uuids := l.sign(t, "antes", 100)
-	time.Sleep(100 * time.Millisecond) // let it fail a few times against the stopped service
+	// The deliverer fails against the stopped service: wait for its error.
+	waitUntil(t, "the deliverer's error with the service down", func() bool { return r.d.Status().LastError != "" })
 	if st := r.d.Status(); st.LastError == "" || st.Delivered != 0 {
 		t.Errorf("with the service down: status %+v, want an error and nothing delivered", st)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/hosted"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/issuer"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 	"github.com/cfe-agent/cfe-agent/signer"
@@ -142,13 +143,13 @@ func (p *peer) start() {
 	if err != nil {
 		p.t.Fatal(err)
 	}
+	// The port was released by newPeer or an earlier stop: another socket
+	// may hold it briefly. Listen again until it is free, for a second.
 	var ln net.Listener
-	for i := 0; ; i++ { // the port was released by an earlier stop; it may linger briefly
-		if ln, err = net.Listen("tcp", p.addr); err == nil || i == 50 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testtool.WaitUntil(p.t, time.Second, func() bool {
+		ln, err = net.Listen("tcp", p.addr)
+		return err == nil
+	})
 	if err != nil {
 		sb.Close()
 		p.t.Fatal(err)

@@ -19,10 +19,12 @@ import (
 // a character outside the BMP), the bytes equal libxml2's C14N 1.0 form of
 // themselves.
 func TestMarshalXML_IsCanonical(t *testing.T) {
+	t.Parallel()
 	bin := testtool.Require(t, "xmllint")
 	nasty, _ := json.Marshal("Yerba \"mate\" & <azúcar> 'ñandú'\r\n\t1 kg 🧉")
 	for _, typ := range cfe.ElectronicTypes() {
 		t.Run(typ.String(), func(t *testing.T) {
+			t.Parallel()
 			body := requestJSON(typ, "x")
 			for _, s := range []string{"Yerba mate 1 kg", "Lana peinada", "Cajas de yerba 1 kg", "Lana sucia", "Dirección General Impositiva", "Importadora del Plata SA"} {
 				body = strings.ReplaceAll(body, `"`+s+`"`, string(nasty))

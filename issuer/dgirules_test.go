@@ -54,10 +54,12 @@ func wantRefused(t *testing.T, err error, campo, fragment string) {
 // the issuer over a real store: each refusal answers 01 naming
 // cfe.idDoc.montoBruto, and the next good CFE of the type takes number 1.
 func TestIssuer_CAERules(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	today := cfe.DateOf(testNow)
 
 	t.Run("MntBruto 3 with an ordinary CAE", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t) // the sandbox ranges are ordinary
 		_, err := h.iss.Issue(ctx, ivaMinimoTicket(t, "acl0-1", 3))
 		wantRefused(t, err, "cfe.idDoc.montoBruto", "rango CAE especial")
@@ -68,6 +70,7 @@ func TestIssuer_CAERules(t *testing.T) {
 
 	for _, especial := range []int{2, 3, 4} {
 		t.Run(fmt.Sprintf("special CAE %d without MntBruto 3", especial), func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t, specialRange(cfe.ETicket, "A", 1, 100, especial))
 			for i, mb := range []int{0, 1} {
 				_, err := h.iss.Issue(ctx, ivaMinimoTicket(t, fmt.Sprint("acl0-s-", i), mb))
@@ -95,6 +98,7 @@ func TestIssuer_CAERules(t *testing.T) {
 	}
 
 	t.Run("the declared MntBruto selects the range", func(t *testing.T) {
+		t.Parallel()
 		// An ordinary serie A and an IVA mínimo serie B for e-Tickets: each
 		// CFE is numbered from the range its MntBruto agrees with.
 		h := newHarness(t, testRange(cfe.ETicket, "A", 1, 100, today.AddDays(300)),
@@ -115,6 +119,7 @@ func TestIssuer_CAERules(t *testing.T) {
 	})
 
 	t.Run("IVA en suspenso in an e-Boleta without MntBruto 2", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t)
 		boleta := func(uuid string, montoBruto int) *cfe.Request {
 			r := decode(t, requestJSON(cfe.EBoleta, uuid))

@@ -17,6 +17,7 @@ import (
 // with 01 naming the field, no number is consumed, and the next good request
 // of the serie takes number 1.
 func TestIssuer_RefusesCodesOutsideDGIsLists(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		typ   cfe.Type
@@ -40,6 +41,7 @@ func TestIssuer_RefusesCodesOutsideDGIsLists(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			ctx := context.Background()
 			before, err := h.db.RangeStatus(ctx, cfe.DateOf(testNow))
@@ -89,6 +91,7 @@ func cfeOf(body map[string]any) map[string]any { return body["cfe"].(map[string]
 // reserved, answering 99; it is the caller's mistake and is refused with 01
 // before numbering. Found by TestIssuer_Property.
 func TestIssuer_RefusesWhatBuildXMLCannotWriteBeforeNumbering(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	body := strings.Replace(requestJSON(cfe.ETicket, uuidFor(cfe.ETicket, 1)), `"idDoc":`,

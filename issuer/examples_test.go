@@ -12,6 +12,7 @@ import (
 // TestIssuer_Examples keeps the README's example requests (examples/*.json)
 // true: each signs with code 00 and validates against DGI's schema.
 func TestIssuer_Examples(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(testtool.RepoRoot(t), "examples", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples found (%v)", err)
@@ -19,6 +20,7 @@ func TestIssuer_Examples(t *testing.T) {
 	h := newHarness(t)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
 			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

@@ -3,9 +3,13 @@ package issuer_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,9 +83,57 @@ func newHarnessWith(t testing.TB, opts store.Options, ranges ...cfe.CAERange) *h
 	return newHarnessOn(t, db)
 }
 
+// testCredentials is the test certificate of every harness, made once per
+// test binary (its RSA key takes a quarter of a second under the race
+// detector, and a signer only reads it), or read from the files
+// credentialsEnv names in a child process the tests started.
+var testCredentials = sync.OnceValues(func() (*signer.Credentials, error) {
+	if files := os.Getenv(credentialsEnv); files != "" {
+		keyFile, certFile, _ := strings.Cut(files, string(os.PathListSeparator))
+		key, err := os.ReadFile(keyFile)
+		if err != nil {
+			return nil, err
+		}
+		cert, err := os.ReadFile(certFile)
+		if err != nil {
+			return nil, err
+		}
+		return signer.LoadPEM(key, cert)
+	}
+	return signer.GenerateTestCertificate(testEmisor.RUCEmisor, testEmisor.RznSoc, testNow.Add(-time.Hour))
+})
+
+// credentialsEnv names, in a child process's environment, the PEM files of
+// the key and the certificate it signs with (separated as in PATH): the
+// test certificate of its parent, so that no child makes a key of its own.
+const credentialsEnv = "CFE_ISSUER_TEST_CREDENTIALS"
+
+// childCredentials writes the test certificate to PEM files for a child
+// process and returns the credentialsEnv entry of its environment.
+func childCredentials(t testing.TB) string {
+	t.Helper()
+	creds, err := testCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(creds.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keyFile, certFile := filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem")
+	for file, block := range map[string]*pem.Block{keyFile: {Type: "PRIVATE KEY", Bytes: der},
+		certFile: {Type: "CERTIFICATE", Bytes: creds.Certificate.Raw}} {
+		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return credentialsEnv + "=" + keyFile + string(os.PathListSeparator) + certFile
+}
+
 func newHarnessOn(t testing.TB, db *store.DB) *harness {
 	t.Helper()
-	creds, err := signer.GenerateTestCertificate(testEmisor.RUCEmisor, testEmisor.RznSoc, testNow.Add(-time.Hour))
+	creds, err := testCredentials()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,4 +251,50 @@ func uuidFor(typ cfe.Type, n int) string {
 
 func issuerZone(name string, off int) issuer.ZoneStatus {
 	return issuer.ZoneStatus{Name: name, Source: "test", Offset: off}
+}
+
+// unavailable ends a test that cannot run here because the machine lacks
+// what it needs (a kernel feature such as ptrace): skipped with the reason,
+// or failed under CFE_STRICT_TOOLS=1, as testtool.Require does for a
+// missing tool.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CFE_STRICT_TOOLS") == "1" {
+		t.Fatalf("%s (CFE_STRICT_TOOLS=1)", msg)
+	}
+	t.Skipf("%s; set CFE_STRICT_TOOLS=1 to make this a failure", msg)
+}
+
+// waitFor polls cond until it holds, and fails the test, naming what it
+// waited for, when it does not within 10 s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	const within = 10 * time.Second
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("waited %v for %s", within, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// outcome returns what arrives on done, and fails the test, naming what it
+// waited for, when nothing does within a minute: far above any answer the
+// issuer owes, it only keeps a broken test from hanging.
+func outcome(t testing.TB, done <-chan error, what string) error {
+	t.Helper()
+	const within = time.Minute
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(within):
+		t.Fatalf("waited %v for %s", within, what)
+		return nil
+	}
 }

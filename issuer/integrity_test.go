@@ -66,6 +66,7 @@ func issuerOver(h *harness, st cfe.IssueStore, sg issuer.Signer) *issuer.Issuer 
 // hosted service's 64 characters took a number and failed at commit with 99
 // (300 characters) or was signed and then refused for good at delivery (100).
 func TestIssuer_UUIDLimitCheckedBeforeNumbering(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, n := range []int{65, 100, 300} {
 		id := strings.Repeat("u", n)
@@ -94,6 +95,7 @@ func TestIssuer_UUIDLimitCheckedBeforeNumbering(t *testing.T) {
 // slow the other clients down: a refused request never reserves a number, so
 // nothing of it reaches the serie the others are numbered from.
 func TestIssuer_RetryingRefusedRequestDoesNotTouchNumbering(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	st := &countingStore{DB: h.db}
 	iss := issuerOver(h, st, signerAdapter{Signer: h.signer})
@@ -127,6 +129,7 @@ func TestIssuer_RetryingRefusedRequestDoesNotTouchNumbering(t *testing.T) {
 // the number again in time, the issuer signs them again with the lowest free
 // number instead of answering 99 for another caller's failure.
 func TestIssuer_FailureAfterReservationDoesNotFailOthers(t *testing.T) {
+	t.Parallel()
 	h := newHarnessWith(t, store.Options{ReclaimTimeout: 100 * time.Millisecond})
 	db := h.db
 	st := &countingStore{DB: db}
@@ -145,9 +148,11 @@ func TestIssuer_FailureAfterReservationDoesNotFailOthers(t *testing.T) {
 		got = r
 		done <- err
 	}()
-	waitFor(t, func() bool { return st.reserved.Load() >= 1 }) // the good request holds 2
-	db.Release(held)                                           // the holder failed: nobody takes 1 again
-	if err := <-done; err != nil {
+	// The good request holds 2; then the holder of 1 fails: nobody takes 1
+	// again.
+	waitFor(t, "the good request's reservation", func() bool { return st.reserved.Load() >= 1 })
+	db.Release(held)
+	if err := outcome(t, done, "the good request's answer"); err != nil {
 		t.Fatalf("the good request got %s (%v), want it signed", cfe.RespuestaOf(err), err)
 	}
 	if got.Issued.Nro != 1 {
@@ -162,6 +167,7 @@ func TestIssuer_FailureAfterReservationDoesNotFailOthers(t *testing.T) {
 // whose signature always fails after its reservation, while others sign; every
 // good request is signed, and the numbers stay gap-free.
 func TestIssuer_RetriedFailingSignatureWithLoad(t *testing.T) {
+	t.Parallel()
 	h := newHarnessWith(t, store.Options{ReclaimTimeout: 50 * time.Millisecond})
 	db := h.db
 	iss := issuerOver(h, db, failingSigner{signerAdapter{Signer: h.signer}, []byte("FIRMA-FALLA")})
@@ -232,6 +238,7 @@ func loadWithRetrier(t *testing.T, iss *issuer.Issuer, workers, each int, retry 
 // A certificate outside its validity refuses the request (06) before a number
 // is reserved: the store is not asked for one.
 func TestIssuer_ExpiredCertificateRefusedBeforeNumbering(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for name, from := range map[string]time.Time{
 		"expired":       testNow.AddDate(-3, 0, 0),
@@ -258,16 +265,5 @@ func TestIssuer_ExpiredCertificateRefusedBeforeNumbering(t *testing.T) {
 	}
 	if n := nextNumber(t, h, "cert-ok"); n != 1 {
 		t.Fatalf("next number %d, want 1", n)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -20,10 +20,12 @@ import (
 // has the independent tools check the result: xmllint against DGI's CFEDGI.xsd
 // and xmlsec1 with the certificate embedded in KeyInfo.
 func TestIssuer_EveryType(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	xsd := testtool.XSD(t, "CFEDGI.xsd")
 	for _, typ := range cfe.ElectronicTypes() {
 		t.Run(typ.String(), func(t *testing.T) {
+			t.Parallel()
 			res, err := h.iss.Issue(context.Background(), decode(t, requestJSON(typ, uuidFor(typ, 1))))
 			if err != nil {
 				t.Fatalf("Issue: %v (%s)", err, cfe.RespuestaOf(err))
@@ -73,6 +75,7 @@ func qrEscape(s string) string {
 // TestIssuer_TamperedCopyRejected changes one amount of a signed CFE: xmlsec1
 // and signer.Verify must both reject it.
 func TestIssuer_TamperedCopyRejected(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	res, err := h.iss.Issue(context.Background(), decode(t, requestJSON(cfe.EFactura, "tamper-1")))
 	if err != nil {
@@ -113,6 +116,7 @@ func nextNumber(t *testing.T, h *harness, uuid string) int64 {
 }
 
 func TestIssuer_IdempotentRetry(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	body := requestJSON(cfe.ETicket, "retry-1")
 	first, err := h.iss.Issue(context.Background(), decode(t, body))
@@ -136,6 +140,7 @@ func TestIssuer_IdempotentRetry(t *testing.T) {
 // TestIssuer_ConcurrentRetries sends the same uuid from 8 goroutines at once:
 // one number, one stored CFE, the same answer to all.
 func TestIssuer_ConcurrentRetries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	body := requestJSON(cfe.ETicket, "same-uuid")
 	var wg sync.WaitGroup
@@ -164,6 +169,7 @@ func TestIssuer_ConcurrentRetries(t *testing.T) {
 }
 
 func TestIssuer_UUIDConflict(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if _, err := h.iss.Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, "dup"))); err != nil {
 		t.Fatal(err)
@@ -183,6 +189,7 @@ func TestIssuer_UUIDConflict(t *testing.T) {
 }
 
 func TestIssuer_TimeZone(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		zone string
@@ -194,6 +201,7 @@ func TestIssuer_TimeZone(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			h.zone.set(issuerZone(tc.zone, tc.off))
 			_, err := h.iss.Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, "tz-1")))
@@ -241,6 +249,7 @@ func TestIssuer_NoZoneReader(t *testing.T) {
 }
 
 func TestIssuer_ValidationRejectionConsumesNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// An e-Factura without a receptor breaks DGI's rules.
 	_, err := h.iss.Issue(context.Background(), decode(t,
@@ -267,6 +276,7 @@ func hasField(fs []cfe.FieldError, prefix string) bool {
 }
 
 func TestIssuer_RangeRollOverAndExhaustion(t *testing.T) {
+	t.Parallel()
 	today := cfe.DateOf(testNow)
 	a := testRange(cfe.ETicket, "A", 1, 2, today.AddDays(30))
 	b := testRange(cfe.ETicket, "B", 10, 11, today.AddDays(300))
@@ -292,6 +302,7 @@ func TestIssuer_RangeRollOverAndExhaustion(t *testing.T) {
 }
 
 func TestIssuer_ExpiredRangeNeverUsed(t *testing.T) {
+	t.Parallel()
 	today := cfe.DateOf(testNow)
 	h := newHarness(t, testRange(cfe.ETicket, "A", 1, 100, today.AddDays(-1)))
 	_, err := h.iss.Issue(context.Background(), decode(t, requestJSON(cfe.ETicket, "exp-1")))
@@ -302,6 +313,7 @@ func TestIssuer_ExpiredRangeNeverUsed(t *testing.T) {
 
 // TestIssuer_Concurrent signs from 8 goroutines: distinct, consecutive numbers.
 func TestIssuer_Concurrent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	const workers, each = 8, 15
 	var mu sync.Mutex
@@ -342,6 +354,7 @@ func testRange(typ cfe.Type, serie string, from, to int64, expires cfe.Date) cfe
 // numbered from the e-Ticket credit-note range, references the original, and
 // is idempotent on its id like a request.
 func TestIssuer_IssueCFE(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	orig, err := h.iss.Issue(ctx, decode(t, requestJSON(cfe.ETicket, "orig")))

@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,9 +146,9 @@ func powerCutChild(root string) int {
 	return code
 }
 
-// testSigner is a signer with a new test certificate, as newHarnessOn makes.
+// testSigner is a signer with the test certificate, as newHarnessOn makes.
 func testSigner() (*signer.Signer, error) {
-	creds, err := signer.GenerateTestCertificate(testEmisor.RUCEmisor, testEmisor.RznSoc, testNow.Add(-time.Hour))
+	creds, err := testCredentials()
 	if err != nil {
 		return nil, err
 	}
@@ -218,8 +220,11 @@ type powerCutAck struct {
 //
 // CI replays 300 states with the fixed seed 23 (the recording itself differs
 // from run to run with the scheduling); CFE_POWERCUT_STATES and
-// CFE_POWERCUT_SEED change both (make fuzz runs many more).
+// CFE_POWERCUT_SEED change both (make fuzz runs many more). The states are
+// drawn one after the other from the seed, and checked side by side, one
+// per processor, each in a folder of its own.
 func TestIssuer_PowerCut(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("records a signing load under strace and replays hundreds of disk states")
 	}
@@ -246,8 +251,56 @@ func TestIssuer_PowerCut(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(uint64(seed), 23))
 	barriers := rec.Barriers()
 	work := stateDir(t)
-	var sum powerCutSummary
+	// A state to check, drawn by the loop below; the checkers (one per
+	// processor) replay them, each counting in a summary of its own.
+	type replay struct {
+		i        int
+		st       *powercut.State
+		desc     string
+		signType cfe.Type
+	}
+	replays := make(chan replay)
+	sums := make([]powerCutSummary, runtime.GOMAXPROCS(0))
+	var failures atomic.Int64
+	var checkers sync.WaitGroup
+	for w := range sums {
+		checkers.Go(func() {
+			sum := &sums[w]
+			for r := range replays {
+				dir := filepath.Join(work, strconv.Itoa(r.i))
+				var fail string
+				if _, err := r.st.Materialize(root, dir); err != nil {
+					fail = fmt.Sprintf("writing the state: %v", err)
+				} else if r.st.Mode == powercut.LyingDisk {
+					fail = sum.checkImpossible(dir)
+				} else {
+					fail = sum.checkPossible(dir, acks, r.st.Cut, sg, r.signType)
+				}
+				sum.states++
+				sum.torn += r.st.Torn
+				sum.lost += r.st.Lost
+				if fail != "" {
+					sum.failures++
+					failures.Add(1)
+					keep := filepath.Join(os.TempDir(), fmt.Sprintf("cfe-powercut-%d-state-%d", seed, r.i))
+					_ = os.RemoveAll(keep)
+					if err := os.CopyFS(keep, os.DirFS(dir)); err != nil {
+						keep = err.Error()
+					}
+					_ = os.RemoveAll(dir)
+					t.Errorf("%s: %s (files kept in %s)", r.desc, fail, keep)
+					continue
+				}
+				if err := os.RemoveAll(dir); err != nil {
+					t.Errorf("%s: %v", r.desc, err)
+				}
+			}
+		})
+	}
 	for i := range states {
+		if failures.Load() >= 5 {
+			break
+		}
 		cut := barriers[rnd.IntN(len(barriers))]
 		if rnd.IntN(4) == 0 {
 			cut = rnd.IntN(rec.End() + 1)
@@ -262,40 +315,20 @@ func TestIssuer_PowerCut(t *testing.T) {
 			mode = powercut.LyingDisk
 		}
 		st := rec.State(initial, cut, mode, rnd)
-		dir := filepath.Join(work, strconv.Itoa(i))
-		if _, err := st.Materialize(root, dir); err != nil {
-			t.Fatal(err)
-		}
 		desc := fmt.Sprintf("state %d (cut %d, %s, %d optional writes: %d kept, %d by page, %d torn pages, %d newer journal versions, %d new names lost%s)",
 			i, cut, mode, st.Optional, st.Kept, st.Split, st.Torn, st.Versions, st.Lost, strings.TrimSuffix(" dropped "+st.Dropped, " dropped "))
-		var fail string
-		if mode == powercut.LyingDisk {
-			fail = sum.checkImpossible(dir)
-		} else {
-			// The next CFE of one type is signed, alternately; the other
-			// type's next number is reserved and released.
-			fail = sum.checkPossible(dir, acks, cut, sg, []cfe.Type{cfe.ETicket, cfe.EFactura}[i%2])
-		}
-		sum.states++
-		sum.torn += st.Torn
-		sum.lost += st.Lost
-		if fail != "" {
-			sum.failures++
-			keep := filepath.Join(os.TempDir(), fmt.Sprintf("cfe-powercut-%d-state-%d", seed, i))
-			_ = os.RemoveAll(keep)
-			if err := os.CopyFS(keep, os.DirFS(dir)); err != nil {
-				keep = err.Error()
-			}
-			_ = os.RemoveAll(dir)
-			t.Errorf("%s: %s (files kept in %s)", desc, fail, keep)
-			if sum.failures >= 5 {
-				t.Fatal("too many failing states")
-			}
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			t.Fatal(err)
-		}
+		// The next CFE of one type is signed, alternately; the other
+		// type's next number is reserved and released.
+		replays <- replay{i: i, st: st, desc: desc, signType: []cfe.Type{cfe.ETicket, cfe.EFactura}[i%2]}
+	}
+	close(replays)
+	checkers.Wait()
+	if failures.Load() >= 5 {
+		t.Fatal("too many failing states")
+	}
+	var sum powerCutSummary
+	for _, s := range sums {
+		sum.add(s)
 	}
 	t.Logf("recording: %d calls, %d syncs, %d acknowledged CFEs; replayed %d states (%d lying-disk: %d refused as damaged or truncated, %d opened; %d checked against a witness), %d acknowledged CFEs checked, %d torn pages, %d new names lost, %d failures",
 		len(rec.Ops), rec.Syncs(), len(acks), sum.states, sum.lying, sum.refused, sum.lying-sum.refused, sum.witnessed, sum.checked, sum.torn, sum.lost, sum.failures)
@@ -332,6 +365,19 @@ type powerCutSummary struct {
 	lying, refused                        int
 }
 
+// add counts o's states in s too.
+func (s *powerCutSummary) add(o powerCutSummary) {
+	s.states += o.states
+	s.checked += o.checked
+	s.failures += o.failures
+	s.torn += o.torn
+	s.lost += o.lost
+	s.withAcks += o.withAcks
+	s.witnessed += o.witnessed
+	s.lying += o.lying
+	s.refused += o.refused
+}
+
 // recordLoad runs the signing child under strace over root and returns the
 // recording and the acknowledged CFEs by uuid.
 func recordLoad(t *testing.T, strace, root string) (*powercut.Recording, map[string]powerCutAck) {
@@ -339,13 +385,18 @@ func recordLoad(t *testing.T, strace, root string) (*powercut.Recording, map[str
 	dir := t.TempDir()
 	trace, ackFile := filepath.Join(dir, "trace"), filepath.Join(dir, "acks")
 	args := powercut.Command(strace, trace, os.Args[0], "-test.run=^$")
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), powerCutEnv+"="+root, powerCutAcksEnv+"="+ackFile)
+	limit, cancel := context.WithTimeout(context.Background(), childLimit)
+	defer cancel()
+	cmd := exec.CommandContext(limit, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), powerCutEnv+"="+root, powerCutAcksEnv+"="+ackFile, childCredentials(t))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		msg := fmt.Sprintf("the signing child under strace failed: %v\n%s", err, out)
-		if strings.Contains(string(out), "PTRACE") && os.Getenv("CFE_STRICT_TOOLS") != "1" {
-			t.Skip("strace cannot trace here (ptrace refused); " + msg)
+		switch {
+		case limit.Err() != nil:
+			t.Fatalf("the signing child under strace did not end within %v: %s", childLimit, msg)
+		case strings.Contains(string(out), "PTRACE"):
+			unavailable(t, "strace cannot trace here (ptrace refused); %s", msg)
 		}
 		t.Fatal(msg)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cfe-agent/cfe-agent/hosted"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
@@ -128,14 +129,12 @@ func (ts *testServer) accessLog(t *testing.T, prefix string) []accessLine {
 // browser has read the answer.
 func (ts *testServer) awaitAccessLog(t *testing.T, skip, want int) []accessLine {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		lines := ts.accessLog(t, "/")[skip:]
-		if len(lines) >= want || time.Now().After(deadline) {
-			return lines
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var lines []accessLine
+	testtool.WaitUntil(t, 5*time.Second, func() bool {
+		lines = ts.accessLog(t, "/")[skip:]
+		return len(lines) >= want
+	})
+	return lines
 }
 
 // TestSecurity_CrossSiteBrowser loads pages of other sites (another loopback

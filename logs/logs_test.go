@@ -11,6 +11,7 @@ import (
 )
 
 func TestOpen_secretsNeverReachTheFile(t *testing.T) {
+	t.Parallel()
 	const (
 		apiKey   = "xx_live_9f8e7d6c5b4a"
 		password = "clave-del-certificado"
@@ -58,6 +59,7 @@ func TestOpen_secretsNeverReachTheFile(t *testing.T) {
 }
 
 func TestRedactor_secretsReplaced(t *testing.T) {
+	t.Parallel()
 	r := &Redactor{}
 	r.SetSecrets("old-secret-1")
 	r.SetSecrets("new-secret-2") // replaces the list

@@ -25,6 +25,7 @@ import (
 // directory. systemd's tools failing fail no script; a user or data directory
 // that cannot be made fails postinst.
 func TestDeb_maintainerScripts(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "dpkg-deb")
 	sh := testtool.Require(t, "sh")
 	dir := distDir(t)
@@ -101,6 +102,7 @@ func TestDeb_maintainerScripts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			bin := t.TempDir()
 			log := filepath.Join(bin, "log")
 			// Each recorder appends its command line, then exits 1 when it is

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -29,7 +30,22 @@ var (
 	buildOnce = sync.OnceValues(buildDist)
 )
 
+// The tests spend their time waiting: for the installers' build (all but
+// TestWriteUnit), for Wine (TestMSI_wine), for lintian. go test runs as many
+// parallel tests at once as there are CPUs, which on a small machine leaves
+// TestMSI_wine waiting for a turn while two tests wait for the build; unless
+// -test.parallel is given, TestMain lets them all run at once, so that
+// TestMSI_wine makes its Wine prefix while the installers build.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", "8"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	code := m.Run()
 	if built != "" {
 		_ = os.RemoveAll(built)
@@ -118,6 +134,7 @@ func run(t *testing.T, name string, args ...string) string {
 // TestDist_SHA256SUMS: the three raw binaries of the agent and of the
 // sandbox, the MSI and the .deb are there, and SHA256SUMS covers each one.
 func TestDist_SHA256SUMS(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "sha256sum")
 	dir := distDir(t)
 	v := versions(t)
@@ -198,6 +215,7 @@ const upgradeCode = "{4C03A57E-086B-4E32-8043-DE5412C51085}"
 // TestMSI checks the Windows installer's tables with msiinfo, and its
 // files with msiextract.
 func TestMSI(t *testing.T) {
+	t.Parallel()
 	testtool.Require(t, "msiinfo")
 	dir := distDir(t)
 	v := versions(t)
@@ -360,6 +378,7 @@ func TestMSI(t *testing.T) {
 // into a throwaway root and runs its systemd unit's command there until
 // /health answers.
 func TestDeb(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"lintian", "dpkg-deb", "dpkg"} {
 		testtool.Require(t, tool)
 	}
@@ -368,6 +387,7 @@ func TestDeb(t *testing.T) {
 	deb := one(t, dir, "*.deb")
 
 	t.Run("lintian", func(t *testing.T) {
+		t.Parallel()
 		// The spelling overrides name strings the Go linker lays out in the
 		// binary's data; one that no longer meets its hint after an unrelated
 		// change (mismatched-override) is not a defect of the package.
@@ -381,6 +401,7 @@ func TestDeb(t *testing.T) {
 	})
 
 	t.Run("control", func(t *testing.T) {
+		t.Parallel()
 		for field, want := range map[string]string{"Package": "cfe-agent", "Version": v["DEB_VERSION"], "Architecture": "amd64"} {
 			if got := strings.TrimSpace(run(t, "dpkg-deb", "-f", deb, field)); got != want {
 				t.Errorf("%s: %q, want %q", field, got, want)
@@ -451,10 +472,9 @@ func TestDeb(t *testing.T) {
 	}
 
 	t.Run("systemd-analyze verify", func(t *testing.T) {
-		if _, err := exec.LookPath("systemd-analyze"); err != nil {
-			t.Skip("systemd-analyze is not installed")
-		}
-		out, _ := exec.Command("systemd-analyze", "verify", "--man=no", unitFile).CombinedOutput()
+		t.Parallel()
+		analyze := testtool.Require(t, "systemd-analyze")
+		out, _ := exec.Command(analyze, "verify", "--man=no", unitFile).CombinedOutput()
 		// The unit names /usr/bin/cfe-agent, which is in the throwaway root,
 		// not on this machine: that is the one complaint allowed.
 		for line := range strings.Lines(string(out)) {
@@ -465,6 +485,7 @@ func TestDeb(t *testing.T) {
 	})
 
 	t.Run("ExecStart serves /health", func(t *testing.T) {
+		t.Parallel()
 		args := strings.Fields(unit["ExecStart"])
 		want := []string{"/usr/bin/cfe-agent", "--data-dir", "/var/lib/cfe-agent", "serve"}
 		if !slices.Equal(args, want) {
@@ -568,14 +589,9 @@ func freeAddr(t *testing.T) string {
 func waitHealth(t *testing.T, url string, exited <-chan struct{}) map[string]any {
 	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.After(60 * time.Second)
 	var last string
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			t.Fatal("the agent exited before /health answered")
-		default:
-		}
+	for {
 		resp, err := client.Get(url)
 		if err == nil {
 			var body map[string]any
@@ -588,8 +604,12 @@ func waitHealth(t *testing.T, url string, exited <-chan struct{}) map[string]any
 		} else {
 			last = err.Error()
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-exited:
+			t.Fatalf("the agent exited before /health answered; last: %s", last)
+		case <-deadline:
+			t.Fatalf("/health did not answer 200 within 60 s; last: %s", last)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	t.Fatalf("/health did not answer 200 within 60 s; last: %s", last)
-	return nil
 }

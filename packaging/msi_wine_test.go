@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
@@ -37,8 +39,15 @@ func newWinePrefix(t *testing.T) *winePrefix {
 	return w
 }
 
+// wineCommandTime bounds each command in the prefix: Wine may hang where
+// Windows would not.
+const wineCommandTime = 3 * time.Minute
+
 func (w *winePrefix) command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
+	// Not t.Context: the clean-up runs wineserver -k after it has ended.
+	ctx, cancel := context.WithTimeout(context.Background(), wineCommandTime)
+	w.t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, name, args...)
 	// No Mono or Gecko: an MSI install needs neither, and asking for them
 	// costs minutes.
 	cmd.Env = append(os.Environ(), "WINEPREFIX="+w.dir, "WINEDEBUG=-all", "WINEDLLOVERRIDES=mscoree,mshtml=")
@@ -54,8 +63,10 @@ func (w *winePrefix) msiexec(args ...string) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &exit):
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
 		return exit.ExitCode()
+	case errors.As(err, &exit):
+		w.t.Fatalf("msiexec %s did not finish within %s (%v)\n%s", strings.Join(args, " "), wineCommandTime, err, out)
 	}
 	w.t.Fatalf("msiexec %s: %v\n%s", strings.Join(args, " "), err, out)
 	return -1
@@ -82,14 +93,17 @@ func (w *winePrefix) drive(path ...string) string {
 // newer build of the same installer, and uninstalls it: the files, the Run
 // value and the Start-menu entry come and go; the user's data stays.
 func TestMSI_wine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("installs the MSI under Wine; -short skips it")
 	}
 	testtool.Require(t, "wixl")
 	testtool.Require(t, "msiextract")
+	// The prefix first: wineboot (mostly disk) runs while another test
+	// builds the installers (mostly CPU).
+	w := newWinePrefix(t)
 	dir := distDir(t)
 	msi := one(t, dir, "*.msi")
-	w := newWinePrefix(t)
 
 	users, _ := filepath.Glob(w.drive("users", "*", "AppData", "Roaming"))
 	if len(users) != 1 {

@@ -17,6 +17,7 @@ import (
 // directory /var/lib/cfe-agent with the numbering witness's folder
 // /var/lib/cfe-agent-witness beside it, and a unit systemd accepts.
 func TestWriteUnit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := writeUnit(dir); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // prints: every text of it is in pdftotext's reading of the Rollo PDF of the
 // same CFE, and it carries the texts each type must show.
 func TestNewReceipt(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []cfe.Type{cfe.ETicket, cfe.EFactura, cfe.ERemito, cfe.EResguardo, cfe.ETicketNC} {
 		t.Run(typ.Name(), func(t *testing.T) {
 			doc := signed(t, fixture(typ))

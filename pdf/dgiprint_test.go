@@ -51,6 +51,7 @@ func printTemplates(t *testing.T) []Template {
 // (e-Remito de Exportación, whose total subtracts it, A-C113); no note calls
 // it an annulment.
 func TestRender_IndFact8PrintsTheSign(t *testing.T) {
+	t.Parallel()
 	ref := func(typ cfe.Type) []cfe.Referencia {
 		return []cfe.Referencia{{NroLinRef: 1, TpoDocRef: typ, Serie: "A", NroCFERef: 41, RazonRef: "Mercadería devuelta",
 			FechaCFEref: &cfe.Date{Year: 2026, Month: time.March, Day: 13}}}
@@ -109,6 +110,7 @@ func TestRender_IndFact8PrintsTheSign(t *testing.T) {
 // the box's edges (found by following its side rule from a word of the
 // Adenda) to the nearest ink above and below, on every page the box is on.
 func TestRender_AdendaKeepsFiveMillimetres(t *testing.T) {
+	t.Parallel()
 	const minGap = 5.0
 	note := fixture(cfe.EFacturaNC) // references, then the Adenda
 	note.MediosPago = []cfe.MedioPago{{NroLinMP: 1, GlosaMP: "Transferencia", ValorPago: num("536")}}
@@ -196,6 +198,7 @@ func boxAround(g *image.Gray, w word) (top, bottom int, ok bool) {
 // the serie and number, in the same column (on A4 in the right half of the
 // page), before the date and the other facts.
 func TestRender_FormaDePagoInDocumentBlock(t *testing.T) {
+	t.Parallel()
 	docs := []struct {
 		typ   cfe.Type
 		value string
@@ -280,6 +283,7 @@ func run(l textLine, first, last string) word {
 // "indicando el país emisor del documento" (A-C61, printed: I), a C.I.
 // included. The country is on the document's line, under the box's title.
 func TestRender_ReceptorDocumentCountry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		rc   cfe.Receptor
@@ -318,6 +322,7 @@ func TestRender_ReceptorDocumentCountry(t *testing.T) {
 // imprimir": DGI's placeholder is not a unit, and the quantity prints
 // alone on its line.
 func TestRender_UnitPlaceholderNotPrinted(t *testing.T) {
+	t.Parallel()
 	c := fixture(cfe.ETicket)
 	for i := range c.Items {
 		c.Items[i].UniMed = "N/A"

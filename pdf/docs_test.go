@@ -14,6 +14,7 @@ import (
 // dpi) when CFE_UPDATE_DOCS=1: an e-Ticket on an 80 mm roll and on A4 as
 // production prints them, and a 58 mm roll printed outside production.
 func TestRender_DocsImages(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("CFE_UPDATE_DOCS") != "1" {
 		t.Skip("set CFE_UPDATE_DOCS=1 to refresh docs/*.png")
 	}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestFormat_Numbers(t *testing.T) {
+	t.Parallel()
 	d := decimal.RequireFromString
 	tests := []struct {
 		name string
@@ -40,6 +41,7 @@ func TestFormat_Numbers(t *testing.T) {
 }
 
 func TestFormat_Date(t *testing.T) {
+	t.Parallel()
 	if got := date(cfe.Date{Year: 2016, Month: 7, Day: 9}); got != "09/07/2016" {
 		t.Fatalf("date: got %q, want 09/07/2016", got)
 	}

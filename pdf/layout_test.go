@@ -72,6 +72,7 @@ func layoutCases(t *testing.T) map[string]struct {
 // a QR of 22 to 30 mm with a clear margin of 3 mm that nothing enters (the
 // watermark included), and no text drawn over other text or lines.
 func TestLayout_Geometry(t *testing.T) {
+	t.Parallel()
 	for name, c := range layoutCases(t) {
 		for _, base := range Bases() {
 			opts := c.opts

@@ -15,6 +15,7 @@ func unissued() *cfe.CFE {
 }
 
 func TestRenderPreview(t *testing.T) {
+	t.Parallel()
 	for _, base := range Bases() {
 		t.Run(string(base), func(t *testing.T) {
 			for _, prod := range []bool{false, true} {
@@ -41,6 +42,7 @@ func TestRenderPreview(t *testing.T) {
 }
 
 func TestRenderPreview_RejectsBadTemplate(t *testing.T) {
+	t.Parallel()
 	_, err := RenderPreview(unissued(), Options{Template: Template{Base: "Ticketera"}})
 	if cfe.ErrorCode(err) != cfe.EINVALID {
 		t.Errorf("error %v, want EINVALID", err)

@@ -22,21 +22,34 @@ import (
 var baseWidth = map[Base]float64{Estandar: 210, Rollo: 80, Rollo58: 58}
 
 // signedFixtures signs the fixture of every CFE type once per test run.
+// Each type has its own lock, so that parallel tests sign different types
+// at the same time and wait only for the type they need; a test that fails
+// while signing leaves the type unsigned for the next one to try.
 var signedFixtures = struct {
 	sync.Mutex
-	m map[cfe.Type][]byte
-}{m: map[cfe.Type][]byte{}}
+	m map[cfe.Type]*signedOnce
+}{m: map[cfe.Type]*signedOnce{}}
+
+type signedOnce struct {
+	sync.Mutex
+	b []byte
+}
 
 func signedFixture(t testing.TB, typ cfe.Type) []byte {
 	t.Helper()
 	signedFixtures.Lock()
-	defer signedFixtures.Unlock()
-	if b, ok := signedFixtures.m[typ]; ok {
-		return b
+	e := signedFixtures.m[typ]
+	if e == nil {
+		e = &signedOnce{}
+		signedFixtures.m[typ] = e
 	}
-	b := signed(t, fixture(typ))
-	signedFixtures.m[typ] = b
-	return b
+	signedFixtures.Unlock()
+	e.Lock()
+	defer e.Unlock()
+	if e.b == nil {
+		e.b = signed(t, fixture(typ))
+	}
+	return e.b
 }
 
 // ticketFamily are the types DGI's footer rule calls "e-Tickets y sus notas
@@ -46,6 +59,7 @@ var ticketFamily = map[cfe.Type]bool{101: true, 102: true, 103: true, 131: true,
 	201: true, 202: true, 203: true, 231: true, 232: true, 233: true}
 
 func TestRender_EveryTypeEveryTemplate(t *testing.T) {
+	t.Parallel()
 	footer := Footer{FechaEmisor: cfe.Date{Year: 2012, Month: 10, Day: 1}, WebURL: "https://www.laesquina.com.uy"}
 	for _, typ := range cfe.Types() {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -94,6 +108,7 @@ func mustDigest(t testing.TB, doc []byte) string {
 // DGI's own signed samples print in every layout, and their QR carries the
 // data worked out by hand from the 101 sample in dgi-cfe-format.md §4.
 func TestRender_DGISamples(t *testing.T) {
+	t.Parallel()
 	samples := map[string][]string{
 		"Sob_Ej_Mod_19072016__CFE_101_A1.xml":       {"e-Ticket", "CONSUMO FINAL", "C.I. 13353214", "UYU 168.816,00"},
 		"Sob_Ej_Mod_19072016__CFE_102_A1.xml":       {"Nota de Crédito de e-Ticket", "CONSUMO FINAL"},
@@ -130,6 +145,7 @@ func TestRender_DGISamples(t *testing.T) {
 }
 
 func TestRender_Watermark(t *testing.T) {
+	t.Parallel()
 	doc := signed(t, manyLines(120))
 	for _, base := range Bases() {
 		t.Run(string(base), func(t *testing.T) {
@@ -152,6 +168,7 @@ func TestRender_Watermark(t *testing.T) {
 }
 
 func TestRender_RollLengthFollowsContent(t *testing.T) {
+	t.Parallel()
 	for _, base := range []Base{Rollo, Rollo58} {
 		short := pdfPages(t, render(t, signed(t, manyLines(3)), Options{Template: Template{Base: base}, Production: true}))
 		long := pdfPages(t, render(t, signed(t, manyLines(40)), Options{Template: Template{Base: base}, Production: true}))
@@ -170,6 +187,7 @@ func TestRender_RollLengthFollowsContent(t *testing.T) {
 }
 
 func TestRender_EstandarSpansPages(t *testing.T) {
+	t.Parallel()
 	const lines = 120
 	doc := signed(t, manyLines(lines))
 	pdf := render(t, doc, Options{Production: true})
@@ -248,6 +266,7 @@ func pdfImages(t testing.TB, pdf []byte) int {
 }
 
 func TestRender_Options(t *testing.T) {
+	t.Parallel()
 	ticket := signedFixture(t, cfe.ETicket)
 	factura := signedFixture(t, cfe.EFactura)
 
@@ -286,6 +305,7 @@ func TestRender_Options(t *testing.T) {
 // leave out on their own. (TestRender_EveryTypeEveryTemplate checks where
 // each type sends the reader to verify it.)
 func TestRender_Footer(t *testing.T) {
+	t.Parallel()
 	since := cfe.Date{Year: 2012, Month: 10, Day: 1}
 	const site = "https://www.laesquina.com.uy/comprobantes/"
 	tests := []struct {
@@ -357,6 +377,7 @@ func TestRender_Footer(t *testing.T) {
 }
 
 func TestRender_Legends(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		typ    cfe.Type
@@ -405,6 +426,7 @@ func TestRender_Legends(t *testing.T) {
 }
 
 func TestRender_RejectsBadInput(t *testing.T) {
+	t.Parallel()
 	unsigned, err := cfe.MarshalXML(fixture(cfe.ETicket))
 	if err != nil {
 		t.Fatal(err)
@@ -440,6 +462,7 @@ func TestRender_RejectsBadInput(t *testing.T) {
 // The same signed CFE always gives the same PDF, also when documents are
 // rendered concurrently (the parsed fonts are shared).
 func TestRender_DeterministicAndConcurrent(t *testing.T) {
+	t.Parallel()
 	types := []cfe.Type{cfe.ETicket, cfe.EFactura, cfe.EResguardo, cfe.ERemito}
 	want := map[string][]byte{}
 	for _, typ := range types {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCatalog_Template(t *testing.T) {
+	t.Parallel()
 	logo := filepath.Join(t.TempDir(), "logo.png")
 	if err := os.WriteFile(logo, pngLogo(t), 0o600); err != nil {
 		t.Fatal(err)
@@ -40,6 +41,7 @@ func TestCatalog_Template(t *testing.T) {
 }
 
 func TestNewCatalog_RejectsBadTemplates(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	text := filepath.Join(dir, "logo.png")
 	if err := os.WriteFile(text, []byte("no soy una imagen"), 0o600); err != nil {
@@ -69,6 +71,7 @@ func TestNewCatalog_RejectsBadTemplates(t *testing.T) {
 }
 
 func TestFace_WrapAndClean(t *testing.T) {
+	t.Parallel()
 	st := style{regular, 9}
 	text := "Paquete de un kilo, molienda tradicional con palo, origen Brasil; " +
 		"CódigoDeProductoMuyLargoQueNoCabeEnUnaLíneaDeLaColumna fin"

@@ -16,7 +16,12 @@ const EnvCUPSServer = "CUPS_SERVER"
 // client and the lp fallback reach the same server; ok is false when the
 // variable is unset or names a socket.
 func serverFromEnv() (host string, port int, ok bool) {
-	v := strings.TrimSpace(os.Getenv(EnvCUPSServer))
+	return parseCUPSServer(os.Getenv(EnvCUPSServer))
+}
+
+// parseCUPSServer reads a value of CUPS_SERVER (see serverFromEnv).
+func parseCUPSServer(v string) (host string, port int, ok bool) {
+	v = strings.TrimSpace(v)
 	if v == "" || strings.HasPrefix(v, "/") {
 		return "", 0, false
 	}

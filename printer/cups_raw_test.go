@@ -19,6 +19,7 @@ import (
 // lp -o raw (the lp backend), the printer receives the bytes untouched; a
 // stopped queue is refused with its reason.
 func TestCUPS_PrintRaw(t *testing.T) {
+	t.Parallel()
 	e := startCUPS(t)
 	f := &thermal.Printer{}
 	addr := f.Listen(t)
@@ -81,6 +82,7 @@ func TestCUPS_PrintRaw(t *testing.T) {
 // UntilAccepted, Print answers once CUPS reports the job processing, where
 // it would otherwise follow the job for a minute.
 func TestCUPS_UntilAccepted(t *testing.T) {
+	t.Parallel()
 	e := startCUPS(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -50,6 +50,7 @@ func spooled(t *testing.T, e *cupsEnv, before int) []byte {
 }
 
 func TestCUPS(t *testing.T) {
+	t.Parallel()
 	e := startCUPS(t)
 	server := NewCUPSServer(CUPSConfig{Host: "127.0.0.1", Port: e.port, Wait: time.Minute})
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
 )
 
@@ -20,7 +21,7 @@ func openPTY(t *testing.T) (*os.File, string) {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		testtool.Unavailable(t, "no pseudo-terminals here: %v", err)
 	}
 	t.Cleanup(func() { master.Close() })
 	fd := int(master.Fd())
@@ -39,6 +40,7 @@ func openPTY(t *testing.T) (*os.File, string) {
 // mode, so the bytes arrive untranslated, and paper end is refused before
 // anything is sent.
 func TestDevice_PrintRawSerialStatus(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		printer *thermal.Printer

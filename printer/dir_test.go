@@ -30,6 +30,7 @@ func listDir(t *testing.T, dir string) []string {
 }
 
 func TestDir_Print(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := &Dir{Path: dir, Clock: fixedClock}
 	ctx := context.Background()
@@ -71,6 +72,7 @@ func TestDir_Print(t *testing.T) {
 }
 
 func TestDir_Errors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, err := (&Dir{Path: filepath.Join(t.TempDir(), "no-existe")}).Print(ctx, Job{Name: "x", PDF: testPDF})
 	wantError(t, err, cfe.ENOTFOUND, "no-existe")
@@ -90,6 +92,7 @@ func TestDir_Errors(t *testing.T) {
 }
 
 func TestFileName(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"e-Ticket A-1":         "e-Ticket_A-1",
 		"Nota de Crédito A/12": "Nota_de_Crédito_A_12",

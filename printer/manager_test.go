@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewManager_RejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	_, err := NewManager(Config{Printers: map[string]PrinterConfig{
 		"caja":    {Backend: BackendCUPS},
 		"archivo": {Backend: BackendDir},
@@ -35,6 +36,7 @@ func TestNewManager_RejectsBadConfig(t *testing.T) {
 }
 
 func TestManager_Resolve(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	m, err := NewManager(Config{Printers: map[string]PrinterConfig{
 		"Archivo": {Backend: BackendDir, Dir: dir, DefaultCopies: 2, Copies: map[cfe.Type]int{cfe.EFactura: 3}},
@@ -62,6 +64,7 @@ func TestManager_Resolve(t *testing.T) {
 }
 
 func TestManager_Copies(t *testing.T) {
+	t.Parallel()
 	m, err := NewManager(Config{Printers: map[string]PrinterConfig{
 		"caja":    {Backend: BackendLP, Queue: "caja", Copies: map[cfe.Type]int{cfe.EFactura: 2}},
 		"oficina": {Backend: BackendLP, Queue: "oficina", DefaultCopies: 3},
@@ -90,6 +93,7 @@ func TestManager_Copies(t *testing.T) {
 }
 
 func TestLP_Args(t *testing.T) {
+	t.Parallel()
 	p := &LP{Server: "127.0.0.1:8631", Queue: "caja"}
 	got := strings.Join(p.args(Job{Name: "e-Ticket A-1", Copies: 2, Media: "oe_roll-80mm_80x297mm"}), " ")
 	want := "-h 127.0.0.1:8631 -d caja -n 2 -t e-Ticket A-1 -o media=oe_roll-80mm_80x297mm -o print-scaling=none -- -"

@@ -21,6 +21,7 @@ var receiptBytes = []byte("\x1b@\x1bt\x13e-Ticket A-1\nTotal a pagar UYU 536,00\
 // arrives untouched, and a printer out of paper or with its cover open is
 // refused with the reason before anything is sent.
 func TestTCP_PrintRaw(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		printer *thermal.Printer
@@ -100,6 +101,7 @@ func TestTCP_PrintRaw(t *testing.T) {
 // TestDevice_PrintRaw writes to a device file (a plain file stands for a USB
 // printer that only takes bytes).
 func TestDevice_PrintRaw(t *testing.T) {
+	t.Parallel()
 	dev := filepath.Join(t.TempDir(), "lp0")
 	if err := os.WriteFile(dev, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -123,6 +125,7 @@ func TestDevice_PrintRaw(t *testing.T) {
 // TestManager_PrintRaw routes ESC/POS by alias to its transport, refuses
 // the wrong protocol either way, and validates the new settings.
 func TestManager_PrintRaw(t *testing.T) {
+	t.Parallel()
 	f := &thermal.Printer{}
 	addr := f.Listen(t)
 	dir := t.TempDir()
@@ -174,6 +177,7 @@ func errorAs(err error, e **cfe.Error) bool {
 
 // TestTCP_Check connects and asks the status without printing.
 func TestTCP_Check(t *testing.T) {
+	t.Parallel()
 	ready, empty := &thermal.Printer{}, &thermal.Printer{PaperEnd: true}
 	if err := (&TCP{Address: ready.Listen(t), Status: true}).Check(context.Background()); err != nil {
 		t.Errorf("a ready printer: %v", err)
@@ -192,6 +196,7 @@ func TestTCP_Check(t *testing.T) {
 
 // TestParseStatus reads DLE EOT answers as Epson documents them.
 func TestParseStatus(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in      []byte
 		problem string

@@ -15,6 +15,7 @@ import (
 // TestFindSumatra: the lookup's order, first hit wins, over a fake machine
 // whose files are a set of paths.
 func TestFindSumatra(t *testing.T) {
+	t.Parallel()
 	j := filepath.Join
 	var (
 		agent   = j("/opt", "cfe-agent", "cfe-agent.exe")
@@ -82,6 +83,7 @@ func TestFindSumatra(t *testing.T) {
 // TestFindSumatra_emptyEnvironment: variables that are not set and an
 // unknown executable are skipped, not searched at the root.
 func TestFindSumatra_emptyEnvironment(t *testing.T) {
+	t.Parallel()
 	var asked []string
 	env := SumatraEnv{Getenv: func(string) string { return "" },
 		IsFile:   func(p string) bool { asked = append(asked, p); return true },
@@ -95,6 +97,7 @@ func TestFindSumatra_emptyEnvironment(t *testing.T) {
 // TestSumatra_PrintFindsBesideTheAgent: with no path in the profile, Print
 // runs the SumatraPDF of the installer's layout.
 func TestSumatra_PrintFindsBesideTheAgent(t *testing.T) {
+	t.Parallel()
 	exe, _ := fakeSumatra(t)
 	agentDir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(agentDir, "SumatraPDF"), 0o755); err != nil {

@@ -12,6 +12,7 @@ import (
 // TestFindSumatra_windows: the lookup on a real Windows file system and
 // environment (run under Wine in CI): the installer's layout beside the
 // agent first, then %ProgramFiles%, with Windows paths.
+// Serial: it sets the process's environment (t.Setenv), which is what it tests.
 func TestFindSumatra_windows(t *testing.T) {
 	place := func(dir string) string {
 		t.Helper()

@@ -33,6 +33,8 @@ func holdingPrinter(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// Serial: one subtest sets CUPS_SERVER in the process's environment
+// (t.Setenv), which NewManager reads.
 func TestManager_SystemPrinters(t *testing.T) {
 	e := startCUPS(t)
 	lpadmin := requireTool(t, "lpadmin")
@@ -130,6 +132,7 @@ func TestManager_SystemPrinters(t *testing.T) {
 }
 
 func TestServerFromEnv(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		value string
 		host  string
@@ -145,10 +148,12 @@ func TestServerFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
-			t.Setenv(EnvCUPSServer, tt.value)
-			host, port, ok := serverFromEnv()
+			t.Parallel()
+			// The value as serverFromEnv reads it from CUPS_SERVER (the
+			// variable itself: TestManager_SystemPrinters).
+			host, port, ok := parseCUPSServer(tt.value)
 			if host != tt.host || port != tt.port || ok != tt.ok {
-				t.Errorf("serverFromEnv() = %q, %d, %v; want %q, %d, %v", host, port, ok, tt.host, tt.port, tt.ok)
+				t.Errorf("serverFromEnv() with CUPS_SERVER=%q = %q, %d, %v; want %q, %d, %v", tt.value, host, port, ok, tt.host, tt.port, tt.ok)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 // template shows (legends, footer, adenda, watermark), and the result says
 // escpos.
 func TestService_PrintESCPOS(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fake := &thermal.Printer{}
 	templates, err := pdf.NewCatalog([]pdf.TemplateConfig{{Name: "ticket", Base: "Rollo",

@@ -83,6 +83,7 @@ func text(t *testing.T, doc []byte) string {
 }
 
 func TestService_Render(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := newService(t, storedSample(t), "ticket")
 
@@ -125,6 +126,7 @@ func TestService_Render(t *testing.T) {
 }
 
 func TestService_Print(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := newService(t, storedSample(t), "")
 	doc, err := svc.Render(ctx, printing.CFERef{UUID: "muestra-dgi"}, "")

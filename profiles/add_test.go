@@ -12,6 +12,7 @@ import (
 )
 
 func TestAdd(t *testing.T) {
+	t.Parallel()
 	newProfile := func() Profile {
 		return Profile{Environment: Produccion,
 			Company: Company{RUC: "214844360018", RazonSocial: "ALMACÉN LA ESQUINA S.R.L.", CdgDGISucur: 2,

@@ -8,6 +8,7 @@ import (
 )
 
 func TestArchive_Before(t *testing.T) {
+	t.Parallel()
 	// 2026-01-01 01:30 UTC is still 2025 in Montevideo.
 	newYearUTC := time.Date(2026, time.January, 1, 1, 30, 0, 0, time.UTC)
 	mid := time.Date(2026, time.June, 15, 12, 0, 0, 0, cfe.Montevideo)
@@ -31,6 +32,7 @@ func TestArchive_Before(t *testing.T) {
 }
 
 func TestArchive_Validate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		keep int
 		ok   bool

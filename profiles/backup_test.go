@@ -7,6 +7,7 @@ import (
 )
 
 func TestValidator_Backup(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		b    Backup
@@ -37,6 +38,7 @@ func TestValidator_Backup(t *testing.T) {
 	}
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoad_Backup(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()

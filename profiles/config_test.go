@@ -10,6 +10,7 @@ import (
 )
 
 func TestConfig_StorePath(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	cfg := validConfig() // caja1 in produccion, pruebas in sandbox
 	caja2 := cfg.Profiles["caja1"]
@@ -50,6 +51,7 @@ func TestConfig_StorePath(t *testing.T) {
 }
 
 func TestProfile_Emisor(t *testing.T) {
+	t.Parallel()
 	p := validConfig().Profiles["caja1"]
 	e := p.Emisor()
 	c := p.Company
@@ -68,6 +70,7 @@ func TestProfile_Emisor(t *testing.T) {
 }
 
 func TestProfile_Resolve(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "datos")
 	p := validConfig().Profiles["caja1"]
 	abs := filepath.Join(t.TempDir(), "cae", "111.xml")
@@ -95,6 +98,7 @@ func TestProfile_Resolve(t *testing.T) {
 }
 
 func TestProfile_Printer(t *testing.T) {
+	t.Parallel()
 	p := validConfig().Profiles["caja1"] // mostrador (default, cups) and archivo (dir)
 	tests := []struct {
 		name, alias, defaultPrinter string

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSetDefaultPrinter(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, _, err := EnsureDefault(dir); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // TestConfig_Validate_escpos checks the printers that take ESC/POS: a
 // valid one of each backend passes, and each broken rule names its field.
 func TestConfig_Validate_escpos(t *testing.T) {
+	t.Parallel()
 	const at = "profiles.caja1.printers.termica."
 	yes, no := true, false
 	valid := []Printer{
@@ -66,6 +67,7 @@ func TestConfig_Validate_escpos(t *testing.T) {
 
 // TestLoad_escposPrinter reads an ESC/POS printer from config.yaml, and
 // refuses a misspelt option.
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoad_escposPrinter(t *testing.T) {
 	clearEnv(t)
 	const printer = `      mostrador:

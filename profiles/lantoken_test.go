@@ -149,6 +149,7 @@ func TestConfig_Validate_lanTokens(t *testing.T) {
 
 // TestLoad_weakLANToken: a weak token in config.yaml keeps the configuration
 // from loading, the file and the field named.
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoad_weakLANToken(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()

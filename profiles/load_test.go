@@ -34,6 +34,7 @@ func mustLoad(t *testing.T, dir string) *Config {
 	return cfg
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoad_fixture(t *testing.T) {
 	clearEnv(t)
 	cfg := mustLoad(t, useFixture(t, "two-profiles.yaml"))
@@ -72,6 +73,7 @@ func TestLoad_fixture(t *testing.T) {
 	}
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoad_defaults(t *testing.T) {
 	clearEnv(t)
 	cfg := mustLoad(t, useFixture(t, "two-profiles.yaml"))
@@ -102,6 +104,7 @@ func TestLoad_defaults(t *testing.T) {
 	}
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoad_namesAreCaseInsensitive(t *testing.T) {
 	clearEnv(t)
 	dir := useFixture(t, "two-profiles.yaml")
@@ -122,6 +125,7 @@ func TestLoad_namesAreCaseInsensitive(t *testing.T) {
 	}
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoad_errors(t *testing.T) {
 	clearEnv(t)
 	fixture, err := os.ReadFile(filepath.Join("testdata", "two-profiles.yaml"))
@@ -191,6 +195,7 @@ func TestLoad_errors(t *testing.T) {
 
 // TestLoad_env sets each documented variable and checks the field it
 // overrides in the active profile, and that the other profile is untouched.
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoad_env(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -353,6 +358,7 @@ func sameYAML(t *testing.T, a, b any) bool {
 	return string(ya) == string(yb)
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestDataDir(t *testing.T) {
 	clearEnv(t)
 	cfgHome := t.TempDir()

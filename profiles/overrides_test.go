@@ -9,6 +9,7 @@ import (
 // and its address above the environment and the file, obey the rules of a
 // value written in the file, reach no other profile and leave the process
 // environment alone.
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestLoadWith(t *testing.T) {
 	clearEnv(t)
 	dir := useFixture(t, "two-profiles.yaml")

@@ -9,6 +9,7 @@ import (
 // TestEnsureDefault_fullDisk loads an existing configuration from a full
 // filesystem: nothing needs to be written, so nothing fails.
 func TestEnsureDefault_fullDisk(t *testing.T) {
+	t.Parallel()
 	dir := testtool.MountTmpfs(t, "1m")
 	if _, created, err := EnsureDefault(dir); err != nil || !created {
 		t.Fatalf("first EnsureDefault: created %v, %v", created, err)

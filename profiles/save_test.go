@@ -44,6 +44,7 @@ func onlyConfig(t *testing.T, dir string) {
 	}
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestEnsureDefault(t *testing.T) {
 	clearEnv(t)
 	dataDir := filepath.Join(t.TempDir(), "nuevo", "cfe-agent")
@@ -109,6 +110,7 @@ func TestEnsureDefault(t *testing.T) {
 	}
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestEnsureDefault_concurrent(t *testing.T) {
 	clearEnv(t)
 	dataDir := t.TempDir()
@@ -135,6 +137,7 @@ func TestEnsureDefault_concurrent(t *testing.T) {
 	onlyConfig(t, dataDir)
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestSave(t *testing.T) {
 	clearEnv(t)
 	dataDir := t.TempDir()
@@ -198,6 +201,7 @@ func mustYAML(t *testing.T, v any) string {
 	return string(b)
 }
 
+// Serial: it sets the process's environment (clearEnv, t.Setenv), which the package reads.
 func TestUse(t *testing.T) {
 	clearEnv(t)
 	dataDir := useFixture(t, "two-profiles.yaml")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRedacted(t *testing.T) {
+	t.Parallel()
 	cfg := validConfig()
 	before := mustYAML(t, cfg)
 	r := Redacted(cfg)
@@ -50,6 +51,7 @@ func TestRedacted(t *testing.T) {
 // TestSecret_hidden checks that a profile printed or logged in any usual way
 // shows no secret.
 func TestSecret_hidden(t *testing.T) {
+	t.Parallel()
 	p := validConfig().Profiles["caja1"]
 	var out bytes.Buffer
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestConfig_Validate_valid(t *testing.T) {
+	t.Parallel()
 	if err := validConfig().Validate(); err != nil {
 		t.Fatalf("validConfig: %v", err)
 	}
@@ -19,6 +20,7 @@ func TestConfig_Validate_valid(t *testing.T) {
 // formato_rep_impresa names a built-in format or a template of the profile,
 // in any case, as pdf.Catalog resolves it.
 func TestConfig_Validate_printFormat(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"Estandar", "estandar", "ROLLO58", "ticket", "Ticket"} {
 		c := validConfig()
 		p := c.Profiles["caja1"]
@@ -33,6 +35,7 @@ func TestConfig_Validate_printFormat(t *testing.T) {
 // TestConfig_Validate_invalid breaks one rule at a time in a valid
 // configuration and checks that exactly the broken field is named.
 func TestConfig_Validate_invalid(t *testing.T) {
+	t.Parallel()
 	const c1, pr = "profiles.caja1.", "profiles.pruebas."
 	// caja1 edits the production profile; pruebas the sandbox one.
 	caja1 := func(f func(p *Profile)) func(*Config) {
@@ -175,6 +178,7 @@ func TestConfig_Validate_invalid(t *testing.T) {
 }
 
 func TestConfig_Validate_collectsEveryError(t *testing.T) {
+	t.Parallel()
 	cfg := validConfig()
 	p := cfg.Profiles["pruebas"]
 	p.Environment = "test"

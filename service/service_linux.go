@@ -13,32 +13,45 @@ import (
 	"strings"
 )
 
-// The seams of the Linux implementation, replaced by tests: where units are
-// written, who the caller is, and how systemctl runs.
-var (
-	unitDir = "/etc/systemd/system"
+// systemd is the Linux implementation's seams: where units are written, who
+// the caller is, and how systemctl runs. The exported functions act on host;
+// tests build their own.
+type systemd struct {
+	unitDir string
 	// vendorUnitDirs are where packages install units, read only when
 	// systemctl cannot say which unit it loaded.
-	vendorUnitDirs = []string{"/usr/lib/systemd/system", "/lib/systemd/system"}
-	geteuid        = os.Geteuid
-	systemctl      = func(args ...string) ([]byte, error) {
+	vendorUnitDirs []string
+	geteuid        func() int
+	systemctl      func(args ...string) ([]byte, error)
+}
+
+// host is this machine's systemd.
+var host = systemd{
+	unitDir:        "/etc/systemd/system",
+	vendorUnitDirs: []string{"/usr/lib/systemd/system", "/lib/systemd/system"},
+	geteuid:        os.Geteuid,
+	systemctl: func(args ...string) ([]byte, error) {
 		out, err := exec.Command("systemctl", args...).CombinedOutput()
 		if err != nil {
 			return out, fmt.Errorf("systemctl %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
 		}
 		return out, nil
-	}
-)
+	},
+}
 
 // UnitPath returns where Install writes the unit of the service called name.
-func UnitPath(name string) string { return filepath.Join(unitDir, name+".service") }
+func UnitPath(name string) string { return host.unitPath(name) }
+
+func (s systemd) unitPath(name string) string { return filepath.Join(s.unitDir, name+".service") }
 
 // Install writes c's unit, creates the data directory and the witness's
 // folder (owned by c.User) when they do not exist, reloads systemd and
 // enables and starts the service.
 // Everything is checked before anything is written.
-func Install(c Config) error {
-	if geteuid() != 0 {
+func Install(c Config) error { return host.install(c) }
+
+func (s systemd) install(c Config) error {
+	if s.geteuid() != 0 {
 		return ErrNotAdmin
 	}
 	unit, err := SystemdUnit(c)
@@ -54,7 +67,7 @@ func Install(c Config) error {
 	if fi, err := os.Stat(c.Exe); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("service: %s is not an executable file", c.Exe)
 	}
-	if st, _ := Query(c.Name); st.Packaged {
+	if st, _ := s.query(c.Name); st.Packaged {
 		return fmt.Errorf("%w: %s", ErrPackaged, st.Unit)
 	}
 	if _, err := os.Stat(c.DataDir); errors.Is(err, fs.ErrNotExist) {
@@ -73,13 +86,13 @@ func Install(c Config) error {
 			return fmt.Errorf("service: the witness folder %s: %w", c.WitnessDir, err)
 		}
 	}
-	if err := writeUnit(UnitPath(c.Name), unit); err != nil {
+	if err := writeUnit(s.unitPath(c.Name), unit); err != nil {
 		return err
 	}
-	if _, err := systemctl("daemon-reload"); err != nil {
+	if _, err := s.systemctl("daemon-reload"); err != nil {
 		return err
 	}
-	_, err = systemctl("enable", "--now", c.Name+".service")
+	_, err = s.systemctl("enable", "--now", c.Name+".service")
 	return err
 }
 
@@ -126,55 +139,61 @@ func writeUnit(p string, data []byte) error {
 // Uninstall stops and disables the service and removes its unit. The data
 // directory stays. A package's unit is refused (ErrPackaged): the package
 // removes it.
-func Uninstall(name string) error {
-	st, err := controllable(name)
+func Uninstall(name string) error { return host.uninstall(name) }
+
+func (s systemd) uninstall(name string) error {
+	st, err := s.controllable(name)
 	if err != nil {
 		return err
 	}
 	if st.Packaged {
 		return fmt.Errorf("%w: %s", ErrPackaged, st.Unit)
 	}
-	if _, err := systemctl("disable", "--now", name+".service"); err != nil {
+	if _, err := s.systemctl("disable", "--now", name+".service"); err != nil {
 		return err
 	}
-	if err := os.Remove(UnitPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.unitPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	_, err = systemctl("daemon-reload")
+	_, err = s.systemctl("daemon-reload")
 	return err
 }
 
 // Start starts the installed service.
-func Start(name string) error {
-	if _, err := controllable(name); err != nil {
+func Start(name string) error { return host.start(name) }
+
+func (s systemd) start(name string) error {
+	if _, err := s.controllable(name); err != nil {
 		return err
 	}
-	_, err := systemctl("start", name+".service")
+	_, err := s.systemctl("start", name+".service")
 	return err
 }
 
 // Stop stops the installed service.
-func Stop(name string) error {
-	if _, err := controllable(name); err != nil {
+func Stop(name string) error { return host.stop(name) }
+
+func (s systemd) stop(name string) error {
+	if _, err := s.controllable(name); err != nil {
 		return err
 	}
-	_, err := systemctl("stop", name+".service")
+	_, err := s.systemctl("stop", name+".service")
 	return err
 }
 
 // controllable refuses before any systemctl call that changes something:
 // not root, an invalid name, no unit systemd knows (Install's or a
 // package's).
-func controllable(name string) (State, error) {
+func (s systemd) controllable(name string) (State, error) {
 	if !validName(name) {
 		return State{}, fmt.Errorf("service: invalid name %q", name)
 	}
-	if geteuid() != 0 {
+	if s.geteuid() != 0 {
 		return State{}, ErrNotAdmin
 	}
 	// When systemctl cannot answer (no systemd running) but a unit file
 	// exists, the control command itself then says why it fails.
-	st, _ := Query(name)
+	st, _ := s.query(name)
 	if !st.Installed {
 		return st, ErrNotInstalled
 	}
@@ -186,16 +205,18 @@ func controllable(name string) (State, error) {
 // /etc/systemd/system or a package's (/usr/lib/systemd/system). Where
 // systemctl cannot answer (systemd is not running) the unit files say
 // whether it is installed.
-func Query(name string) (State, error) {
+func Query(name string) (State, error) { return host.query(name) }
+
+func (s systemd) query(name string) (State, error) {
 	if !validName(name) {
 		return State{}, fmt.Errorf("service: invalid name %q", name)
 	}
-	out, err := systemctl("show", "--property=LoadState,FragmentPath,ActiveState,SubState,UnitFileState", name+".service")
+	out, err := s.systemctl("show", "--property=LoadState,FragmentPath,ActiveState,SubState,UnitFileState", name+".service")
 	if err != nil {
-		for _, dir := range append([]string{unitDir}, vendorUnitDirs...) {
+		for _, dir := range append([]string{s.unitDir}, s.vendorUnitDirs...) {
 			p := filepath.Join(dir, name+".service")
 			if _, serr := os.Stat(p); serr == nil {
-				return State{Installed: true, Unit: p, Packaged: dir != unitDir}, err
+				return State{Installed: true, Unit: p, Packaged: dir != s.unitDir}, err
 			}
 		}
 		return State{}, nil
@@ -216,6 +237,6 @@ func Query(name string) (State, error) {
 		Enabled:   props["UnitFileState"] == "enabled",
 		Detail:    props["ActiveState"] + " (" + props["SubState"] + ")",
 		Unit:      fragment,
-		Packaged:  fragment != "" && fragment != UnitPath(name),
+		Packaged:  fragment != "" && fragment != s.unitPath(name),
 	}, nil
 }

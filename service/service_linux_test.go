@@ -12,12 +12,13 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
-// fakeSystemd replaces the unit directories, the caller's uid and
+// fakeSystemd is a systemd with its own unit directories, caller's uid and
 // systemctl; it records the systemctl calls. Its "systemctl show" loads the
 // unit from the fake /etc/systemd/system, else from the fake
 // /usr/lib/systemd/system (the .deb's), as systemd does, unless show says
 // otherwise; down makes every systemctl call fail (no systemd running).
 type fakeSystemd struct {
+	systemd
 	calls  []string
 	show   string // what "systemctl show" prints, when set
 	active string // ActiveState of a found unit
@@ -25,13 +26,10 @@ type fakeSystemd struct {
 	vendor string // the fake /usr/lib/systemd/system
 }
 
-func useFakeSystemd(t *testing.T, euid int) *fakeSystemd {
+func newFakeSystemd(t *testing.T, euid int) *fakeSystemd {
 	f := &fakeSystemd{vendor: t.TempDir(), active: "inactive"}
-	oldDir, oldVendor, oldUID, oldCtl := unitDir, vendorUnitDirs, geteuid, systemctl
-	unitDir = t.TempDir()
-	vendorUnitDirs = []string{f.vendor}
-	geteuid = func() int { return euid }
-	systemctl = func(args ...string) ([]byte, error) {
+	f.systemd = systemd{unitDir: t.TempDir(), vendorUnitDirs: []string{f.vendor}, geteuid: func() int { return euid }}
+	f.systemctl = func(args ...string) ([]byte, error) {
 		f.calls = append(f.calls, strings.Join(args, " "))
 		if f.down {
 			return nil, errors.New("System has not been booted with systemd as init system (PID 1). Can't operate.")
@@ -43,7 +41,7 @@ func useFakeSystemd(t *testing.T, euid int) *fakeSystemd {
 			return []byte(f.show), nil
 		}
 		unit := args[len(args)-1]
-		for _, dir := range []string{unitDir, f.vendor} {
+		for _, dir := range []string{f.unitDir, f.vendor} {
 			p := filepath.Join(dir, unit)
 			if _, err := os.Stat(p); err == nil {
 				return []byte("LoadState=loaded\nFragmentPath=" + p + "\nActiveState=" + f.active +
@@ -52,7 +50,6 @@ func useFakeSystemd(t *testing.T, euid int) *fakeSystemd {
 		}
 		return []byte("LoadState=not-found\nFragmentPath=\nActiveState=inactive\nSubState=dead\nUnitFileState=\n"), nil
 	}
-	t.Cleanup(func() { unitDir, vendorUnitDirs, geteuid, systemctl = oldDir, oldVendor, oldUID, oldCtl })
 	return f
 }
 
@@ -94,6 +91,7 @@ func testConfig(t *testing.T) Config {
 // TestInstall_refusals: each refusal comes before anything is written or
 // systemctl is run.
 func TestInstall_refusals(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		euid    int
@@ -107,14 +105,14 @@ func TestInstall_refusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := useFakeSystemd(t, c.euid)
+			f := newFakeSystemd(t, c.euid)
 			cfg := testConfig(t)
 			c.change(&cfg)
-			err := Install(cfg)
+			err := f.install(cfg)
 			if err == nil || (c.wantErr != nil && !errors.Is(err, c.wantErr)) {
 				t.Fatalf("Install = %v, want a refusal (%v)", err, c.wantErr)
 			}
-			if entries, _ := os.ReadDir(unitDir); len(entries) != 0 || len(f.calls) != 0 {
+			if entries, _ := os.ReadDir(f.unitDir); len(entries) != 0 || len(f.calls) != 0 {
 				t.Errorf("a refused install left %d files and ran systemctl %q", len(entries), f.calls)
 			}
 			if _, err := os.Stat(cfg.DataDir); err == nil && filepath.IsAbs(cfg.DataDir) {
@@ -125,18 +123,18 @@ func TestInstall_refusals(t *testing.T) {
 			}
 		})
 	}
-	for _, op := range []func(string) error{Uninstall, Start, Stop} {
-		f := useFakeSystemd(t, 1000)
-		if err := op("cfe-agent"); !errors.Is(err, ErrNotAdmin) || len(f.calls) != 0 {
+	for _, op := range []func(systemd, string) error{systemd.uninstall, systemd.start, systemd.stop} {
+		f := newFakeSystemd(t, 1000)
+		if err := op(f.systemd, "cfe-agent"); !errors.Is(err, ErrNotAdmin) || len(f.calls) != 0 {
 			t.Errorf("not root: %v, systemctl %q", err, f.calls)
 		}
-		f = useFakeSystemd(t, 0)
-		if err := op("cfe-agent"); !errors.Is(err, ErrNotInstalled) || len(f.changing()) != 0 {
+		f = newFakeSystemd(t, 0)
+		if err := op(f.systemd, "cfe-agent"); !errors.Is(err, ErrNotInstalled) || len(f.changing()) != 0 {
 			t.Errorf("not installed: %v, systemctl %q", err, f.calls)
 		}
-		f = useFakeSystemd(t, 0)
+		f = newFakeSystemd(t, 0)
 		f.down = true
-		if err := op("cfe-agent"); !errors.Is(err, ErrNotInstalled) || len(f.changing()) != 0 {
+		if err := op(f.systemd, "cfe-agent"); !errors.Is(err, ErrNotInstalled) || len(f.changing()) != 0 {
 			t.Errorf("not installed, no systemd: %v, systemctl %q", err, f.calls)
 		}
 	}
@@ -146,13 +144,14 @@ func TestInstall_refusals(t *testing.T) {
 // enables the service; status reads systemctl; uninstall removes the unit
 // and keeps the data.
 func TestInstall_lifecycle(t *testing.T) {
-	f := useFakeSystemd(t, 0)
+	t.Parallel()
+	f := newFakeSystemd(t, 0)
 	cfg := testConfig(t)
-	if err := Install(cfg); err != nil {
+	if err := f.install(cfg); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := SystemdUnit(cfg)
-	if got, err := os.ReadFile(UnitPath(cfg.Name)); err != nil || string(got) != string(want) {
+	if got, err := os.ReadFile(f.unitPath(cfg.Name)); err != nil || string(got) != string(want) {
 		t.Fatalf("unit file: %v\n%s", err, got)
 	}
 	if fi, err := os.Stat(cfg.DataDir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
@@ -172,20 +171,20 @@ func TestInstall_lifecycle(t *testing.T) {
 		t.Errorf("systemctl calls %q", f.calls)
 	}
 
-	f.show = "LoadState=loaded\nFragmentPath=" + UnitPath(cfg.Name) + "\nActiveState=active\nSubState=running\nUnitFileState=enabled\n"
-	st, err := Query(cfg.Name)
-	if err != nil || st != (State{Installed: true, Running: true, Enabled: true, Detail: "active (running)", Unit: UnitPath(cfg.Name)}) {
+	f.show = "LoadState=loaded\nFragmentPath=" + f.unitPath(cfg.Name) + "\nActiveState=active\nSubState=running\nUnitFileState=enabled\n"
+	st, err := f.query(cfg.Name)
+	if err != nil || st != (State{Installed: true, Running: true, Enabled: true, Detail: "active (running)", Unit: f.unitPath(cfg.Name)}) {
 		t.Errorf("Query = %+v, %v", st, err)
 	}
 	f.show = ""
 	f.calls = nil
-	if err := Stop(cfg.Name); err != nil {
+	if err := f.stop(cfg.Name); err != nil {
 		t.Fatal(err)
 	}
-	if err := Uninstall(cfg.Name); err != nil {
+	if err := f.uninstall(cfg.Name); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(UnitPath(cfg.Name)); !os.IsNotExist(err) {
+	if _, err := os.Stat(f.unitPath(cfg.Name)); !os.IsNotExist(err) {
 		t.Errorf("the unit is still there: %v", err)
 	}
 	if _, err := os.Stat(cfg.DataDir); err != nil {
@@ -197,13 +196,14 @@ func TestInstall_lifecycle(t *testing.T) {
 	if got := strings.Join(f.changing(), "|"); got != "stop cfe-agent-test.service|disable --now cfe-agent-test.service|daemon-reload" {
 		t.Errorf("systemctl calls %q", got)
 	}
-	if st, err := Query(cfg.Name); err != nil || st.Installed {
+	if st, err := f.query(cfg.Name); err != nil || st.Installed {
 		t.Errorf("Query after uninstall = %+v, %v", st, err)
 	}
 }
 
 // TestSystemdUnit_verify: systemd itself accepts the unit.
 func TestSystemdUnit_verify(t *testing.T) {
+	t.Parallel()
 	analyze := testtool.Require(t, "systemd-analyze")
 	cfg := testConfig(t)
 	cfg.DataDir = filepath.Join(t.TempDir(), "datos con espacio")
@@ -227,18 +227,19 @@ func TestSystemdUnit_verify(t *testing.T) {
 // uninstall refuse (a second unit of the same name in /etc would override it
 // with another data directory) without writing anything.
 func TestQuery_packagedUnit(t *testing.T) {
+	t.Parallel()
 	t.Run("systemd running", func(t *testing.T) {
-		f := useFakeSystemd(t, 0)
+		f := newFakeSystemd(t, 0)
 		unit := f.packagedUnit(t, "cfe-agent-test")
 		f.active = "active"
-		st, err := Query("cfe-agent-test")
+		st, err := f.query("cfe-agent-test")
 		if err != nil || !st.Installed || !st.Packaged || !st.Running || st.Unit != unit {
 			t.Fatalf("Query = %+v, %v", st, err)
 		}
-		if err := Stop("cfe-agent-test"); err != nil {
+		if err := f.stop("cfe-agent-test"); err != nil {
 			t.Fatal(err)
 		}
-		if err := Start("cfe-agent-test"); err != nil {
+		if err := f.start("cfe-agent-test"); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Join(f.changing(), "|"); got != "stop cfe-agent-test.service|start cfe-agent-test.service" {
@@ -247,13 +248,13 @@ func TestQuery_packagedUnit(t *testing.T) {
 
 		f.calls = nil
 		cfg := testConfig(t)
-		if err := Install(cfg); !errors.Is(err, ErrPackaged) || !strings.Contains(err.Error(), unit) {
+		if err := f.install(cfg); !errors.Is(err, ErrPackaged) || !strings.Contains(err.Error(), unit) {
 			t.Errorf("Install = %v, want ErrPackaged naming %s", err, unit)
 		}
-		if err := Uninstall(cfg.Name); !errors.Is(err, ErrPackaged) {
+		if err := f.uninstall(cfg.Name); !errors.Is(err, ErrPackaged) {
 			t.Errorf("Uninstall = %v, want ErrPackaged", err)
 		}
-		if entries, _ := os.ReadDir(unitDir); len(entries) != 0 || len(f.changing()) != 0 {
+		if entries, _ := os.ReadDir(f.unitDir); len(entries) != 0 || len(f.changing()) != 0 {
 			t.Errorf("a refused install wrote %d units and ran systemctl %q", len(entries), f.changing())
 		}
 		if _, err := os.Stat(cfg.DataDir); !os.IsNotExist(err) {
@@ -264,23 +265,23 @@ func TestQuery_packagedUnit(t *testing.T) {
 		}
 	})
 	t.Run("an own unit in /etc is not the package's", func(t *testing.T) {
-		f := useFakeSystemd(t, 0)
+		f := newFakeSystemd(t, 0)
 		f.packagedUnit(t, "cfe-agent-test")
-		if err := os.WriteFile(UnitPath("cfe-agent-test"), []byte("[Service]\n"), 0o644); err != nil {
+		if err := os.WriteFile(f.unitPath("cfe-agent-test"), []byte("[Service]\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if st, err := Query("cfe-agent-test"); err != nil || !st.Installed || st.Packaged || st.Unit != UnitPath("cfe-agent-test") {
+		if st, err := f.query("cfe-agent-test"); err != nil || !st.Installed || st.Packaged || st.Unit != f.unitPath("cfe-agent-test") {
 			t.Errorf("Query = %+v, %v", st, err)
 		}
 	})
 	t.Run("no systemd running: the unit files say", func(t *testing.T) {
-		f := useFakeSystemd(t, 0)
+		f := newFakeSystemd(t, 0)
 		unit := f.packagedUnit(t, "cfe-agent-test")
 		f.down = true
-		if st, _ := Query("cfe-agent-test"); !st.Installed || !st.Packaged || st.Unit != unit {
+		if st, _ := f.query("cfe-agent-test"); !st.Installed || !st.Packaged || st.Unit != unit {
 			t.Errorf("Query = %+v", st)
 		}
-		if err := Install(testConfig(t)); !errors.Is(err, ErrPackaged) {
+		if err := f.install(testConfig(t)); !errors.Is(err, ErrPackaged) {
 			t.Errorf("Install = %v, want ErrPackaged", err)
 		}
 	})

@@ -16,9 +16,8 @@ import (
 )
 
 // stateWait bounds how long Start, Stop and Uninstall wait for the service
-// while it shows no progress (its CheckPoint does not advance); a var so the
-// tests can shorten it.
-var stateWait = 30 * time.Second
+// while it shows no progress (its CheckPoint does not advance).
+const stateWait = 30 * time.Second
 
 // stateWaitCap bounds the whole wait, progress or not: a start that checks
 // the whole store after a crash may take minutes, not forever.
@@ -134,7 +133,11 @@ func Uninstall(name string) error {
 }
 
 // Start starts the installed service and waits until it runs.
-func Start(name string) error {
+func Start(name string) error { return startWithin(name, stateWait) }
+
+// startWithin is Start, giving up after patience without progress (tests
+// shorten it).
+func startWithin(name string, patience time.Duration) error {
 	m, s, err := open(name)
 	if err != nil {
 		return err
@@ -144,7 +147,7 @@ func Start(name string) error {
 	if err := s.Start(); err != nil && !errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
 		return err
 	}
-	return waitState(s, svc.Running)
+	return waitState(s, svc.Running, patience)
 }
 
 // Stop stops the installed service and waits until it has stopped.
@@ -169,11 +172,11 @@ func stop(s *mgr.Service) error {
 	if _, err := s.Control(svc.Stop); err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
 		return err
 	}
-	return waitState(s, svc.Stopped)
+	return waitState(s, svc.Stopped, stateWait)
 }
 
-func waitState(s *mgr.Service, want svc.State) error {
-	w := newStateWaiter(time.Now())
+func waitState(s *mgr.Service, want svc.State, patience time.Duration) error {
+	w := newStateWaiter(time.Now(), patience)
 	for {
 		st, err := queryStatus(s)
 		if err != nil {
@@ -213,16 +216,17 @@ func queryStatus(s *mgr.Service) (svc.Status, error) {
 }
 
 // stateWaiter decides when waiting for a pending service is given up: after
-// stateWait without progress (the service's CheckPoint, which a starting
-// agent advances every startProgressEvery, stays the same) or stateWaitCap
-// in all.
+// patience (stateWait) without progress (the service's CheckPoint, which a
+// starting agent advances every startProgressEvery, stays the same) or
+// stateWaitCap in all.
 type stateWaiter struct {
 	start, progress time.Time // when the wait began; when CheckPoint last changed
 	checkPoint      uint32
+	patience        time.Duration
 }
 
-func newStateWaiter(now time.Time) *stateWaiter {
-	return &stateWaiter{start: now, progress: now}
+func newStateWaiter(now time.Time, patience time.Duration) *stateWaiter {
+	return &stateWaiter{start: now, progress: now, patience: patience}
 }
 
 // check records st, seen at now, and returns an error once the wait is over.
@@ -233,8 +237,8 @@ func (w *stateWaiter) check(now time.Time, st svc.Status) error {
 	switch {
 	case now.Sub(w.start) > stateWaitCap:
 		return fmt.Errorf("service: still %s after %s", stateName(st.State), stateWaitCap)
-	case now.Sub(w.progress) > stateWait:
-		return fmt.Errorf("service: still %s after %s without progress", stateName(st.State), stateWait)
+	case now.Sub(w.progress) > w.patience:
+		return fmt.Errorf("service: still %s after %s without progress", stateName(st.State), w.patience)
 	}
 	return nil
 }

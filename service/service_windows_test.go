@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/registry"
 	"golang.org/x/sys/windows/svc"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 // helperConfig tells this test binary, started by the service control
@@ -64,7 +66,13 @@ func serviceHelper() int {
 		startProgressEvery = hc.ProgressEvery
 	}
 	err = Run("cfe-agent-test", func(ctx context.Context, ready func()) error {
-		time.Sleep(hc.OpenDelay)
+		// The slow open the test asks for, which a stop ends as it would
+		// end the agent's.
+		select {
+		case <-time.After(hc.OpenDelay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		if hc.FailOpen {
 			return errors.New("the helper's open failed")
 		}
@@ -88,6 +96,10 @@ func serviceHelper() int {
 	}
 	return 0
 }
+
+// helperClient asks the helper for /health; a helper that does not answer
+// fails the test after a minute instead of hanging it.
+var helperClient = &http.Client{Timeout: time.Minute}
 
 // installHelper installs this test binary as a throwaway service whose
 // helper follows hc (Listen and Stopped are filled in), and uninstalls it when
@@ -124,7 +136,7 @@ func installHelper(t *testing.T, hc helperConfig) (string, helperConfig) {
 	})
 	err = Install(cfg)
 	if errors.Is(err, ErrNotAdmin) {
-		t.Skip("not an administrator: cannot install a service")
+		testtool.Unavailable(t, "not an administrator: cannot install a service")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -139,12 +151,14 @@ func installHelper(t *testing.T, hc helperConfig) (string, helperConfig) {
 // takes a while to open, waits until the manager says Running and finds its
 // /health up at that moment, checks its state, stops it (the handler winds
 // down cleanly) and uninstalls it.
+// Serial: Wine's service control manager fails services started side by side
+// ("Invalid handle"): serial tests run one at a time, before the parallel ones.
 func TestService_windows(t *testing.T) {
 	name, hc := installHelper(t, helperConfig{OpenDelay: 1500 * time.Millisecond})
 	if err := Start(name); err != nil { // Install started it: Start waits for Running
 		t.Fatal(err)
 	}
-	resp, err := http.Get("http://" + hc.Listen + "/health")
+	resp, err := helperClient.Get("http://" + hc.Listen + "/health")
 	if err != nil {
 		t.Fatalf("the manager says Running but /health is not up: %v", err)
 	}
@@ -190,6 +204,8 @@ func TestService_windows(t *testing.T) {
 // TestService_windowsFailedOpen: a service whose open fails is never
 // Running: Start reports it stopped while starting, and the manager keeps
 // the service-specific exit code ExitStartFailed.
+// Serial: Wine's service control manager fails services started side by side
+// ("Invalid handle"): serial tests run one at a time, before the parallel ones.
 func TestService_windowsFailedOpen(t *testing.T) {
 	name, _ := installHelper(t, helperConfig{FailOpen: true, OpenDelay: 500 * time.Millisecond})
 	err := Start(name)
@@ -213,17 +229,16 @@ func TestService_windowsFailedOpen(t *testing.T) {
 
 // TestService_windowsSlowStart: a service that takes longer to open than
 // Start waits without progress still starts, because it advances its
-// CheckPoint while StartPending (here every 200 ms, with stateWait cut to
-// 3 s, more than Wine takes to start the process, and an open of 8 s).
+// CheckPoint while StartPending (here every 200 ms, with Start's patience
+// cut to 3 s, more than Wine takes to start the process, and an open of 8 s).
+// Serial: Wine's service control manager fails services started side by side
+// ("Invalid handle"): serial tests run one at a time, before the parallel ones.
 func TestService_windowsSlowStart(t *testing.T) {
-	saved := stateWait
-	stateWait = 3 * time.Second
-	t.Cleanup(func() { stateWait = saved })
 	name, hc := installHelper(t, helperConfig{OpenDelay: 8 * time.Second, ProgressEvery: 200 * time.Millisecond})
-	if err := Start(name); err != nil {
+	if err := startWithin(name, 3*time.Second); err != nil {
 		t.Fatalf("Start of a slow service that shows progress = %v", err)
 	}
-	resp, err := http.Get("http://" + hc.Listen + "/health")
+	resp, err := helperClient.Get("http://" + hc.Listen + "/health")
 	if err != nil {
 		t.Fatalf("the manager says Running but /health is not up: %v", err)
 	}
@@ -249,6 +264,7 @@ func eventSourceMessageFile(name string) (string, error) {
 // install registered is accepted (the service writes its failure even when
 // the install's registration is missing).
 func TestReportEvent_unregisteredSource(t *testing.T) {
+	t.Parallel()
 	name := fmt.Sprintf("cfe-agent-test-unregistered-%d", time.Now().UnixNano()%1_000_000_000)
 	if err := reportEvent(name, eventStartFailed, "prueba de cfe-agent: origen sin registrar"); err != nil {
 		t.Fatalf("reportEvent with an unregistered source: %v", err)

@@ -12,6 +12,7 @@ var shop = Config{
 }
 
 func TestSystemdUnit(t *testing.T) {
+	t.Parallel()
 	b, err := SystemdUnit(shop)
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func TestSystemdUnit(t *testing.T) {
 // TestSystemdUnit_stateDirectory: the .deb's unit (StateDirectory) lets
 // systemd create /var/lib/cfe-agent instead of naming it ReadWritePaths.
 func TestSystemdUnit_stateDirectory(t *testing.T) {
+	t.Parallel()
 	c := Config{Name: "cfe-agent", DisplayName: "Agente CFE", Description: "prueba", Exe: "/usr/bin/cfe-agent",
 		DataDir: "/var/lib/cfe-agent", User: "cfe-agent", StateDirectory: "cfe-agent", WitnessDir: "/var/lib/cfe-agent-witness"}
 	b, err := SystemdUnit(c)
@@ -78,6 +80,7 @@ func TestSystemdUnit_stateDirectory(t *testing.T) {
 }
 
 func TestSystemdUnit_refuses(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(c *Config){
 		"relative exe":       func(c *Config) { c.Exe = "cfe-agent" },
 		"relative data dir":  func(c *Config) { c.DataDir = "datos" },
@@ -99,6 +102,7 @@ func TestSystemdUnit_refuses(t *testing.T) {
 }
 
 func TestSystemdQuote(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/usr/bin/cfe-agent": "/usr/bin/cfe-agent",
 		`/a b/c`:             `"/a b/c"`,

@@ -11,6 +11,7 @@ import (
 // TestStateWaiter_check: a pending service is waited for as long as its
 // CheckPoint advances within stateWait, and never beyond stateWaitCap.
 func TestStateWaiter_check(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
 	pending := func(cp uint32) svc.Status { return svc.Status{State: svc.StartPending, CheckPoint: cp} }
 	type seen struct {
@@ -30,7 +31,7 @@ func TestStateWaiter_check(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := newStateWaiter(t0)
+			w := newStateWaiter(t0, stateWait)
 			var err error
 			for i, s := range c.seen {
 				if err != nil {

@@ -62,6 +62,7 @@ var (
 // Sign. RSA PKCS#1 v1.5 is deterministic: equal SignatureValues mean both
 // canonicalized SignedInfo (namespaces included) to the same bytes.
 func TestSigner_Sign_MatchesXMLSec1(t *testing.T) {
+	t.Parallel()
 	bin := testtool.Require(t, "xmlsec1")
 	s := newTestSigner(t, RSASHA1)
 	certFile, keyFile := writePEM(t, testCredentials(t))

@@ -25,6 +25,7 @@ func date(t *testing.T, s string) cfe.Date {
 }
 
 func TestParseCAEFile_DGISamples(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file string
 		want cfe.CAERange
@@ -76,6 +77,7 @@ func assertFieldError(t *testing.T, err error, campo, msg string) {
 }
 
 func TestParseCAEFile_OtherRUC(t *testing.T) {
+	t.Parallel()
 	b := readFile(t, filepath.Join(samplesDir(t), "CAE_215071660012_90160134272_e-Factura.xml"))
 	_, err := ParseCAEFile(b, CAEOptions{RUC: "219999830019"})
 	assertFieldError(t, err, "RucE", "la constancia es del RUC 215071660012 y esta empresa es el RUC 219999830019")
@@ -85,6 +87,7 @@ func TestParseCAEFile_OtherRUC(t *testing.T) {
 }
 
 func TestParseCAEFile_NeedsCompanyRUC(t *testing.T) {
+	t.Parallel()
 	b := readFile(t, filepath.Join(samplesDir(t), "CAE_215071660012_90160134272_e-Factura.xml"))
 	_, err := ParseCAEFile(b, CAEOptions{})
 	if cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(cfe.ErrorMessage(err), "falta el RUC de la empresa") {
@@ -98,6 +101,7 @@ func TestParseCAEFile_NeedsCompanyRUC(t *testing.T) {
 }
 
 func TestParseCAEFile_Tampered(t *testing.T) {
+	t.Parallel()
 	b := readFile(t, filepath.Join(samplesDir(t), "CAE_215071660012_90160134272_e-Factura.xml"))
 	tampered := bytes.Replace(b, []byte("<ns0:HNro>1000<"), []byte("<ns0:HNro>9000<"), 1)
 	if bytes.Equal(tampered, b) {
@@ -119,6 +123,7 @@ func TestParseCAEFile_Tampered(t *testing.T) {
 }
 
 func TestParseCAEFile_NotACAE(t *testing.T) {
+	t.Parallel()
 	cfeDoc := readFile(t, filepath.Join(samplesDir(t), "extracted-cfe", "Sob_Ej_Mod_19072016__CFE_101_A1.xml"))
 	_, err := ParseCAEFile(cfeDoc, CAEOptions{RUC: "219999830019"})
 	if cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(cfe.ErrorMessage(err), "no es una constancia CAE") {
@@ -178,6 +183,7 @@ func signedCAE(t *testing.T, fields caeFields) []byte {
 }
 
 func TestParseCAEFile_Fields(t *testing.T) {
+	t.Parallel()
 	valid := signedCAE(t, validCAEFields())
 	mustXMLSecVerify(t, valid)
 	testtool.MustValidateXSD(t, testtool.XSD(t, "CAE.xsd"), valid)
@@ -225,6 +231,7 @@ func TestParseCAEFile_Fields(t *testing.T) {
 // A field that cannot be read is reported once, without the rules that
 // would judge its zero value (DNro 0, an ordinary CAE with a reason).
 func TestParseCAEFile_UnreadableFields(t *testing.T) {
+	t.Parallel()
 	fields := validCAEFields().with("DNro", "uno").with("CAEEspecial", "x").with("CausalCAEEsp", "5")
 	_, err := ParseCAEFile(signedCAE(t, fields), CAEOptions{RUC: fixtureRUC})
 	var campos []string
@@ -237,6 +244,7 @@ func TestParseCAEFile_UnreadableFields(t *testing.T) {
 }
 
 func TestSandboxRanges(t *testing.T) {
+	t.Parallel()
 	today := date(t, "2028-02-29")
 	ranges := SandboxRanges(fixtureRUC, today)
 	types := cfe.ElectronicTypes()

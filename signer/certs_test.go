@@ -63,6 +63,7 @@ func (p *pki) export(t *testing.T, extra ...string) []byte {
 }
 
 func TestLoadPKCS12(t *testing.T) {
+	t.Parallel()
 	p := newPKI(t)
 	leaf := readPEMCert(t, filepath.Join(p.dir, p.leafCert))
 	ca := readPEMCert(t, filepath.Join(p.dir, p.caCert))
@@ -101,6 +102,7 @@ func TestLoadPKCS12(t *testing.T) {
 }
 
 func TestLoadPKCS12_Errors(t *testing.T) {
+	t.Parallel()
 	p := newPKI(t)
 	p12 := p.export(t)
 
@@ -119,6 +121,7 @@ func TestLoadPKCS12_Errors(t *testing.T) {
 }
 
 func TestLoadPEM(t *testing.T) {
+	t.Parallel()
 	p := newPKI(t)
 	leaf := readPEMCert(t, filepath.Join(p.dir, p.leafCert))
 	chainFirst := append(p.read(t, p.caCert), p.read(t, p.leafCert)...) // leaf found by its key, not its place
@@ -147,6 +150,7 @@ func TestLoadPEM(t *testing.T) {
 }
 
 func TestLoadPEM_Errors(t *testing.T) {
+	t.Parallel()
 	p := newPKI(t)
 	openssl(t, p.dir, "rsa", "-in", p.leafKey, "-aes256", "-passout", "pass:x", "-out", "enc.key")
 	openssl(t, p.dir, "pkcs8", "-topk8", "-in", p.leafKey, "-passout", "pass:x", "-out", "enc8.key")
@@ -171,6 +175,7 @@ func TestLoadPEM_Errors(t *testing.T) {
 }
 
 func TestGenerateTestCertificate(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 9, 30, 15, 500, cfe.Montevideo)
 	c, err := GenerateTestCertificate("219999830019", "Panadería La Estrella S.A.", now)
 	if err != nil {
@@ -224,6 +229,7 @@ func hasAttr(names []pkix.AttributeTypeAndValue, oid asn1.ObjectIdentifier, valu
 }
 
 func TestGenerateTestCertificate_Invalid(t *testing.T) {
+	t.Parallel()
 	_, err := GenerateTestCertificate("21999983001", " ", testNow)
 	var e *cfe.Error
 	if !errors.As(err, &e) || e.Code != cfe.EINVALID || len(e.Fields) != 2 || e.Fields[0].Campo != "ruc" || e.Fields[1].Campo != "razon_social" {
@@ -239,6 +245,7 @@ func TestGenerateTestCertificate_Invalid(t *testing.T) {
 // TestCredentials_EncodePKCS12 checks that OpenSSL reads the file the agent
 // stores, and that it loads back.
 func TestCredentials_EncodePKCS12(t *testing.T) {
+	t.Parallel()
 	c := testCredentials(t)
 	p12, err := c.EncodePKCS12(p12Password)
 	if err != nil {
@@ -262,6 +269,7 @@ func TestCredentials_EncodePKCS12(t *testing.T) {
 }
 
 func TestCertInfo(t *testing.T) {
+	t.Parallel()
 	c := testCredentials(t)
 	notAfter := c.Certificate.NotAfter
 	for _, tc := range []struct {

@@ -36,6 +36,7 @@ func withoutDeclaration(b []byte) []byte {
 // signer's certificate; every CFE cut out of them is the signed CFE byte for
 // byte and verifies with xmlsec1 under the Caratula's certificate alone.
 func TestMakeEnvelope(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	cfes := signedFixtures(t, s)
 	dir := t.TempDir()
@@ -88,6 +89,7 @@ func TestMakeEnvelope(t *testing.T) {
 }
 
 func TestMakeEnvelope_Refuses(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	cfes := signedFixtures(t, s)
 	other, err := GenerateTestCertificate(fixtureRUC, "Otra caja", testNow.Add(-time.Hour))

@@ -21,6 +21,7 @@ import (
 )
 
 func TestSigner_Sign_EveryElectronicType(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	xsd := testtool.XSD(t, "CFEDGI.xsd")
 	types := cfe.ElectronicTypes()
@@ -52,6 +53,7 @@ func TestSigner_Sign_EveryElectronicType(t *testing.T) {
 }
 
 func TestSigner_Sign_KeepsBytesAndAppendsSignature(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	unsigned := unsignedCFE(t, cfe.EFactura, 2)
 	signed := sign(t, s, unsigned)
@@ -79,6 +81,7 @@ func TestSigner_Sign_KeepsBytesAndAppendsSignature(t *testing.T) {
 }
 
 func TestSigner_Sign_Profile(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	signed := sign(t, s, unsignedCFE(t, cfe.ETicket, 1))
 	doc := etree.NewDocument()
@@ -148,6 +151,7 @@ func valueAt(t *testing.T, el *etree.Element, path string) string {
 }
 
 func TestSigner_Sign_Algorithms(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		alg                  Algorithm
 		method, digestMethod string
@@ -183,6 +187,7 @@ func TestSigner_Sign_Algorithms(t *testing.T) {
 // examples again: the digest must be the one DGI computed, whatever the prefix,
 // CRLF line ends or redundant namespace declarations (182) of the content.
 func TestSigner_Sign_DGISampleContent(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	cert := caratulaCert(t)
 	files, _ := filepath.Glob(filepath.Join(samplesDir(t), "extracted-cfe", "*.xml"))
@@ -209,6 +214,7 @@ func TestSigner_Sign_DGISampleContent(t *testing.T) {
 }
 
 func TestSigner_Sign_ISO88591(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	utf8Doc := unsignedCFE(t, cfe.ETicket, 2)
 	latin1 := bytes.Replace(toLatin1(t, utf8Doc), []byte(`encoding="UTF-8"`), []byte(`encoding="ISO-8859-1"`), 1)
@@ -237,6 +243,7 @@ func toLatin1(t *testing.T, b []byte) []byte {
 }
 
 func TestSigner_Sign_Rejects(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	good := unsignedCFE(t, cfe.ETicket, 1)
 	signed := sign(t, s, good)
@@ -268,6 +275,7 @@ func TestSigner_Sign_Rejects(t *testing.T) {
 }
 
 func TestSigner_Sign_CertificateValidity(t *testing.T) {
+	t.Parallel()
 	c := testCredentials(t)
 	for _, tc := range []struct {
 		name string
@@ -301,6 +309,7 @@ func TestSigner_Sign_CertificateValidity(t *testing.T) {
 // -race). RSA PKCS#1 v1.5 is deterministic, so every goroutine must produce
 // exactly the bytes one goroutine produces alone.
 func TestSigner_Sign_Concurrent(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	docs := make([][]byte, 4)
 	want := make([][]byte, len(docs))
@@ -338,6 +347,7 @@ func TestSigner_Sign_Concurrent(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	c := testCredentials(t)
 	other, err := GenerateTestCertificate(fixtureRUC, "Otra S.A.", testNow)
 	if err != nil {
@@ -380,6 +390,7 @@ func TestNew(t *testing.T) {
 // be byte for byte Sign's, which parses and canonicalizes by itself, and
 // xmlsec1 must accept it.
 func TestSigner_SignCanonical_SameAsSign(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	docs := map[string][]byte{}
 	for _, typ := range cfe.ElectronicTypes() {
@@ -420,6 +431,7 @@ func TestSigner_SignCanonical_SameAsSign(t *testing.T) {
 }
 
 func TestSigner_SignCanonical_Rejects(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	good := xmllintC14N(t, unsignedCFE(t, cfe.ETicket, 1))
 	signed, err := s.SignCanonical(good)

@@ -64,6 +64,7 @@ func mustTime(t testing.TB, s string) time.Time {
 // an embedded anchor: the 2012–2016 ones through Correo Uruguayo's first CA,
 // DGI's current ones through Correo Uruguayo's CA under the national root.
 func TestTrust_Chain_DGICertificates(t *testing.T) {
+	t.Parallel()
 	trust := uruguayTrust(t)
 	acrn, correo2013, correo2008 := embeddedCAs(t)
 	samples := samplesDir(t)
@@ -157,6 +158,7 @@ func testLeaf(t testing.TB, ca *x509.Certificate, caKey *rsa.PrivateKey) *x509.C
 // What does not chain to an anchor at signing time is refused with
 // ErrUntrusted and a reason that names the problem.
 func TestTrust_Chain_Refusals(t *testing.T) {
+	t.Parallel()
 	trust := uruguayTrust(t)
 	_, correo2013, correo2008 := embeddedCAs(t)
 	signedAt := mustTime(t, "2026-11-24T10:00:00-03:00")
@@ -209,6 +211,7 @@ func TestTrust_Chain_Refusals(t *testing.T) {
 // Intermediates the document carries link a signer to an anchor; path length
 // limits and the intermediates' validity at signing time are enforced.
 func TestTrust_Chain_Intermediates(t *testing.T) {
+	t.Parallel()
 	root, rootKey := testCA(t, "Raíz de prueba", nil, nil, nil, 1)
 	mid, midKey := testCA(t, "Intermedia de prueba", nil, root, rootKey, 0)
 	leaf := testLeaf(t, mid, midKey)
@@ -250,6 +253,7 @@ func TestTrust_Chain_Intermediates(t *testing.T) {
 }
 
 func TestCertRUC(t *testing.T) {
+	t.Parallel()
 	if got := CertRUC(caratulaCert(t)); got != "219999830019" {
 		t.Errorf("caratula certificate RUC = %q", got)
 	}
@@ -263,6 +267,7 @@ func TestCertRUC(t *testing.T) {
 // Chain can use; KeyInfo is outside what is signed, so adding them keeps the
 // signature valid.
 func TestVerify_EmbeddedCertificates(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	signed := sign(t, s, unsignedCFE(t, cfe.ETicket, 1))
 	root, rootKey := testCA(t, "Raíz de prueba", nil, nil, nil, -1)
@@ -288,6 +293,7 @@ func TestVerify_EmbeddedCertificates(t *testing.T) {
 // Caratula's certificate as the standalone CFE DGI signed; their digests are
 // those of the CFEs cut out of the envelope byte for byte (extracted-cfe).
 func TestReadEnvelope_DGISample(t *testing.T) {
+	t.Parallel()
 	env, err := ReadEnvelope(readFile(t, filepath.Join(samplesDir(t), "Sob_219999830019_Ej_Mod_19072016.xml")))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestVerify_DGISampleCFEs(t *testing.T) {
+	t.Parallel()
 	cert := caratulaCert(t)
 	files, err := filepath.Glob(filepath.Join(samplesDir(t), "extracted-cfe", "*.xml"))
 	if err != nil || len(files) != 8 {
@@ -33,6 +34,7 @@ func TestVerify_DGISampleCFEs(t *testing.T) {
 }
 
 func TestVerify_DGISample101Digest(t *testing.T) {
+	t.Parallel()
 	cert := caratulaCert(t)
 	v, err := Verify(readFile(t, filepath.Join(samplesDir(t), "extracted-cfe", "Sob_Ej_Mod_19072016__CFE_101_A1.xml")), VerifyOptions{Certificate: cert})
 	if err != nil {
@@ -45,6 +47,7 @@ func TestVerify_DGISample101Digest(t *testing.T) {
 }
 
 func TestVerify_DGICAEFilesAndReport(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ file, ruc, digest string }{
 		// DGI signed the 2016 CAE; the 2012 one and the report are signed by
 		// the test company of DGI's testing environment.
@@ -70,6 +73,7 @@ func TestVerify_DGICAEFilesAndReport(t *testing.T) {
 }
 
 func TestVerify_Rejects(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	signed := sign(t, s, unsignedCFE(t, cfe.EFactura, 3))
 	dgiCert := caratulaCert(t)
@@ -122,6 +126,7 @@ func TestVerify_Rejects(t *testing.T) {
 // TestVerify_TamperedRejectedByXMLSec checks the tampered document the same way
 // with the independent verifier.
 func TestVerify_TamperedRejectedByXMLSec(t *testing.T) {
+	t.Parallel()
 	s := newTestSigner(t, RSASHA1)
 	signed := sign(t, s, unsignedCFE(t, cfe.ETicket, 3))
 	tampered := bytes.Replace(signed.XML, []byte("<MontoItem>122.00<"), []byte("<MontoItem>12.20<"), 1)

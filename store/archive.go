@@ -51,15 +51,11 @@ import (
 // looks every new sale's uuid up, and a damaged file of a past year must not
 // stop the shop from signing. A list or count that needs it fails.
 
-// archiveBatch is how many CFEs Archive moves per pair of transactions.
-var archiveBatch = 2000
+// defaultArchiveBatch is how many CFEs Archive moves per pair of
+// transactions (Options.archiveBatch, which tests lower).
+const defaultArchiveBatch = 2000
 
 var keyArchivedPrefix = []byte("archived/")
-
-// afterArchiveWrite, when set (tests), runs between writing a batch to its
-// archives and deleting it from the live file; an error stops Archive
-// there, as a crash would.
-var afterArchiveWrite func() error
 
 // AuditArchived is the audit event of CFEs moved to a yearly archive: one
 // per batch and year, Detail naming the file and the count.
@@ -128,7 +124,7 @@ func (db *DB) Archive(ctx context.Context, before cfe.Date) (ArchiveResult, erro
 		kept := map[string]int{}
 		err := db.view(ctx, op, func(tx *bolt.Tx) error {
 			var err error
-			batch, err = pickArchive(tx, before, archiveBatch, kept)
+			batch, err = pickArchive(tx, before, db.opts.archiveBatch, kept)
 			return err
 		})
 		if err != nil {
@@ -148,8 +144,8 @@ func (db *DB) Archive(ctx context.Context, before cfe.Date) (ArchiveResult, erro
 					Message: "no se pudo escribir el archivo histórico " + db.ArchivePath(year)}
 			}
 		}
-		if afterArchiveWrite != nil {
-			if err := afterArchiveWrite(); err != nil {
+		if db.opts.afterArchiveWrite != nil {
+			if err := db.opts.afterArchiveWrite(); err != nil {
 				return res, err
 			}
 		}

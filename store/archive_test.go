@@ -16,14 +16,15 @@ import (
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
-// threeYears opens a store at path whose clock is *now and fills it with
-// CFEs signed over 2024, 2025 and 2026 (to now, 2026-03-10): e-Tickets of
-// serie A and e-Facturas of serie B, every one delivered except the
-// e-Ticket named pendingUUID (signed in 2025).
-func threeYears(t *testing.T, path string, now *time.Time) (*store.DB, []*cfe.Issued) {
+// threeYears opens a store at path with opts and a clock at *now, and fills
+// it with CFEs signed over 2024, 2025 and 2026 (to now, 2026-03-10):
+// e-Tickets of serie A and e-Facturas of serie B, every one delivered except
+// the e-Ticket named pendingUUID (signed in 2025).
+func threeYears(t *testing.T, path string, now *time.Time, opts store.Options) (*store.DB, []*cfe.Issued) {
 	t.Helper()
 	samples := sampleXMLs(t)
-	db, err := store.Open(path, store.Options{Now: func() time.Time { return *now }})
+	opts.Now = func() time.Time { return *now }
+	db, err := store.Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +76,10 @@ func liveKeys(t *testing.T, path string) int {
 }
 
 func TestDB_Archive(t *testing.T) {
-	store.SetArchiveBatch(t, 7) // several batches
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
-	db, all := threeYears(t, path, &now)
+	db, all := threeYears(t, path, &now, store.WithArchiveBatch(store.Options{}, 7)) // several batches
 	statusBefore, err := db.RangeStatus(ctx, cfe.DateOf(now))
 	if err != nil {
 		t.Fatal(err)
@@ -227,12 +228,13 @@ func TestDB_Archive(t *testing.T) {
 // and before it deleted it from the live file, as a crash would: the CFEs
 // are then in both; running it again finishes the move.
 func TestDB_ArchiveCrash(t *testing.T) {
-	store.SetArchiveBatch(t, 5)
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
-	db, all := threeYears(t, path, &now)
 	crash := errors.New("crash")
-	store.FailAfterArchiveWrite(t, crash)
+	afterWrite := crash // what Archive's next batch meets once written to the archives
+	opts := store.WithAfterArchiveWrite(store.WithArchiveBatch(store.Options{}, 5), func() error { return afterWrite })
+	db, all := threeYears(t, path, &now, opts)
 	if _, err := db.Archive(ctx, store.DefaultArchiveBefore(now)); !errors.Is(err, crash) {
 		t.Fatalf("Archive with a crash after the write: %v", err)
 	}
@@ -244,7 +246,7 @@ func TestDB_ArchiveCrash(t *testing.T) {
 	if list, err := db.ListByDate(ctx, cfe.Date{Year: 2024, Month: time.January, Day: 1}, cfe.DateOf(now), 1000); err != nil || len(list) != len(all) {
 		t.Fatalf("ListByDate after the crash: %d CFEs, %v; want %d", len(list), err, len(all))
 	}
-	store.FailAfterArchiveWrite(t, nil)
+	afterWrite = nil
 	res, err := db.Archive(ctx, store.DefaultArchiveBefore(now))
 	if err != nil {
 		t.Fatal(err)
@@ -272,9 +274,10 @@ func TestDB_ArchiveCrash(t *testing.T) {
 // new sale's uuid is looked up in the archives); a lookup of one of its CFEs
 // says why it is not found, and a list that needs it fails.
 func TestDB_ArchiveDamaged(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
-	db, all := threeYears(t, path, &now)
+	db, all := threeYears(t, path, &now, store.Options{})
 	if _, err := db.Archive(ctx, store.DefaultArchiveBefore(now)); err != nil {
 		t.Fatal(err)
 	}
@@ -336,9 +339,10 @@ func TestDB_ArchiveDamaged(t *testing.T) {
 // with every key and value of the archive, and a copy already up to date is
 // not written again.
 func TestDB_BackupArchives(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
-	db, _ := threeYears(t, path, &now)
+	db, _ := threeYears(t, path, &now, store.Options{})
 	if _, err := db.Archive(ctx, store.DefaultArchiveBefore(now)); err != nil {
 		t.Fatal(err)
 	}

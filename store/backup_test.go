@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
@@ -26,6 +27,7 @@ var backupMeta = store.BackupMeta{Profile: "tienda", Environment: "sandbox", RUC
 // prefix of what was acknowledged), and the counts match the copied
 // transaction.
 func TestDB_Backup(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1_000_000, farAway), newRange(cfe.EFactura, "A", 1, 1_000_000, farAway))
 	before := issueN(t, db, "before", 50)
@@ -58,7 +60,11 @@ func TestDB_Backup(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond) // let the load start
+	waitFor(t, "the load's first CFE of each type", time.Minute, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked[cfe.ETicket]) > 0 && len(acked[cfe.EFactura]) > 0
+	})
 	dest := filepath.Join(t.TempDir(), "copias", "agent-backup.db")
 	info, err := db.Backup(ctx, dest, backupMeta, store.RecordChecks{})
 	close(stop)
@@ -121,6 +127,7 @@ func TestDB_Backup(t *testing.T) {
 // TestVerifyBackup_Refuses: files that are not verified backups are refused
 // with a Spanish message naming them.
 func TestVerifyBackup_Refuses(t *testing.T) {
+	t.Parallel()
 	db, storePath := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
 	issueN(t, db, "x", 20)
@@ -155,6 +162,7 @@ func TestVerifyBackup_Refuses(t *testing.T) {
 		{"missing", filepath.Join(dir, "none.db"), "none.db"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := store.VerifyBackup(tc.path, store.RecordChecks{})
 			ce := wantCode(t, err, cfe.EINVALID)
 			if !strings.Contains(ce.Message, tc.want) || !strings.Contains(ce.Message, filepath.Base(tc.path)) {
@@ -182,6 +190,7 @@ func sumFile(t testing.TB, path string) string {
 // unless the numbers used since are confirmed; once restored, numbering
 // continues above everything used; the replaced file is kept.
 func TestRestore(t *testing.T) {
+	t.Parallel()
 	type setup struct {
 		storePath, journalPath, backup string
 	}
@@ -217,6 +226,7 @@ func TestRestore(t *testing.T) {
 	}
 
 	t.Run("nothing signed since: restored, replaced file kept", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 0)
 		before := sumFile(t, s.storePath)
 		res, err := store.Restore(ctx, opts(s))
@@ -240,6 +250,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("behind the journal: refused without confirmation, nothing changed", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		storeSum, journalSum := sumFile(t, s.storePath), sumFile(t, s.journalPath)
 		_, err := store.Restore(ctx, opts(s))
@@ -261,6 +272,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("confirmation below what was used: refused", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		o := opts(s)
 		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 4}}
@@ -271,6 +283,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("behind, confirmed: restored, no number twice", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		o := opts(s)
 		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}
@@ -291,6 +304,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("confirmed beyond the journal: numbering continues above it", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		o := opts(s)
 		o.Confirmed = []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 9}} // another till used up to 9
@@ -303,6 +317,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("store and journal lost, behind the hosted service", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		for _, p := range []string{s.storePath, s.journalPath} {
 			if err := os.Remove(p); err != nil {
@@ -336,6 +351,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("store and journal lost, service beyond the backup's journal", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 2)
 		for _, p := range []string{s.storePath, s.journalPath} {
 			if err := os.Remove(p); err != nil {
@@ -358,6 +374,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("no journal and no hosted answer: restored, numbering held", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 0)
 		if err := os.Remove(s.journalPath); err != nil {
 			t.Fatal(err)
@@ -378,6 +395,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("another company or environment: refused", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 0)
 		for _, meta := range []store.BackupMeta{
 			{Profile: "tienda", Environment: "sandbox", RUC: "210000000012"},
@@ -391,6 +409,7 @@ func TestRestore(t *testing.T) {
 	})
 
 	t.Run("agent running: refused", func(t *testing.T) {
+		t.Parallel()
 		s := prepare(t, 0)
 		openAt(t, s.storePath, store.Options{Journal: s.journalPath, LockTimeout: 50 * time.Millisecond})
 		ce := wantCode(t, errOf(store.Restore(ctx, opts(s))), cfe.EUNAVAILABLE)
@@ -429,8 +448,12 @@ func backupMain(path, dest string) int {
 
 // TestDB_Backup_Killed: a process killed (SIGKILL) while it writes a backup
 // leaves no partial file under the backup's name (the previous backup, or
-// none, stays, and verifies) and the store intact.
+// none, stays, and verifies) and the store intact. Each kill lands at a
+// random point of a copy: once the copy's temporary file holds a random
+// share of the store's data (a copy that holds it all is checking its
+// records).
 func TestDB_Backup_Killed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	storePath := filepath.Join(dir, "agent.db")
 	dest := filepath.Join(dir, "copias", "backup.db")
@@ -440,22 +463,33 @@ func TestDB_Backup_Killed(t *testing.T) {
 	}
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100_000, farAway))
 	const n = 3000 // a few MB: a copy takes long enough to be killed inside
+	// Loaded in bulk (the records Commit writes, TestDB_BulkLoad): 3000
+	// commits one by one take seconds of fsyncs.
+	first := reserve(t, db, cfe.ETicket)
+	db.Release(first)
+	docs := make([]*cfe.Issued, n)
 	for i := range n {
-		r := reserve(t, db, cfe.ETicket)
-		doc := issuedFor(r, fmt.Sprintf("k-%d", i), signAt)
-		doc.Adenda = strings.Repeat("adenda larga ", 150)
-		if err := db.Commit(ctx, r, doc); err != nil {
+		r := &cfe.Reservation{Type: cfe.ETicket, Serie: first.Serie, Nro: int64(i) + 1, Range: first.Range}
+		docs[i] = issuedFor(r, fmt.Sprintf("k-%d", i), signAt)
+		docs[i].Adenda = strings.Repeat("adenda larga ", 150)
+	}
+	for from := 0; from < n; from += 500 {
+		if err := db.BulkLoad(ctx, docs[from:min(from+500, n)]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
+	size := dataSize(t, storePath) // what a copy writes (Tx.WriteTo) before its record and its check
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rnd := rand.New(rand.NewPCG(seed, 0))
+	tmpPattern := filepath.Join(filepath.Dir(dest), ".backup.db.tmp-*")
 	midCopy := 0
 	for round := range 4 {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), helperEnv+"=backup", "CFE_STORE_TEST_PATH="+storePath, "CFE_STORE_TEST_DEST="+dest)
-		var stderr strings.Builder
+		cmd, expired := helperCommand(t, "backup", "CFE_STORE_TEST_PATH="+storePath, "CFE_STORE_TEST_DEST="+dest)
+		var stderr testtool.SyncBuffer
 		cmd.Stderr = &stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -465,12 +499,24 @@ func TestDB_Backup_Killed(t *testing.T) {
 			t.Fatal(err)
 		}
 		br := bufio.NewReader(out)
-		if round%2 == 1 { // odd rounds: kill during the first backup, even: after some
+		if round%2 == 1 { // even rounds: kill during the first backup, odd: after one
 			if _, err := br.ReadString('\n'); err != nil {
-				t.Fatalf("round %d: the helper wrote no backup: %v (%s)", round, err, stderr.String())
+				t.Fatalf("round %d: the helper wrote no backup: %v (%s; killed after %v: %v)", round, err, stderr.String(), helperLimit, expired())
 			}
 		}
-		time.Sleep(time.Duration(5+round*7) * time.Millisecond)
+		share := rnd.Float64()
+		waitFor(t, fmt.Sprintf("round %d: a copy in progress holding %.0f%% of the store's %d bytes", round, 100*share, size), time.Minute, func() bool {
+			if s := stderr.String(); s != "" {
+				t.Fatalf("round %d: helper failed: %s", round, s)
+			}
+			tmps, _ := filepath.Glob(tmpPattern)
+			for _, p := range tmps {
+				if fi, err := os.Stat(p); err == nil && float64(fi.Size()) >= share*float64(size) {
+					return true
+				}
+			}
+			return false
+		})
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
@@ -478,7 +524,7 @@ func TestDB_Backup_Killed(t *testing.T) {
 		if s := stderr.String(); s != "" {
 			t.Fatalf("round %d: helper failed: %s", round, s)
 		}
-		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(dest), ".backup.db.tmp-*"))
+		tmps, _ := filepath.Glob(tmpPattern)
 		if len(tmps) > 0 {
 			midCopy++
 		}

@@ -457,7 +457,7 @@ func TestDB_BackupArchives_RefusesDamagedRecord(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	var now time.Time
-	db, all := threeYears(t, path, &now)
+	db, all := threeYears(t, path, &now, store.Options{})
 	if _, err := db.Archive(ctx, store.DefaultArchiveBefore(now)); err != nil {
 		t.Fatal(err)
 	}

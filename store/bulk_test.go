@@ -40,6 +40,7 @@ func dumpBuckets(t *testing.T, path string) map[string]map[string]string {
 // CFEs, committed one by one in one file and loaded in bulk in another at the
 // same clock, give files whose every bucket holds the same bytes.
 func TestDB_BulkLoad(t *testing.T) {
+	t.Parallel()
 	samples := sampleXMLs(t)
 	clock := func() time.Time { return time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC) }
 	dir := t.TempDir()
@@ -107,6 +108,7 @@ func TestDB_BulkLoad(t *testing.T) {
 }
 
 func TestDB_BulkLoadRefuses(t *testing.T) {
+	t.Parallel()
 	db, path := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 10, farAway))
 	r := reserve(t, db, cfe.ETicket)

@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -31,11 +31,11 @@ var crashRanges = []cfe.CAERange{
 const crashWorkers = 8
 
 // crashWitnessKey is whose numbering the crashing agent's witness records
-// (TestWitness_KilledNeverHolds sets CFE_STORE_TEST_WITNESS).
+// (TestWitness_KilledNeverHolds gives it CFE_STORE_TEST_WITNESS).
 var crashWitnessKey = store.WitnessKey{RUC: "219999830019", Environment: "test", Profile: "caja1"}
 
 // crashJournalBlock is the journal's block when the crashing agent keeps one
-// (TestJournal_KilledThenStoreLost sets CFE_STORE_TEST_JOURNAL).
+// (TestJournal_KilledThenStoreLost gives it CFE_STORE_TEST_JOURNAL).
 const crashJournalBlock = 20
 
 // crashMain is an agent that commits from 8 goroutines until it is killed.
@@ -107,7 +107,12 @@ type ack struct {
 // random moments, 20 times over the same file (5 with -short), and after each
 // kill checks that every acknowledged CFE is stored unchanged, that no number
 // is stored twice and that each serie's numbers are gap-free.
+//
+// The moments are random points of the agent's work, not of the clock (see
+// killPoint), so that a slow or busy machine kills as many agents while they
+// commit as a quiet one.
 func TestCrash_KilledAtRandomMoments(t *testing.T) {
+	t.Parallel()
 	rounds := 20
 	if testing.Short() {
 		rounds = 5
@@ -123,8 +128,7 @@ func TestCrash_KilledAtRandomMoments(t *testing.T) {
 		if time.Now().After(budget) {
 			t.Fatalf("out of time after %d rounds", round)
 		}
-		delay := 20*time.Millisecond + time.Duration(rnd.IntN(500))*time.Millisecond
-		lines, stderr := runAndKill(t, path, fmt.Sprint("run", round), delay)
+		lines, stderr := runAndKill(t, path, fmt.Sprint("run", round), killPoint(rnd, true))
 		for _, a := range lines {
 			if _, dup := acked[a.uuid]; dup {
 				t.Fatalf("uuid %s acknowledged twice", a.uuid)
@@ -145,12 +149,26 @@ func TestCrash_KilledAtRandomMoments(t *testing.T) {
 	}
 }
 
-// runAndKill starts a crashing agent on path, SIGKILLs it after delay, and
-// returns the CFEs it acknowledged (whole lines only) and its error output.
-func runAndKill(t *testing.T, path, run string, delay time.Duration) ([]ack, string) {
+// killPoint draws when runAndKill kills its agent: once it has acknowledged
+// 1 to 320 CFEs (about what it acknowledges in 20 to 520 ms on a quiet
+// machine, where the kills used to be timed), the kill landing wherever its
+// 8 goroutines and the committer are then; with atStart, one round in 8
+// instead kills it at once, while it starts (0).
+func killPoint(rnd *rand.Rand, atStart bool) int {
+	if atStart && rnd.IntN(8) == 0 {
+		return 0
+	}
+	return 1 + rnd.IntN(320)
+}
+
+// runAndKill starts a crashing agent on path, with env added to its
+// environment, SIGKILLs it once it has acknowledged acks CFEs (at once for
+// 0), and returns the CFEs it acknowledged (whole lines only: those read
+// after the kill too) and its error output. An agent that ends on its own
+// first is not killed: its error output says why.
+func runAndKill(t *testing.T, path, run string, acks int, env ...string) ([]ack, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), helperEnv+"=crash", "CFE_STORE_TEST_PATH="+path, "CFE_STORE_TEST_RUN="+run)
+	cmd, expired := helperCommand(t, "crash", append([]string{"CFE_STORE_TEST_PATH=" + path, "CFE_STORE_TEST_RUN=" + run}, env...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -160,14 +178,13 @@ func runAndKill(t *testing.T, path, run string, delay time.Duration) ([]ack, str
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	read := make(chan []ack)
+	read := make(chan ack)
 	go func() {
-		var acks []ack
+		defer close(read)
 		br := bufio.NewReader(stdout)
 		for {
 			line, err := br.ReadString('\n')
 			if err != nil { // EOF after the kill; a partial last line is not an acknowledgement
-				read <- acks
 				return
 			}
 			var a ack
@@ -175,16 +192,28 @@ func runAndKill(t *testing.T, path, run string, delay time.Duration) ([]ack, str
 				t.Errorf("bad line %q: %v", line, err)
 				continue
 			}
-			acks = append(acks, a)
+			read <- a
 		}
 	}()
-	time.Sleep(delay)
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
+	kill := func() {
+		if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			t.Fatal(err)
+		}
 	}
-	acks := <-read
+	if acks == 0 {
+		kill()
+	}
+	var got []ack
+	for a := range read {
+		if got = append(got, a); len(got) == acks {
+			kill()
+		}
+	}
 	_ = cmd.Wait() // "signal: killed"
-	return acks, strings.TrimSpace(stderr.String())
+	if expired() {
+		t.Fatalf("the agent acknowledged %d CFEs in %v, and was to be killed at the %dth", len(got), helperLimit, acks)
+	}
+	return got, strings.TrimSpace(stderr.String())
 }
 
 func verifyAfterCrash(t *testing.T, path string, acked map[string]ack) {

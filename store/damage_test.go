@@ -149,6 +149,7 @@ func wantDamaged(t testing.TB, err error, path string) {
 }
 
 func TestOpen_Damaged(t *testing.T) {
+	t.Parallel()
 	img := damagedTemplate(t)
 	ps := uint32(os.Getpagesize())
 	tests := []struct {
@@ -169,6 +170,7 @@ func TestOpen_Damaged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			path, journal := writeImage(t, corrupt(img.file, tt.op, tt.page, tt.off, tt.data), img.journal)
 			opts := store.Options{Journal: journal, LockTimeout: 200 * time.Millisecond}
 			db, err := store.Open(path, opts)
@@ -195,6 +197,7 @@ func TestOpen_Damaged(t *testing.T) {
 // query that meets it, and every later one, answer the damaged error; the
 // process goes on, Close releases the file.
 func TestDB_DamagedAfterOpen(t *testing.T) {
+	t.Parallel()
 	img := damagedTemplate(t)
 	path, journal := writeImage(t, img.file, img.journal)
 	db, err := store.Open(path, store.Options{Journal: journal})
@@ -231,6 +234,7 @@ func TestDB_DamagedAfterOpen(t *testing.T) {
 // covers): the Commit fails with the damaged error, nothing panics, and the
 // store is broken from then on.
 func TestDB_CommitOnDamagedFile(t *testing.T) {
+	t.Parallel()
 	img := damagedTemplate(t)
 	path, journal := writeImage(t, img.file, img.journal)
 	db, err := store.Open(path, store.Options{Journal: journal})

@@ -83,6 +83,21 @@ type Options struct {
 	// the data on ext4 and XFS (headroom.go): bbolt grows the file as usual.
 	// The zero value keeps it on where it helps.
 	DisableHeadroom bool
+
+	// What only this package's tests set (export_test.go,
+	// mapping_export_test.go): per DB, so that the tests that set them run
+	// side by side. The zero values are the program's.
+	archiveBatch  int  // CFEs Archive moves per pair of transactions (default defaultArchiveBatch)
+	migrateBatch  int  // records a schema migration rewrites per transaction (default defaultMigrateBatch)
+	mapGrowsFile  bool // follow the Windows rules of mapping.go on any system (always on Windows)
+	afterBoltOpen func(f *os.File, initialMmapSize int) error
+	// afterArchiveWrite runs between writing a batch to its archives and
+	// deleting it from the live file; an error stops Archive there, as a
+	// crash would.
+	afterArchiveWrite func() error
+	// checkSnapshot runs in the background check's read transaction once
+	// its meta page is read, before the walk.
+	checkSnapshot func()
 }
 
 func (o Options) withDefaults() Options {
@@ -110,6 +125,13 @@ func (o Options) withDefaults() Options {
 	if o.JournalBlock <= 0 {
 		o.JournalBlock = DefaultJournalBlock
 	}
+	if o.archiveBatch <= 0 {
+		o.archiveBatch = defaultArchiveBatch
+	}
+	if o.migrateBatch <= 0 {
+		o.migrateBatch = defaultMigrateBatch
+	}
+	o.mapGrowsFile = o.mapGrowsFile || bboltMapGrowsFile
 	return o
 }
 
@@ -202,7 +224,7 @@ func Open(path string, opts Options) (*DB, error) {
 	// open: a commit that needed it would wait for the check. A fast start
 	// maps room past the data from the start (mapping.go: on Windows the
 	// mapping is disk, and the room is sized from the data, not the file).
-	mmapSize := initialMmapSize(path, known, fast)
+	mmapSize := initialMmapSize(path, known, fast, opts.mapGrowsFile)
 	err := guard(func() error {
 		var err error
 		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, InitialMmapSize: mmapSize,
@@ -232,14 +254,14 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo abrir el archivo de datos " + path}
 	}
-	if afterBoltOpen != nil {
-		if err := afterBoltOpen(file, mmapSize); err != nil {
+	if opts.afterBoltOpen != nil {
+		if err := opts.afterBoltOpen(file, mmapSize); err != nil {
 			_ = bdb.Close()
 			return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 				Message: "no se pudo abrir el archivo de datos " + path}
 		}
 	}
-	if fast && !known.matchesOpened(path) {
+	if fast && !known.matchesOpened(path, opts.mapGrowsFile) {
 		// Written between the first look and the lock: check it all now,
 		// under the lock (bbolt's open wrote nothing to an existing file
 		// but, on Windows, its end: see matchesOpened).

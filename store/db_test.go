@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,9 +30,9 @@ func holdMain(path string) int {
 }
 
 func TestOpen_FileHeldByAnotherProcess(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
-	child := exec.Command(os.Args[0])
-	child.Env = append(os.Environ(), helperEnv+"=hold", "CFE_STORE_TEST_PATH="+path)
+	child, expired := helperCommand(t, "hold", "CFE_STORE_TEST_PATH="+path)
 	stdin, err := child.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +50,7 @@ func TestOpen_FileHeldByAnotherProcess(t *testing.T) {
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "ready\n" {
-		t.Fatalf("helper said %q, %v", line, err)
+		t.Fatalf("helper said %q, %v (killed after waiting %v for its ready: %v)", line, err, helperLimit, expired())
 	}
 
 	const timeout = 300 * time.Millisecond
@@ -76,6 +75,7 @@ func TestOpen_FileHeldByAnotherProcess(t *testing.T) {
 // bbolt's flock is taken per open file description, so a second Open in the
 // same process is refused as well.
 func TestOpen_SecondOpenInSameProcess(t *testing.T) {
+	t.Parallel()
 	_, path := openStore(t, store.Options{})
 	db, err := store.Open(path, store.Options{LockTimeout: 100 * time.Millisecond})
 	if err == nil {
@@ -89,6 +89,7 @@ func TestOpen_SecondOpenInSameProcess(t *testing.T) {
 }
 
 func TestOpen_ReopenKeepsEverything(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, time.March, 10, 13, 0, 0, 0, cfe.Montevideo)
 	opts := store.Options{Now: func() time.Time { return now }}
 	db, path := openStore(t, opts)
@@ -164,6 +165,7 @@ func TestOpen_ReopenKeepsEverything(t *testing.T) {
 }
 
 func TestOpen_RefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	db, path := openStore(t, store.Options{})
 	db.Close()
 	raw, err := bolt.Open(path, 0o600, nil)
@@ -183,6 +185,7 @@ func TestOpen_RefusesNewerSchema(t *testing.T) {
 }
 
 func TestOpen_NotAStoreFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	if err := os.WriteFile(path, []byte(strings.Repeat("not a bbolt file\n", 1000)), 0o600); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDB_MarkUsedElsewhere(t *testing.T) {
+	t.Parallel()
 	db, path := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 	if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 40, "  sistema anterior  "); err != nil {
@@ -55,6 +56,7 @@ func TestDB_MarkUsedElsewhere(t *testing.T) {
 }
 
 func TestDB_MarkUsedElsewhere_WholeRange(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway), newRange(cfe.ETicket, "A", 101, 200, farAway))
 	if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 100, "otra caja"); err != nil {
@@ -66,6 +68,7 @@ func TestDB_MarkUsedElsewhere_WholeRange(t *testing.T) {
 }
 
 func TestDB_MarkUsedElsewhere_Refused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		setup  func(t *testing.T, db *store.DB)
@@ -98,6 +101,7 @@ func TestDB_MarkUsedElsewhere_Refused(t *testing.T) {
 			}, want: "firmándose", next: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			db, _ := openStore(t, store.Options{})
 			putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
 			if tc.setup != nil {

@@ -1,6 +1,11 @@
 package store
 
-import "github.com/cfe-agent/cfe-agent/cfe"
+import (
+	"testing"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+)
 
 // Queued returns how many commits of (t, serie) wait for their turn.
 func Queued(db *DB, t cfe.Type, serie string) int {
@@ -17,12 +22,11 @@ func Queued(db *DB, t cfe.Type, serie string) int {
 	return n
 }
 
-// SetMigrateBatch makes schema migrations rewrite n records per transaction
-// until the test ends.
-func SetMigrateBatch(t interface{ Cleanup(func()) }, n int) {
-	old := migrateBatch
-	migrateBatch = n
-	t.Cleanup(func() { migrateBatch = old })
+// WithMigrateBatch returns opts with schema migrations rewriting n records
+// per transaction.
+func WithMigrateBatch(opts Options, n int) Options {
+	opts.migrateBatch = n
+	return opts
 }
 
 // CheckTree is checkTree: Open's walk of the file's page tree.
@@ -38,19 +42,18 @@ func CheckPages(db *DB) error {
 // either stored form.
 var DecodeXML = decodeXML
 
-// FailAfterArchiveWrite makes Archive stop with err after writing its first
-// batch to the archives, before deleting it from the live file, until the
-// test ends.
-func FailAfterArchiveWrite(t interface{ Cleanup(func()) }, err error) {
-	afterArchiveWrite = func() error { return err }
-	t.Cleanup(func() { afterArchiveWrite = nil })
+// WithAfterArchiveWrite returns opts with Archive calling after once it has
+// written each batch to the archives, before it deletes the batch from the
+// live file: an error stops Archive there, as a crash would.
+func WithAfterArchiveWrite(opts Options, after func() error) Options {
+	opts.afterArchiveWrite = after
+	return opts
 }
 
-// SetArchiveBatch makes Archive move n CFEs per batch until the test ends.
-func SetArchiveBatch(t interface{ Cleanup(func()) }, n int) {
-	old := archiveBatch
-	archiveBatch = n
-	t.Cleanup(func() { archiveBatch = old })
+// WithArchiveBatch returns opts with Archive moving n CFEs per batch.
+func WithArchiveBatch(opts Options, n int) Options {
+	opts.archiveBatch = n
+	return opts
 }
 
 // StartedFast reports whether Open took the fast start (verified.go): the
@@ -58,13 +61,21 @@ func SetArchiveBatch(t interface{ Cleanup(func()) }, n int) {
 // runs in the background.
 func StartedFast(db *DB) bool { return db.known != nil }
 
-// WaitChecked waits for the background check of a fast start to end.
-func WaitChecked(db *DB) { <-db.checked }
+// WaitChecked waits for the background check of a fast start to end, and
+// fails t when it has not within two minutes.
+func WaitChecked(t testing.TB, db *DB) {
+	t.Helper()
+	const within = 2 * time.Minute
+	select {
+	case <-db.checked:
+	case <-time.After(within):
+		t.Fatalf("waited %v for the background check of a fast start to end", within)
+	}
+}
 
-// HoldCheckSnapshot makes the background check of the next fast starts
-// call hold once it has taken its snapshot, before the walk, until the
-// test ends.
-func HoldCheckSnapshot(t interface{ Cleanup(func()) }, hold func()) {
-	checkSnapshotHook = hold
-	t.Cleanup(func() { checkSnapshotHook = nil })
+// WithCheckSnapshot returns opts with the background check of a fast start
+// calling hold once it has taken its snapshot, before the walk.
+func WithCheckSnapshot(opts Options, hold func()) Options {
+	opts.checkSnapshot = hold
+	return opts
 }

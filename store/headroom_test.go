@@ -23,12 +23,13 @@ import (
 // written blocks, not a hole, past the data the commits wrote, and that the
 // zeros there leave the file consistent and complete after a reopen.
 func TestHeadroom_CommitsWriteIntoAllocatedBlocks(t *testing.T) {
+	t.Parallel()
 	db, path := openStore(t, store.Options{})
 	var fs unix.Statfs_t
 	if err := unix.Statfs(filepath.Dir(path), &fs); err != nil || fs.Type != unix.EXT4_SUPER_MAGIC {
 		// Headroom is on for XFS too, but XFS preallocates past the end of
 		// a growing file itself, and this test could not tell the two apart.
-		t.Skipf("the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
+		unavailable(t, "the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
 	}
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100000, farAway))
 	const n = 600
@@ -100,6 +101,7 @@ func dataEnd(t *testing.T, path string) int64 {
 // committer writes nothing past the data: the file holds no written block
 // beyond the pages bbolt uses.
 func TestHeadroom_Disabled(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		disable  bool
@@ -110,10 +112,11 @@ func TestHeadroom_Disabled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			db, path := openStore(t, store.Options{DisableHeadroom: tt.disable})
 			var fs unix.Statfs_t
 			if err := unix.Statfs(filepath.Dir(path), &fs); err != nil || fs.Type != unix.EXT4_SUPER_MAGIC {
-				t.Skipf("the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
+				unavailable(t, "the test directory is not on ext4 (statfs type %#x, %v)", fs.Type, err)
 			}
 			putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
 			for i := range 50 {
@@ -161,6 +164,7 @@ func writtenPast(t *testing.T, path string, offset int64) bool {
 // the zeros. A bbolt that resized the file would cut the zeros off or leave
 // holes, and this test fails.
 func TestHeadroom_BboltKeepsALargeEnoughFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grow.db")
 	var file *os.File // bbolt's read-write file, as store.Open captures it
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second,

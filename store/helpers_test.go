@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,6 +50,73 @@ func helperMain(role string) int {
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper role", role)
 	return 2
+}
+
+// unavailable ends a test that cannot run here because the machine lacks
+// what it needs (a kernel feature, a file system): skipped with the reason,
+// or failed under CFE_STRICT_TOOLS=1, as testtool.Require does for a
+// missing tool.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CFE_STRICT_TOOLS") == "1" {
+		t.Fatalf("%s (CFE_STRICT_TOOLS=1)", msg)
+	}
+	t.Skipf("%s; set CFE_STRICT_TOOLS=1 to make this a failure", msg)
+}
+
+// waitFor polls cond until it holds, and fails the test, naming what it
+// waited for, when it does not within the time given.
+func waitFor(t testing.TB, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("waited %v for %s", within, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// outcomeWithin bounds the wait for the outcome of a call running in its own
+// goroutine (a commit waiting for its turn, for instance): far above any
+// outcome the store owes, it only keeps a broken test from hanging.
+const outcomeWithin = time.Minute
+
+// outcome returns what arrives on done, and fails the test, naming what it
+// waited for, when nothing does within outcomeWithin.
+func outcome(t testing.TB, done <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(outcomeWithin):
+		t.Fatalf("waited %v for %s", outcomeWithin, what)
+		return nil
+	}
+}
+
+// helperLimit bounds the life of a helper process: the tests end theirs
+// sooner, and one that hangs is killed then, which ends the test's read of
+// its output.
+const helperLimit = 2 * time.Minute
+
+// helperCommand returns the command that runs this test binary as the
+// helper process of role (helperMain), with env added to the test's
+// environment (nothing is set in the test's own, so that tests run side by
+// side). The process is killed after helperLimit; expired reports whether
+// it was.
+func helperCommand(t testing.TB, role string, env ...string) (cmd *exec.Cmd, expired func() bool) {
+	t.Helper()
+	limit, cancel := context.WithTimeout(context.Background(), helperLimit)
+	t.Cleanup(cancel)
+	cmd = exec.CommandContext(limit, os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+role), env...)
+	return cmd, func() bool { return errors.Is(limit.Err(), context.DeadlineExceeded) }
 }
 
 var (

@@ -32,15 +32,13 @@ import (
 // may extend it to the mapping: the comparison with the record after the lock
 // (matchesOpened) then looks only at what bbolt's open leaves alone.
 
-// mapGrowsFile reports whether bbolt makes its file as large as its mapping:
-// true on Windows. Tests set it elsewhere, with afterBoltOpen, to run the
-// Windows rules on Linux.
-var mapGrowsFile = runtime.GOOS == "windows"
-
-// afterBoltOpen, when set (tests), runs once bbolt has opened the file, with
-// bbolt's writable file and the mapping Open asked for: it does to the file
-// what bbolt's Windows mmap does, on systems where bbolt does not.
-var afterBoltOpen func(f *os.File, initialMmapSize int) error
+// bboltMapGrowsFile reports whether bbolt makes its file as large as its
+// mapping: true on Windows. A DB follows the Windows rules where it is
+// (Options.mapGrowsFile); tests also set that elsewhere, with
+// Options.afterBoltOpen, which then runs once bbolt has opened the file, with
+// bbolt's writable file and the mapping Open asked for, and does to the file
+// what bbolt's Windows mmap does, to run the Windows rules on Linux.
+const bboltMapGrowsFile = runtime.GOOS == "windows"
 
 // boltAllocSize is bbolt's default growth step (Options.AllocSize): once past
 // it, bbolt grows the file on Linux by this much at a time.
@@ -58,12 +56,13 @@ func windowsCheckRoom(data int64) int64 {
 }
 
 // initialMmapSize is the mapping Open asks bbolt for (Options.InitialMmapSize)
-// for the file at path, which a verified Close recorded as known when fast.
-func initialMmapSize(path string, known verifiedRecord, fast bool) int {
+// for the file at path, which a verified Close recorded as known when fast,
+// by the Windows rules when growsFile.
+func initialMmapSize(path string, known verifiedRecord, fast, growsFile bool) int {
 	switch {
 	case !fast:
 		return 0
-	case !mapGrowsFile:
+	case !growsFile:
 		return int(known.Size) + backgroundCheckRoom
 	}
 	data, ok := dataEnd(path)
@@ -87,13 +86,14 @@ func dataEnd(path string) (int64, bool) {
 
 // matchesOpened reports whether the file at path, now that bbolt has opened
 // it and holds its lock, is still the one rec describes. Where bbolt's open
-// does not write the file, that is matches. On Windows bbolt's open rewrote
+// does not write the file, that is matches. On Windows (growsFile: the
+// Windows rules) bbolt's open rewrote
 // the file's end (its modification time) and may have extended it to the
 // mapping, so only the meta pages are compared, and the size may only have
 // grown: a commit by another process in between rewrites a meta page, and the
 // background check reads every page anyway.
-func (rec verifiedRecord) matchesOpened(path string) bool {
-	if !mapGrowsFile {
+func (rec verifiedRecord) matchesOpened(path string, growsFile bool) bool {
+	if !growsFile {
 		return rec.matches(path)
 	}
 	now, ok := fileState(path)

@@ -5,28 +5,27 @@ import (
 	"runtime"
 )
 
-// EmulateWindowsMapping makes Open, until the test ends, follow the Windows
-// rules of mapping.go and do to the file what bbolt's Windows mmap does at
+// EmulateWindowsMapping returns opts with Open following the Windows rules
+// of mapping.go and doing to the file what bbolt's Windows mmap does at
 // open: extend it (ftruncate, which also moves its modification time, as
 // Wine's does) to the mapping bbolt makes from the file's size and the size
 // Open asked for. bbolt's later remaps, when commits outgrow the mapping, are
 // not emulated: they extend the file by bbolt's normal allocation only. It
-// reports false, and does nothing, on Windows, where bbolt does it itself.
-func EmulateWindowsMapping(t interface{ Cleanup(func()) }) bool {
+// reports false, and returns opts unchanged, on Windows, where bbolt does it
+// itself.
+func EmulateWindowsMapping(opts Options) (Options, bool) {
 	if runtime.GOOS == "windows" {
-		return false
+		return opts, false
 	}
-	oldGrows, oldHook := mapGrowsFile, afterBoltOpen
-	mapGrowsFile = true
-	afterBoltOpen = func(f *os.File, initialMmapSize int) error {
+	opts.mapGrowsFile = true
+	opts.afterBoltOpen = func(f *os.File, initialMmapSize int) error {
 		fi, err := f.Stat()
 		if err != nil {
 			return err
 		}
 		return f.Truncate(boltMapping(max(fi.Size(), int64(initialMmapSize))))
 	}
-	t.Cleanup(func() { mapGrowsFile, afterBoltOpen = oldGrows, oldHook })
-	return true
+	return opts, true
 }
 
 // boltMapping is the size of the mapping bbolt 1.5 makes to hold size bytes:

@@ -14,6 +14,7 @@ import (
 // time, a file extended to the mapping) and nothing else; the other rules
 // accept no change at all.
 func TestVerifiedRecord_MatchesOpened(t *testing.T) {
+	t.Parallel()
 	put := func(t *testing.T, path, key string) {
 		t.Helper()
 		bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -62,6 +63,7 @@ func TestVerifiedRecord_MatchesOpened(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "agent.db")
 			put(t, path, "first")
 			rec, ok := fileState(path)
@@ -69,14 +71,11 @@ func TestVerifiedRecord_MatchesOpened(t *testing.T) {
 				t.Fatal("fileState of a new bbolt file failed")
 			}
 			tc.change(t, path)
-			old := mapGrowsFile
-			t.Cleanup(func() { mapGrowsFile = old })
 			for _, rule := range []struct {
 				windows bool
 				want    bool
 			}{{true, tc.windows}, {false, tc.others}} {
-				mapGrowsFile = rule.windows
-				if got := rec.matchesOpened(path); got != rule.want {
+				if got := rec.matchesOpened(path, rule.windows); got != rule.want {
 					t.Errorf("matchesOpened with Windows rules %v = %v, want %v", rule.windows, got, rule.want)
 				}
 			}
@@ -89,6 +88,7 @@ func TestVerifiedRecord_MatchesOpened(t *testing.T) {
 // file alone, and for the data's end + windowsCheckRoom where it does not,
 // whatever the file's size.
 func TestInitialMmapSize(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	bdb, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -106,8 +106,6 @@ func TestInitialMmapSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := verifiedRecord{Size: 64 << 20}
-	old := mapGrowsFile
-	t.Cleanup(func() { mapGrowsFile = old })
 	tests := []struct {
 		name          string
 		windows, fast bool
@@ -120,8 +118,8 @@ func TestInitialMmapSize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mapGrowsFile = tc.windows
-			if got := initialMmapSize(path, known, tc.fast); got != tc.want {
+			t.Parallel()
+			if got := initialMmapSize(path, known, tc.fast, tc.windows); got != tc.want {
 				t.Errorf("initialMmapSize = %d, want %d (data %d)", got, tc.want, data)
 			}
 		})
@@ -131,6 +129,7 @@ func TestInitialMmapSize(t *testing.T) {
 // TestWindowsCheckRoom: an eighth of the data, between bbolt's growth step
 // and backgroundCheckRoom.
 func TestWindowsCheckRoom(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ data, want int64 }{
 		{0, boltAllocSize},
 		{64 << 20, boltAllocSize},

@@ -17,6 +17,7 @@ import (
 // subtest runs the Windows rules for real; elsewhere the second emulates
 // bbolt's Windows mapping.
 func TestOpen_Restarts(t *testing.T) {
+	t.Parallel()
 	// CFEs committed at each of the restarts.
 	commits := []int{0, 0, 0, 100, 0, 0}
 	for _, tc := range []struct {
@@ -27,13 +28,19 @@ func TestOpen_Restarts(t *testing.T) {
 		{"as bbolt maps on Windows", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.windows && !store.EmulateWindowsMapping(t) {
-				t.Skip("on Windows bbolt extends the file to its mapping itself: the other subtest runs the Windows rules")
+			t.Parallel()
+			var rules store.Options
+			if tc.windows {
+				var emulated bool
+				if rules, emulated = store.EmulateWindowsMapping(rules); !emulated {
+					t.Skip("on Windows bbolt extends the file to its mapping itself: the other subtest runs the Windows rules")
+				}
 			}
-			path, journal := verifiedStore(t)
+			path, journal := verifiedStore(t, rules)
+			rules.Journal = journal
 			sizes := make([]int64, len(commits))
 			for i, n := range commits {
-				db, err := store.Open(path, store.Options{Journal: journal})
+				db, err := store.Open(path, rules)
 				if err != nil {
 					t.Fatalf("restart %d: %v", i, err)
 				}
@@ -43,7 +50,7 @@ func TestOpen_Restarts(t *testing.T) {
 				for j := range n {
 					issue(t, db, cfe.ETicket, fmt.Sprintf("restart-%d-%03d", i, j))
 				}
-				store.WaitChecked(db)
+				store.WaitChecked(t, db)
 				if err := db.Damaged(); err != nil {
 					t.Fatalf("restart %d: the background check: %v", i, err)
 				}
@@ -77,8 +84,10 @@ func TestOpen_Restarts(t *testing.T) {
 // system's rules): the fast start, commits during the background check, and
 // every way back to the whole check at start hold under the Windows rules.
 func TestOpen_VerifiedWindowsRules(t *testing.T) {
-	if !store.EmulateWindowsMapping(t) {
+	t.Parallel()
+	rules, emulated := store.EmulateWindowsMapping(store.Options{})
+	if !emulated {
 		t.Skip("on Windows TestOpen_Verified runs the Windows rules for real")
 	}
-	testOpenVerified(t)
+	testOpenVerified(t, rules)
 }

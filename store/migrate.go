@@ -8,10 +8,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// migrateBatch is how many records migrateV1 rewrites per transaction: enough
-// to be quick, few enough that a file with years of CFEs never needs one huge
-// transaction in memory.
-var migrateBatch = 500
+// defaultMigrateBatch is how many records a migration rewrites per
+// transaction (Options.migrateBatch, which tests lower): enough to be quick,
+// few enough that a file with years of CFEs never needs one huge transaction
+// in memory.
+const defaultMigrateBatch = 500
 
 // migrateV1 moves the signed XML of schema-1 records, which kept it inside the
 // JSON record (base64-encoded), to the xml bucket under the record's commit
@@ -23,7 +24,7 @@ func (db *DB) migrateV1() error {
 	for {
 		var more bool
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
-			batch, next := readAfter(tx.Bucket(bucketCFEs), after, migrateBatch)
+			batch, next := readAfter(tx.Bucket(bucketCFEs), after, db.opts.migrateBatch)
 			for _, kv := range batch {
 				if err := migrateRecordV1(tx, kv[0], kv[1]); err != nil {
 					return err
@@ -92,7 +93,7 @@ func (db *DB) migrateV2() error {
 	for {
 		var more bool
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
-			batch, next := readAfter(tx.Bucket(bucketXML), after, migrateBatch)
+			batch, next := readAfter(tx.Bucket(bucketXML), after, db.opts.migrateBatch)
 			for _, kv := range batch {
 				if len(kv[1]) > 0 && kv[1][0] == xmlCompressed {
 					continue // already compressed

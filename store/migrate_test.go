@@ -127,9 +127,10 @@ func rawSchema(t *testing.T, path string) (version string, withXML int) {
 }
 
 func TestOpen_MigratesSchema1(t *testing.T) {
+	t.Parallel()
 	for _, keep := range []int{0, 4} { // a whole file; one whose migration was interrupted
 		t.Run(fmt.Sprintf("already-moved-%d", keep), func(t *testing.T) {
-			store.SetMigrateBatch(t, 3) // several transactions
+			t.Parallel()
 			db, path := openStore(t, store.Options{})
 			putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway), newRange(cfe.EFactura, "A", 1, 100, farAway))
 			var want []*cfe.Issued
@@ -152,7 +153,7 @@ func TestOpen_MigratesSchema1(t *testing.T) {
 				t.Fatalf("downgraded file: schema %q with %d records holding XML, want 1 and %d", v, n, 11-keep)
 			}
 
-			db, err := store.Open(path, store.Options{})
+			db, err := store.Open(path, store.WithMigrateBatch(store.Options{}, 3)) // several transactions
 			if err != nil {
 				t.Fatalf("Open schema 1: %v", err)
 			}

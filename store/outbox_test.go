@@ -10,6 +10,7 @@ import (
 )
 
 func TestDB_Outbox(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, time.March, 10, 10, 0, 0, 0, cfe.Montevideo)
 	now := t0
 	db, path := openStore(t, store.Options{Now: func() time.Time { return now }})
@@ -143,6 +144,7 @@ func wantStats(t *testing.T, db *store.DB, want store.Stats) {
 }
 
 func TestDB_Outbox_BadLimit(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	_, err := db.PendingOutbox(ctx, 0)
 	wantCode(t, err, cfe.EINVALID)

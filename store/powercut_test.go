@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -68,6 +69,7 @@ func firstStartMain(root string) int {
 // journal's folder before writing the journal into it (internal/durable now
 // makes a new folder with its file already inside).
 func TestOpen_FirstStartSurvivesPowerCut(t *testing.T) {
+	t.Parallel()
 	strace := testtool.Require(t, "strace")
 	root, dir := filepath.Join(t.TempDir(), "data"), t.TempDir()
 	if err := os.Mkdir(root, 0o700); err != nil {
@@ -75,11 +77,16 @@ func TestOpen_FirstStartSurvivesPowerCut(t *testing.T) {
 	}
 	trace, ackFile := filepath.Join(dir, "trace"), filepath.Join(dir, "acks")
 	args := powercut.Command(strace, trace, os.Args[0], "-test.run=^$")
-	cmd := exec.Command(args[0], args[1:]...)
+	limit, cancel := context.WithTimeout(ctx, helperLimit)
+	defer cancel()
+	cmd := exec.CommandContext(limit, args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), helperEnv+"=firststart", "CFE_STORE_TEST_PATH="+root, "CFE_STORE_TEST_ACKS="+ackFile)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		if strings.Contains(string(out), "PTRACE") && os.Getenv("CFE_STRICT_TOOLS") != "1" {
-			t.Skipf("strace cannot trace here: %s", out)
+		if limit.Err() != nil {
+			t.Fatalf("the first start under strace did not end within %v: %v\n%s", helperLimit, err, out)
+		}
+		if strings.Contains(string(out), "PTRACE") {
+			unavailable(t, "strace cannot trace here: %s", out)
 		}
 		t.Fatalf("the first start under strace: %v\n%s", err, out)
 	}

@@ -52,6 +52,7 @@ func uuids(docs []*cfe.Issued) []string {
 }
 
 func TestDB_ListByDate(t *testing.T) {
+	t.Parallel()
 	db, _ := datedStore(t)
 	day := func(d int) cfe.Date { return cfe.Date{Year: 2026, Month: time.March, Day: d} }
 	tests := []struct {
@@ -88,6 +89,7 @@ func TestDB_ListByDate(t *testing.T) {
 }
 
 func TestDB_CountByDate(t *testing.T) {
+	t.Parallel()
 	db, _ := datedStore(t)
 	day := func(d int) cfe.Date { return cfe.Date{Year: 2026, Month: time.March, Day: d} }
 	for _, tt := range []struct {
@@ -118,6 +120,7 @@ func fmtList(s []string) string {
 }
 
 func TestDB_Last(t *testing.T) {
+	t.Parallel()
 	db, _ := datedStore(t)
 	for n, want := range map[int]string{1: "[next]", 2: "[next noon]", 10: "[next noon early late9]"} {
 		got, err := db.Last(ctx, n)
@@ -133,6 +136,7 @@ func TestDB_Last(t *testing.T) {
 }
 
 func TestDB_Find(t *testing.T) {
+	t.Parallel()
 	db, docs := datedStore(t)
 	got, err := db.FindByUUID(ctx, "late9")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDB_PutRange_RejectsInvalid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		edit  func(*cfe.CAERange)
@@ -54,6 +55,7 @@ func TestDB_PutRange_RejectsInvalid(t *testing.T) {
 }
 
 func TestDB_PutRange_Conflicts(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	base := newRange(cfe.ETicket, "A", 100, 199, farAway)
 	putRanges(t, db, base)
@@ -98,6 +100,7 @@ func TestDB_PutRange_Conflicts(t *testing.T) {
 }
 
 func TestDB_RangeStatus(t *testing.T) {
+	t.Parallel()
 	db, path := openStore(t, store.Options{})
 	putRanges(t, db,
 		newRange(cfe.ETicket, "A", 1, 10, farAway),           // 9 of 10 used
@@ -166,6 +169,7 @@ func checkStatus(t *testing.T, db *store.DB, want map[string]cfe.RangeUse) {
 }
 
 func TestDB_RangeStatus_BadDate(t *testing.T) {
+	t.Parallel()
 	db, _ := openStore(t, store.Options{})
 	_, err := db.RangeStatus(ctx, cfe.Date{})
 	wantCode(t, err, cfe.EINVALID)
@@ -173,6 +177,7 @@ func TestDB_RangeStatus_BadDate(t *testing.T) {
 
 // The audit log records each imported range.
 func TestDB_PutRange_Audited(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, time.March, 10, 9, 0, 0, 0, cfe.Montevideo)
 	db, _ := openStore(t, store.Options{Now: func() time.Time { return at }})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 10, farAway))

@@ -12,6 +12,7 @@ import (
 // come from without ever skipping a number of a serie, and that a refusal of
 // every range reserves nothing and answers fits's error.
 func TestDB_ReserveFor(t *testing.T) {
+	t.Parallel()
 	special := func(r cfe.CAERange) cfe.CAERange { r.CAEEspecial = 2; return r }
 	errOrdinary := errors.New("ordinary range")
 	errSpecial := errors.New("special range")
@@ -30,6 +31,7 @@ func TestDB_ReserveFor(t *testing.T) {
 	expires := today.AddDays(100)
 
 	t.Run("fits picks the serie", func(t *testing.T) {
+		t.Parallel()
 		db, _ := openStore(t, store.Options{})
 		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 10, expires), special(newRange(cfe.ETicket, "B", 1, 10, expires)))
 		r, err := db.ReserveFor(ctx, cfe.ETicket, today, wantSpecial)
@@ -48,6 +50,7 @@ func TestDB_ReserveFor(t *testing.T) {
 	})
 
 	t.Run("a refused serie is passed over, never skipped ahead", func(t *testing.T) {
+		t.Parallel()
 		// Serie A: an ordinary range 1-2, then a special one 3-10. The next
 		// number of A is 1, in the ordinary range: a CFE that needs a special
 		// CAE must not take A-3 (that would skip ).
@@ -63,6 +66,7 @@ func TestDB_ReserveFor(t *testing.T) {
 	})
 
 	t.Run("every range refused: fits's error for the preferred one", func(t *testing.T) {
+		t.Parallel()
 		db, _ := openStore(t, store.Options{})
 		// B expires first, so Reserve would take B.
 		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 10, expires), newRange(cfe.ETicket, "B", 1, 10, today.AddDays(5)))
@@ -80,6 +84,7 @@ func TestDB_ReserveFor(t *testing.T) {
 	})
 
 	t.Run("no usable range: RespSinRangoCAE, fits not asked", func(t *testing.T) {
+		t.Parallel()
 		db, _ := openStore(t, store.Options{})
 		putRanges(t, db, newRange(cfe.ETicket, "A", 1, 10, today.AddDays(-1)))
 		_, err := db.ReserveFor(ctx, cfe.ETicket, today, func(cfe.CAERange) error {

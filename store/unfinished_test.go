@@ -22,6 +22,7 @@ import (
 // issue 23): they never held anything, so Open makes the store again instead
 // of refusing them. Files that committed something are refused as before.
 func TestOpen_UnfinishedCreation(t *testing.T) {
+	t.Parallel()
 	page := os.Getpagesize()
 	// fresh is bbolt's first write of a new file: its four pages.
 	fresh := func(t *testing.T) []byte {
@@ -86,6 +87,7 @@ func TestOpen_UnfinishedCreation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "agent.db")
 			content := c.content(t)
 			if err := os.WriteFile(path, content, 0o600); err != nil {

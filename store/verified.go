@@ -175,8 +175,8 @@ func (db *DB) checkRunning(stop <-chan struct{}) error {
 				again = true
 				return nil
 			}
-			if checkSnapshotHook != nil {
-				checkSnapshotHook()
+			if db.opts.checkSnapshot != nil {
+				db.opts.checkSnapshot()
 			}
 			c, err := newTreeChecker(f, m)
 			if err != nil {
@@ -198,10 +198,6 @@ func (db *DB) checkRunning(stop <-chan struct{}) error {
 		}
 	}
 }
-
-// checkSnapshotHook, when set (tests), runs in the background check's read
-// transaction once its meta page is read, before the walk.
-var checkSnapshotHook func()
 
 // metaOfTx returns the meta page of f whose transaction id is txid; ok is
 // false when neither is (two commits since the transaction began).

@@ -4,25 +4,29 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/store"
 )
 
-// verifiedStore makes a store of 300 CFEs in a new data directory, closed
-// cleanly, and returns its path and the journal's.
-func verifiedStore(t *testing.T) (string, string) {
+// verifiedStore makes a store of 300 CFEs in a new data directory, opened
+// with rules (bbolt's mapping, EmulateWindowsMapping) and closed cleanly,
+// and returns its path and the journal's.
+func verifiedStore(t *testing.T, rules store.Options) (string, string) {
 	t.Helper()
 	path, journal := journalDirs(t)
-	db := openAt(t, path, store.Options{Journal: journal})
+	rules.Journal = journal
+	db := openAt(t, path, rules)
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100_000, farAway))
 	for i := range 300 {
 		issue(t, db, cfe.ETicket, fmt.Sprintf("verif-%03d", i))
@@ -101,15 +105,26 @@ func zeroXMLRoot(t *testing.T, path string, keepTime bool) {
 // clean Close left, unchanged; the record goes before anything writes; a
 // damage the fast start did not look at is found by the background check,
 // and commits are refused from then on.
-func TestOpen_Verified(t *testing.T) { testOpenVerified(t) }
+func TestOpen_Verified(t *testing.T) {
+	t.Parallel()
+	testOpenVerified(t, store.Options{})
+}
 
 // testOpenVerified is TestOpen_Verified, also run with bbolt's Windows
-// mapping emulated (TestOpen_VerifiedWindowsRules).
-func testOpenVerified(t *testing.T) {
+// mapping emulated (TestOpen_VerifiedWindowsRules): every Open but the
+// killed helper's has the rules of bbolt's mapping of rules.
+func testOpenVerified(t *testing.T, rules store.Options) {
+	// opts are rules with the journal at journal and the lock's timeout.
+	opts := func(journal string, lockTimeout time.Duration) store.Options {
+		o := rules
+		o.Journal, o.LockTimeout = journal, lockTimeout
+		return o
+	}
 	t.Run("fast start after a verified clean close", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		t.Parallel()
+		path, journal := verifiedStore(t, rules)
 		wantRecord(t, path, true)
-		db, err := store.Open(path, store.Options{Journal: journal})
+		db, err := store.Open(path, opts(journal, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +140,7 @@ func testOpenVerified(t *testing.T) {
 		if st.Pending != 299 {
 			t.Errorf("Pending = %d after a fast start, want 299", st.Pending)
 		}
-		store.WaitChecked(db)
+		store.WaitChecked(t, db)
 		if err := db.Damaged(); err != nil {
 			t.Fatalf("the background check found an intact file damaged: %v", err)
 		}
@@ -134,7 +149,7 @@ func testOpenVerified(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantRecord(t, path, true) // the background check verified it: recorded again
-		db, err = store.Open(path, store.Options{Journal: journal})
+		db, err = store.Open(path, opts(journal, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,18 +162,24 @@ func testOpenVerified(t *testing.T) {
 		}
 	})
 	t.Run("commits during the background check", func(t *testing.T) {
+		t.Parallel()
 		// The check walks the snapshot of its read transaction while the
 		// committer writes: 200 commits (meta pages rewritten, pages freed
 		// and reused) between the snapshot and the walk find no damage.
-		path, journal := verifiedStore(t)
+		path, journal := verifiedStore(t, rules)
 		snapshot, release := make(chan struct{}), make(chan struct{})
-		store.HoldCheckSnapshot(t, func() { close(snapshot); <-release })
-		db, err := store.Open(path, store.Options{Journal: journal})
+		free := sync.OnceFunc(func() { close(release) })
+		db, err := store.Open(path, store.WithCheckSnapshot(opts(journal, 0), func() { close(snapshot); <-release }))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		<-snapshot
+		defer free() // before Close, which waits for the check
+		select {
+		case <-snapshot:
+		case <-time.After(time.Minute): // a liveness bound, not a timing measure
+			t.Fatalf("waited a minute for the background check to take its snapshot (a fast start: %v)", store.StartedFast(db))
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -176,11 +197,11 @@ func testOpenVerified(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(time.Minute): // a liveness bound, not a timing measure
-			close(release)
+			free()
 			t.Fatal("commits wait for the background check's read transaction (bbolt's mapping could not grow)")
 		}
-		close(release)
-		store.WaitChecked(db)
+		free()
+		store.WaitChecked(t, db)
 		if err := db.Damaged(); err != nil {
 			t.Fatalf("the background check, with commits after its snapshot: %v", err)
 		}
@@ -190,9 +211,10 @@ func testOpenVerified(t *testing.T) {
 		wantRecord(t, path, true)
 	})
 	t.Run("damage a fast start does not read is found in the background", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		t.Parallel()
+		path, journal := verifiedStore(t, rules)
 		zeroXMLRoot(t, path, true)
-		db, err := store.Open(path, store.Options{Journal: journal})
+		db, err := store.Open(path, opts(journal, 0))
 		if err != nil {
 			t.Fatalf("Open: %v (the damage is in a page only the whole-file check reads)", err)
 		}
@@ -200,7 +222,7 @@ func testOpenVerified(t *testing.T) {
 		if !store.StartedFast(db) {
 			t.Fatal("Open did not take the fast start")
 		}
-		store.WaitChecked(db)
+		store.WaitChecked(t, db)
 		if !errors.Is(db.Damaged(), store.ErrDamaged) {
 			t.Fatalf("Damaged() = %v after the background check, want the damaged error", db.Damaged())
 		}
@@ -218,22 +240,24 @@ func testOpenVerified(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantRecord(t, path, false) // a damaged file is never recorded
-		_, err = store.Open(path, store.Options{Journal: journal, LockTimeout: 200 * time.Millisecond})
+		_, err = store.Open(path, opts(journal, 200*time.Millisecond))
 		wantDamaged(t, err, path) // refused at start from then on
 	})
 	t.Run("a write since the close: whole check at start", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		t.Parallel()
+		path, journal := verifiedStore(t, rules)
 		zeroXMLRoot(t, path, false) // the modification time moves
-		_, err := store.Open(path, store.Options{Journal: journal, LockTimeout: 200 * time.Millisecond})
+		_, err := store.Open(path, opts(journal, 200*time.Millisecond))
 		wantDamaged(t, err, path)
 	})
 	t.Run("a record that does not match: whole check at start", func(t *testing.T) {
-		path, journal := verifiedStore(t)
+		t.Parallel()
+		path, journal := verifiedStore(t, rules)
 		for _, content := range []string{"{no es json", `{"version":1,"size":1}`} {
 			if err := os.WriteFile(store.VerifiedPath(path), []byte(content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			db, err := store.Open(path, store.Options{Journal: journal})
+			db, err := store.Open(path, opts(journal, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,11 +272,16 @@ func testOpenVerified(t *testing.T) {
 		}
 	})
 	t.Run("killed after a fast start: whole check at the next start", func(t *testing.T) {
-		path, journal := verifiedStore(t)
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), helperEnv+"=openkill", "CFE_STORE_TEST_PATH="+path, "CFE_STORE_TEST_JOURNAL="+journal)
-		var stderr strings.Builder
+		t.Parallel()
+		path, journal := verifiedStore(t, rules)
+		cmd, expired := helperCommand(t, "openkill", "CFE_STORE_TEST_PATH="+path, "CFE_STORE_TEST_JOURNAL="+journal)
+		var stderr testtool.SyncBuffer
 		cmd.Stderr = &stderr
+		stdin, err := cmd.StdinPipe() // open until the kill: the helper waits on it
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -264,17 +293,19 @@ func testOpenVerified(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait() // "signal: killed"
 		if err != nil || strings.TrimSpace(line) != "fast" {
-			t.Fatalf("helper said %q (%v), stderr %q; want it to start fast and commit", line, err, stderr.String())
+			t.Fatalf("helper said %q (%v), stderr %q; want it to start fast and commit (killed after waiting %v: %v)",
+				line, err, stderr.String(), helperLimit, expired())
 		}
 		wantRecord(t, path, false)
 		zeroXMLRoot(t, path, true) // a damage the fast start would not read
-		_, err = store.Open(path, store.Options{Journal: journal, LockTimeout: 200 * time.Millisecond})
+		_, err = store.Open(path, opts(journal, 200*time.Millisecond))
 		wantDamaged(t, err, path) // refused at start: no fast start after a crash
 	})
 }
 
 // openKillMain opens the store at path, commits one CFE, says whether it
-// started fast, and waits to be killed.
+// started fast, and waits to be killed (or for its stdin to close: the test
+// is gone).
 func openKillMain(path string) int {
 	db, err := store.Open(path, store.Options{Journal: os.Getenv("CFE_STORE_TEST_JOURNAL")})
 	if err != nil {
@@ -294,6 +325,6 @@ func openKillMain(path string) int {
 	} else {
 		fmt.Println("full")
 	}
-	time.Sleep(time.Minute)
+	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
 }

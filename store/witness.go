@@ -262,10 +262,15 @@ func witnessFloor(e journalEntry) int64 { return max(e.Reserved, e.Committed) }
 // whether the store held numbers before Open.
 //
 // With a journal: a journal generation below the witness's, a committed mark
-// below the witness's, or, at the same generation, a reserved mark below it
-// (the witness keeps a hold's marks) can only come from a copy put back: the
-// journal is written first and its committed marks never go down. A journal
-// written by a version without generations (0) is compared by its marks.
+// below the witness's, or, at the same generation, a reserved mark of a
+// sequence the journal names below it (the witness keeps a hold's marks) can
+// only come from a copy put back: the journal is written first and its
+// committed marks never go down. A sequence the journal does not name has no
+// reserved mark to compare: a journal written from a store with no number in
+// a serie (after a crash before that serie's first commit reached the store)
+// drops it, and a witness written before record dropped such sequences too
+// still names it. A journal written by a version without generations (0) is
+// compared by its marks.
 // Without a journal, the store itself is compared: another file than the one
 // the witness last saw, or a counter below a committed mark.
 func olderThan(w *witnessFile, jf *journalFile, id string, counters func(seqKey) int64, hadData bool) (bool, string) {
@@ -275,16 +280,16 @@ func olderThan(w *witnessFile, jf *journalFile, id string, counters func(seqKey)
 		}
 		for _, e := range w.Sequences {
 			k := seqKey{e.Type, e.Serie}
-			je := journalEntry{}
+			je, named := journalEntry{}, false
 			for _, x := range jf.Sequences {
 				if x.Type == e.Type && x.Serie == e.Serie {
-					je = x
+					je, named = x, true
 				}
 			}
 			if je.Committed < e.Committed {
 				return true, fmt.Sprintf("%s: the journal's committed mark %d is below the witness's %d", k, je.Committed, e.Committed)
 			}
-			if jf.Generation == w.Generation && je.Reserved < e.Reserved {
+			if jf.Generation == w.Generation && named && je.Reserved < e.Reserved {
 				return true, fmt.Sprintf("%s: the journal's reserved mark %d is below the witness's %d at the same generation", k, je.Reserved, e.Reserved)
 			}
 		}

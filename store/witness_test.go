@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -249,6 +250,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 	}
 
 	t.Run("held across restarts, settled by the hosted service", func(t *testing.T) {
+		t.Parallel()
 		m, db := heldCopy(t)
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
@@ -278,6 +280,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 		}
 	})
 	t.Run("the service knows more than the witness", func(t *testing.T) {
+		t.Parallel()
 		_, db := heldCopy(t)
 		if err := db.ResumeNumbering(ctx, "el servicio", []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 14}}); err != nil {
 			t.Fatal(err)
@@ -287,6 +290,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 		}
 	})
 	t.Run("settled by a technician with the witness's number", func(t *testing.T) {
+		t.Parallel()
 		m, db := heldCopy(t)
 		err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 7, "el técnico cree que fue el 7")
 		if ce := wantCode(t, err, cfe.EINVALID); !strings.Contains(ce.Message, "ya usó hasta el 10") {
@@ -311,6 +315,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 		}
 	})
 	t.Run("settled by a technician with 0", func(t *testing.T) {
+		t.Parallel()
 		_, db := heldCopy(t)
 		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 0, "ningún otro sistema"); err != nil {
 			t.Fatal(err)
@@ -320,6 +325,7 @@ func TestWitness_OlderCopyHolds(t *testing.T) {
 		}
 	})
 	t.Run("a technician knows more than the witness", func(t *testing.T) {
+		t.Parallel()
 		_, db := heldCopy(t)
 		if err := db.MarkUsedElsewhere(ctx, cfe.ETicket, "A", 20, "otra caja usó hasta el 20"); err != nil {
 			t.Fatal(err)
@@ -398,6 +404,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		}
 	}
 	t.Run("clean restarts", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		for i := range 3 {
 			db := m.open(t)
@@ -409,6 +416,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 13)
 	})
 	t.Run("a crash", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 13)
@@ -429,6 +437,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 14)
 	})
 	t.Run("a crash between the journal's write and the witness's", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 9)
@@ -442,7 +451,34 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		m.restore(t, after) // the journal and store of after, the witness of before
 		noHold(t, m, 13)
 	})
+	t.Run("a crash before a serie's first commit, then restarts", func(t *testing.T) {
+		t.Parallel()
+		// The killed agent's journal and witness reserved a block of
+		// e-Facturas for its first one, whose transaction never reached
+		// the store. The restart's journal names no e-Factura (the store
+		// has none) while the witness keeps that serie's marks, at the
+		// same generation: neither that restart nor the next one is an
+		// older copy (TestWitness_KilledNeverHolds held at the second).
+		m := newMachine(t)
+		db := m.open(t)
+		issueN(t, db, "a", 3)
+		before := m.snapshot(t, false)
+		issue(t, db, cfe.EFactura, "f-1") // e-Factura reserved 10 in the journal and the witness
+		killed := m.snapshot(t, true)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		m.restore(t, killed)
+		testtool.CopyFile(t, filepath.Join(before, "store"), m.store) // the store without the e-Factura
+		noHold(t, m, 4)
+		noHold(t, m, 4)
+		db = m.open(t)
+		if n := nextOf(t, db, cfe.EFactura); n != 1 {
+			t.Errorf("next e-Factura A-%d, want A-1 (none was acknowledged)", n)
+		}
+	})
 	t.Run("a crash while Open rewrote the journal", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 5)
@@ -461,6 +497,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 6)
 	})
 	t.Run("the store file alone put back: the journal raises it", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 3)
@@ -477,6 +514,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		noHold(t, m, 6)
 	})
 	t.Run("an older copy that no serie is behind: reported, not held", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := m.open(t)
 		issueN(t, db, "a", 5)
@@ -529,6 +567,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		}
 	})
 	t.Run("no witness yet: signs from the start", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		noHold(t, m, 1)
 		if _, err := os.Stat(m.witness); err != nil {
@@ -536,6 +575,7 @@ func TestWitness_NoFalseHold(t *testing.T) {
 		}
 	})
 	t.Run("an upgrade: a journal without generations, no witness", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		db := openAt(t, m.store, store.Options{Journal: m.journal})
 		putRanges(t, db, witnessRanges...)
@@ -577,6 +617,7 @@ func TestWitness_DataDirectoryLost(t *testing.T) {
 		}
 	}
 	t.Run("after a clean stop", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		lose(t, m, true)
 		db := m.open(t)
@@ -594,6 +635,7 @@ func TestWitness_DataDirectoryLost(t *testing.T) {
 		}
 	})
 	t.Run("after a crash: above the reserved block", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		lose(t, m, false)
 		db := m.open(t)
@@ -602,6 +644,7 @@ func TestWitness_DataDirectoryLost(t *testing.T) {
 		}
 	})
 	t.Run("the journal's folder left, a hosted service: held, the witness bounds the technician", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		lose(t, m, true)
 		if err := os.MkdirAll(filepath.Dir(m.journal), 0o700); err != nil {
@@ -641,6 +684,7 @@ func TestWitness_Damaged(t *testing.T) {
 		"a version to come": `{"version": 7}`,
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			m := newMachine(t)
 			if err := os.MkdirAll(filepath.Dir(m.witness), 0o700); err != nil {
 				t.Fatal(err)
@@ -669,6 +713,7 @@ func TestWitness_Damaged(t *testing.T) {
 		})
 	}
 	t.Run("cannot be read", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		if err := os.MkdirAll(m.witness, 0o700); err != nil { // a folder where the file should be
 			t.Fatal(err)
@@ -685,6 +730,7 @@ func TestWitness_Damaged(t *testing.T) {
 		}
 	})
 	t.Run("cannot be written", func(t *testing.T) {
+		t.Parallel()
 		m := newMachine(t)
 		blocker := filepath.Join(t.TempDir(), "un-archivo")
 		if err := os.WriteFile(blocker, nil, 0o600); err != nil {
@@ -782,12 +828,15 @@ func TestRestore_Witness(t *testing.T) {
 }
 
 // TestWitness_KilledNeverHolds kills a committing agent that keeps a journal
-// and a witness at random moments: reopened, the data directory is never
+// and a witness at random moments (killPoint; once it has acknowledged some,
+// so that the last round's data directory has something to lose):
+// reopened, the data directory is never
 // taken for an older copy (no hold, numbering right after what the store
 // holds); and once the data directory is lost after a kill, numbering
 // resumes above every number the killed agent acknowledged, skipping at most
 // a block and the CFEs in flight.
 func TestWitness_KilledNeverHolds(t *testing.T) {
+	t.Parallel()
 	rounds := 6
 	if testing.Short() {
 		rounds = 3
@@ -797,13 +846,15 @@ func TestWitness_KilledNeverHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	witness := store.WitnessFile(t.TempDir(), crashWitnessKey)
-	t.Setenv("CFE_STORE_TEST_JOURNAL", journalPath)
-	t.Setenv("CFE_STORE_TEST_WITNESS", witness)
 	opts := store.Options{Journal: journalPath, JournalBlock: crashJournalBlock, Witness: witness, WitnessKey: crashWitnessKey}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rnd := rand.New(rand.NewPCG(seed, 0))
 	highest := map[cfe.Type]int64{}
 	busy := 0
 	for round := range rounds {
-		lines, stderr := runAndKill(t, storePath, fmt.Sprint("wrun", round), 150*time.Millisecond+time.Duration(round)*60*time.Millisecond)
+		lines, stderr := runAndKill(t, storePath, fmt.Sprint("wrun", round), killPoint(rnd, false),
+			"CFE_STORE_TEST_JOURNAL="+journalPath, "CFE_STORE_TEST_WITNESS="+witness)
 		if stderr != "" {
 			t.Fatalf("round %d: agent reported: %s", round, stderr)
 		}

@@ -22,6 +22,7 @@ import (
 // no number, and WriteHealth remembers it until a commit succeeds after the
 // space is freed.
 func TestDB_WriteHealth(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, time.March, 10, 15, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name    string
@@ -33,6 +34,7 @@ func TestDB_WriteHealth(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := testtool.MountTmpfs(t, "8m")
 			opts := store.Options{Now: func() time.Time { return clock }}
 			if tc.journal {

@@ -97,6 +97,7 @@ func rawXMLValues(t *testing.T, path string) [][]byte {
 }
 
 func TestDB_XMLCompression(t *testing.T) {
+	t.Parallel()
 	samples := sampleXMLs(t)
 	db, path := openStore(t, store.Options{})
 	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
@@ -163,6 +164,7 @@ func TestDB_XMLCompression(t *testing.T) {
 // TestDB_XMLChecksum damages stored XML values in ways that still
 // decompress or not: a read answers an error, never other bytes.
 func TestDB_XMLChecksum(t *testing.T) {
+	t.Parallel()
 	samples := sampleXMLs(t)
 	for _, tc := range []struct {
 		name   string
@@ -175,6 +177,7 @@ func TestDB_XMLChecksum(t *testing.T) {
 		{"unknown-dictionary", func(v []byte) []byte { v[8] ^= 0xff; return v }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			db, path := openStore(t, store.Options{})
 			putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
 			issueXML(t, db, "ok-1", samples[0])
@@ -264,10 +267,11 @@ func downgradeToV2(t *testing.T, path string, keep int) {
 }
 
 func TestOpen_MigratesSchema2(t *testing.T) {
+	t.Parallel()
 	samples := sampleXMLs(t)
 	for _, keep := range []int{0, 5} { // a whole file; one whose migration was interrupted
 		t.Run(fmt.Sprintf("already-compressed-%d", keep), func(t *testing.T) {
-			store.SetMigrateBatch(t, 4) // several transactions
+			t.Parallel()
 			db, path := openStore(t, store.Options{})
 			putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
 			var want []*cfe.Issued
@@ -286,7 +290,7 @@ func TestOpen_MigratesSchema2(t *testing.T) {
 				t.Fatalf("downgraded file has %d XMLs as signed, want %d", plain, 13-keep)
 			}
 			// A schema-2 reader's view: the old form is read as it is, too.
-			db, err := store.Open(path, store.Options{})
+			db, err := store.Open(path, store.WithMigrateBatch(store.Options{}, 4)) // several transactions
 			if err != nil {
 				t.Fatalf("Open schema 2: %v", err)
 			}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestBackupLine(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
 	last := &apitype.LastBackupReport{At: now.Add(-3 * time.Hour)} // 12:00 UTC is 09:00 in Montevideo
 	for _, tc := range []struct {

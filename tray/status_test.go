@@ -15,6 +15,7 @@ import (
 )
 
 func TestAssess(t *testing.T) {
+	t.Parallel()
 	report := func(status string, warnings ...string) *apitype.StateReport {
 		return &apitype.StateReport{HealthReport: apitype.HealthReport{Status: status, Warnings: warnings}}
 	}
@@ -59,6 +60,7 @@ func TestAssess(t *testing.T) {
 }
 
 func TestStatusLines(t *testing.T) {
+	t.Parallel()
 	rep := &apitype.StateReport{
 		HealthReport: apitype.HealthReport{Profile: "local", Environment: "produccion", BaseURL: "http://127.0.0.1:18787"},
 		Outbox:       apitype.OutboxReport{Outbox: cfe.Outbox{Pending: 3}, OldestPendingAgeS: 2*3600 + 5*60 + 7},
@@ -83,6 +85,7 @@ func TestStatusLines(t *testing.T) {
 }
 
 func TestReasonLine(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		a    Assessment
@@ -107,6 +110,7 @@ func TestReasonLine(t *testing.T) {
 }
 
 func TestRedWatch_turnedRed(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		states []assets.IconState

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/assets"
@@ -56,9 +58,11 @@ func differential(t *testing.T, docs []doc) (valid, invalid int) {
 // alphabet (see lenient) is counted apart rather than failed.
 func differentialLenient(t *testing.T, docs []doc, lenientBase64 bool) (valid, invalid, base64Lenient int) {
 	t.Helper()
+	goVerdicts := validateAll(t, docs)
 	lint := xmllintVerdicts(t, docs)
-	for _, d := range docs {
-		err := schema(t, d.entry).Validate(d.xml)
+	verdicts := goVerdicts()
+	for i, d := range docs {
+		err := verdicts[i]
 		lintMsg, lintFails := lint[d.name]
 		if d.lenient {
 			if lintFails || err == nil {
@@ -94,6 +98,39 @@ func differentialLenient(t *testing.T, docs []doc, lenientBase64 bool) (valid, i
 	return valid, invalid, base64Lenient
 }
 
+// validateAll starts validating docs in Go, on as many goroutines as there
+// are CPUs, while the caller goes on (xmllint's side runs meanwhile); the
+// function it returns waits and gives each document's error, in order.
+func validateAll(t *testing.T, docs []doc) func() []error {
+	t.Helper()
+	schemas := map[string]*xsdvalid.Schema{}
+	for _, d := range docs {
+		if schemas[d.entry] == nil {
+			schemas[d.entry] = schema(t, d.entry)
+		}
+	}
+	verdicts := make([]error, len(docs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				verdicts[i] = schemas[docs[i].entry].Validate(docs[i].xml)
+			}
+		})
+	}
+	go func() {
+		for i := range docs {
+			next <- i
+		}
+		close(next)
+	}()
+	return func() []error {
+		wg.Wait()
+		return verdicts
+	}
+}
+
 // onlyBase64Errors reports whether every error of err is a base64 value
 // with a character outside the alphabet.
 func onlyBase64Errors(err error) bool {
@@ -116,6 +153,7 @@ func onlyBase64Errors(err error) bool {
 // envelope, CAE files, daily report) and every CFE the agent signs from
 // examples/*.json, with the envelopes carrying them, gets xmllint's verdict.
 func TestValidate_samplesAndExamplesAgreeWithXmllint(t *testing.T) {
+	t.Parallel()
 	docs := append(samples(t), signedExamples(t)...)
 	valid, invalid := differential(t, docs)
 	// Every document is valid against its own schema; each CAE file fails
@@ -129,6 +167,7 @@ func TestValidate_samplesAndExamplesAgreeWithXmllint(t *testing.T) {
 // samples and a few signed examples and envelopes: the verdict on each
 // mutated document is xmllint's.
 func TestValidate_mutationsAgreeWithXmllint(t *testing.T) {
+	t.Parallel()
 	var bases []doc
 	for _, d := range append(samples(t), signedExamples(t)...) {
 		// Only valid documents: a mutation must be what makes one invalid

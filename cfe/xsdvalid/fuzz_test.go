@@ -112,6 +112,7 @@ func randomMutation(r *rand.Rand, root *etree.Element) string {
 // CFE_XSD_DIFF_SEED, 1 by default) with both engines and wants the same
 // verdict on each.
 func TestValidate_randomMutationsAgreeWithXmllint(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("CFE_XSD_DIFF_FUZZ"))
 	if n <= 0 {
 		t.Skip("set CFE_XSD_DIFF_FUZZ=N to run N random differential cases against xmllint")

@@ -43,6 +43,7 @@ func findElement(p *particle, name string) *element {
 // loader resolves the same simple type, facet by facet; so a CFE the domain
 // accepts is accepted here and the other way round.
 func TestLoad_agreesWithXsdgen(t *testing.T) {
+	t.Parallel()
 	gen, err := xsdgen.Read("../../assets/xsd")
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +102,7 @@ func testSchema(body string) (*Schema, error) {
 // TestLoad_refusesWhatItDoesNotSupport: a construct the engine does not
 // implement fails the load, naming it, instead of going unchecked.
 func TestLoad_refusesWhatItDoesNotSupport(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, body, fragment string }{
 		{"xs:group", `<xs:group name="G"><xs:sequence/></xs:group>`, "xs:group"},
 		{"xs:all", `<xs:element name="A"><xs:complexType><xs:all><xs:element name="B" type="xs:string"/></xs:all></xs:complexType></xs:element>`, "xs:all"},
@@ -146,6 +148,7 @@ func TestLoad_refusesWhatItDoesNotSupport(t *testing.T) {
 // TestValidate_reportsWhereAndWhat: each error gives the line, the element
 // path, what was expected in Spanish and the same in English for logs.
 func TestValidate_reportsWhereAndWhat(t *testing.T) {
+	t.Parallel()
 	s, err := testSchema(`<xs:import namespace="urn:other" schemaLocation="other.xsd"/>
 <xs:element name="R"><xs:complexType><xs:sequence>
   <xs:element name="A" type="xs:int"/>

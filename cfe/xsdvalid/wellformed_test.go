@@ -135,6 +135,7 @@ var wellFormedVariants = []textMutation{
 // as not well-formed and xmllint finds it not well-formed too; the
 // well-formed variants stay valid for both.
 func TestValidate_malformedAgreeWithXmllint(t *testing.T) {
+	t.Parallel()
 	var bases []doc
 	for _, d := range append(samples(t), signedExamples(t)...) {
 		if isMutationBase(d) && schema(t, d.entry).Validate(d.xml) == nil {

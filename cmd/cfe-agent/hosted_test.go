@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/sandbox"
 )
 
@@ -41,6 +42,7 @@ func startSandbox(t *testing.T) *sandbox.Server {
 // it signs, reports the service in /state, forwards hosted calls and passes
 // doctor's hosted check.
 func TestAgent_DeliversAndProxies(t *testing.T) {
+	t.Parallel()
 	sb := startSandbox(t)
 	env := agentEnv("CFE_AGENT_DATA_DIR="+t.TempDir(), "CFE_AGENT_HOSTED_URL="+sb.URL(), "CFE_AGENT_HOSTED_API_KEY="+agentKey)
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
@@ -51,11 +53,11 @@ func TestAgent_DeliversAndProxies(t *testing.T) {
 			Reachable bool `json:"reachable"`
 		} `json:"hosted"`
 	}
-	for deadline := time.Now().Add(10 * time.Second); !probe.Hosted.Reachable; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("/state never reported the running service reachable:\n%s", a.logs)
-		}
+	if !testtool.WaitUntil(t, 10*time.Second, func() bool {
 		getInto(t, a.baseURL+"/state", nil, &probe)
+		return probe.Hosted.Reachable
+	}) {
+		t.Fatalf("/state never reported the running service reachable:\n%s", a.logs)
 	}
 
 	res := signCFE(t, a.baseURL, example(t, "e-ticket.json"))
@@ -78,16 +80,11 @@ func TestAgent_DeliversAndProxies(t *testing.T) {
 			} `json:"rate_limit"`
 		} `json:"hosted"`
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if !testtool.WaitUntil(t, 20*time.Second, func() bool {
 		getInto(t, a.baseURL+"/state", nil, &state)
-		if state.Outbox.Pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the signed CFE was not delivered: %+v\n%s", state, a.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return state.Outbox.Pending == 0
+	}) {
+		t.Fatalf("the signed CFE was not delivered: %+v\n%s", state, a.logs)
 	}
 	h := state.Hosted
 	switch {
@@ -132,6 +129,7 @@ func TestAgent_DeliversAndProxies(t *testing.T) {
 // down, before and after a restart of the agent, all reach it once it comes
 // up, once each and in number order.
 func TestAgent_DeliversAfterOutageAndRestart(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -160,8 +158,11 @@ func TestAgent_DeliversAfterOutageAndRestart(t *testing.T) {
 
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
 	sign(a, 1, 10)
-	time.Sleep(300 * time.Millisecond)
-	getInto(t, a.baseURL+"/state", nil, &state)
+	// The deliverer fails against the stopped service: wait for its error.
+	testtool.WaitUntil(t, 20*time.Second, func() bool {
+		getInto(t, a.baseURL+"/state", nil, &state)
+		return state.Hosted.LastError != ""
+	})
 	if state.Outbox.Pending != 10 || state.Hosted.Reachable || state.Hosted.LastError == "" {
 		t.Errorf("with the service down: %+v", state)
 	}
@@ -181,12 +182,11 @@ func TestAgent_DeliversAfterOutageAndRestart(t *testing.T) {
 	}
 	t.Cleanup(func() { sb.Close() })
 
-	deadline := time.Now().Add(60 * time.Second)
-	for getInto(t, a.baseURL+"/state", nil, &state); state.Outbox.Pending > 0; getInto(t, a.baseURL+"/state", nil, &state) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d CFEs still pending a minute after the service came up:\n%s", state.Outbox.Pending, a.logs)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !testtool.WaitUntil(t, time.Minute, func() bool {
+		getInto(t, a.baseURL+"/state", nil, &state)
+		return state.Outbox.Pending == 0
+	}) {
+		t.Fatalf("%d CFEs still pending a minute after the service came up:\n%s", state.Outbox.Pending, a.logs)
 	}
 	a.stop(t)
 

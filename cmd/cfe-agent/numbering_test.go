@@ -58,6 +58,7 @@ func signTickets(t *testing.T, baseURL, prefix string, from, n int) {
 // A-1..A-5 again: the numbering journal (outside the store's folder) tells
 // it where numbering stands.
 func TestAgent_LostStoreNeverSignsANumberTwice(t *testing.T) {
+	t.Parallel()
 	// fiveSigned returns an agent environment whose store holds A-1..A-5, the
 	// agent stopped cleanly, and a copy of the store taken after A-3.
 	fiveSigned := func(t *testing.T) (env []string, dataDir, afterA3 string) {
@@ -161,6 +162,7 @@ func TestAgent_LostStoreNeverSignsANumberTwice(t *testing.T) {
 // the service cannot be reached, /health says why and POST /sign-cfe answers
 // 05 consuming nothing, until a technician runs "cae used-elsewhere".
 func TestAgent_LostDataAsksTheService(t *testing.T) {
+	t.Parallel()
 	sb := startSandbox(t)
 	dataDir := t.TempDir()
 	env := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "CFE_AGENT_HOSTED_URL="+sb.URL(), "CFE_AGENT_HOSTED_API_KEY="+agentKey)
@@ -252,14 +254,11 @@ func waitDelivered(t *testing.T, a *runningAgent) {
 			Pending int `json:"pending"`
 		} `json:"outbox"`
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	if !testtool.WaitUntil(t, 20*time.Second, func() bool {
 		getInto(t, a.baseURL+"/state", nil, &state)
-		if state.Outbox.Pending == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d CFEs not delivered:\n%s", state.Outbox.Pending, a.logs)
-		}
+		return state.Outbox.Pending == 0
+	}) {
+		t.Fatalf("%d CFEs not delivered:\n%s", state.Outbox.Pending, a.logs)
 	}
 }
 
@@ -270,6 +269,7 @@ func waitDelivered(t *testing.T, a *runningAgent) {
 // hosted service before serving finds A-5: the agent signs A-6, never A-4
 // or A-5 again, and the service ends up with A-1 to A-6 once each.
 func TestAgent_RestoredBackupBehindTheService(t *testing.T) {
+	t.Parallel()
 	sb := startSandbox(t)
 	dataDir := t.TempDir()
 	env := agentEnv("CFE_AGENT_DATA_DIR="+dataDir, "CFE_AGENT_HOSTED_URL="+sb.URL(), "CFE_AGENT_HOSTED_API_KEY="+agentKey)

@@ -77,20 +77,18 @@ func startProc(t *testing.T, env []string, args ...string) *agentProc {
 			t.Logf("agent stderr:\n%s", p.stderr.String())
 		}
 	})
-	deadline := time.After(30 * time.Second)
-	for {
-		if m := listeningRE.FindStringSubmatch(p.stderr.String()); m != nil {
-			p.baseURL = m[1]
-			return p
-		}
+	// Each write of its log is looked at; its exit ends the wait.
+	text, ok := p.stderr.Await(p.done, 30*time.Second, listeningRE.MatchString)
+	if !ok {
 		select {
 		case <-p.done:
-			t.Fatalf("agent exited before listening: %v\n%s", p.waitErr, p.stderr.String())
-		case <-deadline:
-			t.Fatalf("agent did not listen within 30 s:\n%s", p.stderr.String())
-		case <-time.After(50 * time.Millisecond):
+			t.Fatalf("agent exited before listening: %v\n%s", p.waitErr, text)
+		default:
+			t.Fatalf("agent did not listen within 30 s:\n%s", text)
 		}
 	}
+	p.baseURL = listeningRE.FindStringSubmatch(text)[1]
+	return p
 }
 
 // signal sends sig and waits for the exit, returning the exit status.
@@ -116,12 +114,9 @@ func (p *agentProc) wait(d time.Duration) int {
 // waitLine waits until the agent's stderr has a line holding every one of parts.
 func (p *agentProc) waitLine(parts ...string) {
 	p.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for len(p.stderr.lines(parts...)) == 0 {
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the agent never logged %q:\n%s", parts, p.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Each write of its log is looked at; its exit ends the wait.
+	if text, ok := p.stderr.Await(p.done, 15*time.Second, func(s string) bool { return len(linesOf(s, parts...)) > 0 }); !ok {
+		p.t.Fatalf("the agent never logged %q (waited 15 s or until its exit):\n%s", parts, text)
 	}
 }
 
@@ -178,9 +173,12 @@ func getAccept(t *testing.T, url, accept string) (http.Header, []byte) {
 type syncBuffer struct{ testtool.SyncBuffer }
 
 // lines returns the buffer's lines that contain every one of parts.
-func (b *syncBuffer) lines(parts ...string) []string {
+func (b *syncBuffer) lines(parts ...string) []string { return linesOf(b.String(), parts...) }
+
+// linesOf returns the lines of text that contain every one of parts.
+func linesOf(text string, parts ...string) []string {
 	var out []string
-	sc := bufio.NewScanner(strings.NewReader(b.String()))
+	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		ok := true
 		for _, p := range parts {

@@ -67,19 +67,17 @@ func startSandboxProc(t *testing.T) string {
 			<-done
 		}
 	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if m := sandboxListeningRE.FindStringSubmatch(out.String()); m != nil {
-			return m[1]
-		}
+	// Each write of its output is looked at; its exit ends the wait.
+	text, ok := out.Await(done, 30*time.Second, sandboxListeningRE.MatchString)
+	if !ok {
 		select {
 		case <-done:
-			t.Fatalf("cfe-sandbox exited before listening:\n%s", out.String())
+			t.Fatalf("cfe-sandbox exited before listening:\n%s", text)
 		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cfe-sandbox did not listen within 30 s:\n%s", out.String())
+			t.Fatalf("cfe-sandbox did not listen within 30 s:\n%s", text)
 		}
 	}
+	return sandboxListeningRE.FindStringSubmatch(text)[1]
 }
 
 // closedURL is a loopback URL nothing listens on: the hosted service down.
@@ -115,16 +113,14 @@ type quarantineState struct {
 func waitOutbox(t *testing.T, a *runningAgent, pending, quarantined int) quarantineState {
 	t.Helper()
 	var st quarantineState
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	if !testtool.WaitUntil(t, 30*time.Second, func() bool {
 		st = quarantineState{}
 		getInto(t, a.baseURL+"/state", nil, &st)
-		if st.Outbox.Pending == pending && st.Outbox.Quarantined == quarantined {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("outbox %+v, want %d pending and %d quarantined:\n%s", st.Outbox, pending, quarantined, a.logs)
-		}
+		return st.Outbox.Pending == pending && st.Outbox.Quarantined == quarantined
+	}) {
+		t.Fatalf("outbox %+v, want %d pending and %d quarantined:\n%s", st.Outbox, pending, quarantined, a.logs)
 	}
+	return st
 }
 
 // serviceHolds lists the e-Tickets the sandbox at url holds, in arrival

@@ -45,6 +45,7 @@ func waitRegistered(t *testing.T, w *fakeWatcher, p *agentProc, what string) str
 // when a tray host appears; when that host goes away and another one starts
 // (a panel restarted), the item registers with the new one.
 func TestAgent_trayHostLater(t *testing.T) {
+	t.Parallel()
 	addr := startBus(t)
 	p := startProc(t, procEnv(t, t.TempDir(), "DBUS_SESSION_BUS_ADDRESS="+addr), "--listen", "127.0.0.1:0")
 	p.waitLine("running headless")
@@ -91,8 +92,21 @@ type notification struct {
 // fakeNotifications is a desktop notification server
 // (org.freedesktop.Notifications) that records what it is asked to show.
 type fakeNotifications struct {
-	mu  sync.Mutex
-	got []notification
+	mu      sync.Mutex
+	got     []notification
+	arrived chan struct{} // closed by the next notification; nil until next asks
+}
+
+// next returns a channel the next notification closes. Take it before
+// reading got: a notification between the read and the wait then ends the
+// wait.
+func (f *fakeNotifications) next() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.arrived == nil {
+		f.arrived = make(chan struct{})
+	}
+	return f.arrived
 }
 
 func (f *fakeNotifications) Notify(app string, replaces uint32, icon, summary, body string, actions []string,
@@ -104,6 +118,10 @@ func (f *fakeNotifications) Notify(app string, replaces uint32, icon, summary, b
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.got = append(f.got, n)
+	if f.arrived != nil {
+		close(f.arrived)
+		f.arrived = nil
+	}
 	return uint32(len(f.got)), nil
 }
 
@@ -120,20 +138,52 @@ func (f *fakeNotifications) with(summary string) []notification {
 	return out
 }
 
-// wait waits until a notification with summary arrives and returns it.
+// wait waits until a notification with summary arrives (looking at each
+// one as it comes, for 20 s) and returns it.
 func (f *fakeNotifications) wait(t *testing.T, summary string) notification {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
 	for {
+		next := f.next()
 		if got := f.with(summary); len(got) > 0 {
 			return got[0]
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-next:
+		case <-deadline.C:
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			t.Fatalf("no notification %q; got %+v", summary, f.got)
+			t.Fatalf("no notification %q within 20 s; got %+v", summary, f.got)
 		}
-		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitRefreshes waits (a minute at most) until the tray items on the bus at
+// addr have been refreshed n times from now on. The tray sets its tooltip on
+// every refresh, and systray emits NewToolTip on every set, changed or not:
+// each signal is a refresh.
+func waitRefreshes(t *testing.T, addr string, n int) {
+	t.Helper()
+	conn := busConn(t, addr)
+	if err := conn.AddMatchSignal(dbus.WithMatchInterface("org.kde.StatusNotifierItem"), dbus.WithMatchMember("NewToolTip")); err != nil {
+		t.Fatal(err)
+	}
+	signals := make(chan *dbus.Signal, 8)
+	conn.Signal(signals) // closed with the connection, at the test's end
+	deadline := time.After(time.Minute)
+	for seen := 0; seen < n; {
+		select {
+		case sig, ok := <-signals:
+			if !ok {
+				t.Fatal("the bus connection watching the tooltip closed")
+			}
+			if sig.Name == "org.kde.StatusNotifierItem.NewToolTip" {
+				seen++
+			}
+		case <-deadline:
+			t.Fatalf("%d tray refreshes (tooltip sets) within a minute, want %d", seen, n)
+		}
 	}
 }
 
@@ -156,6 +206,7 @@ func startNotifications(t *testing.T, addr string) *fakeNotifications {
 // says it once (not on every refresh), and "Exportar diagnóstico" without a
 // save dialog saves on the desktop and names the file in a notification.
 func TestAgent_trayRed(t *testing.T) {
+	t.Parallel()
 	for _, dialog := range []string{"zenity", "kdialog"} {
 		if p, err := exec.LookPath(dialog); err == nil {
 			t.Skipf("%s is installed (%s): this test needs a desktop without a save dialog", dialog, p)
@@ -189,8 +240,11 @@ func TestAgent_trayRed(t *testing.T) {
 		t.Errorf("red notification %+v: want app Agente CFE, critical urgency, the time zone as reason", red)
 	}
 	// The tray refreshes every 5 s: after two more refreshes the agent is
-	// still red, and still notified only once.
-	time.Sleep(11 * time.Second)
+	// still red, and still notified only once. Three refreshes seen from
+	// now on make at least two after the one that notified, whose own
+	// tooltip signal, sent before the notification but over another
+	// connection, may arrive after it.
+	waitRefreshes(t, addr, 3)
 	if got := notes.with("El agente CFE no puede firmar"); len(got) != 1 {
 		t.Errorf("%d red notifications for one transition, want 1", len(got))
 	}

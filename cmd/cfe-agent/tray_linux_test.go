@@ -200,14 +200,12 @@ func itemProperty(t *testing.T, conn *dbus.Conn, name, prop string) dbus.Variant
 // pass) and returns the last title read.
 func waitTooltip(t *testing.T, conn *dbus.Conn, name, want string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		title := itemProperty(t, conn, name, "ToolTip").Value().([]any)[2].(string)
-		if strings.Contains(title, want) || time.Now().After(deadline) {
-			return title
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var title string
+	testtool.WaitUntil(t, 20*time.Second, func() bool {
+		title = itemProperty(t, conn, name, "ToolTip").Value().([]any)[2].(string)
+		return strings.Contains(title, want)
+	})
+	return title
 }
 
 // iconPixel returns the colour of pixel (x, y) of the item's icon as a tray
@@ -258,20 +256,15 @@ func click(t *testing.T, conn *dbus.Conn, name string, id int32) {
 // waitMenu reads the menu until ok accepts it.
 func waitMenu(t *testing.T, conn *dbus.Conn, name, what string, ok func(menuItem) bool) menuItem {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		m := trayMenu(t, conn, name)
-		if ok(m) {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("menu never showed %s; it shows %q", what, m.visible(""))
-		}
-		time.Sleep(100 * time.Millisecond)
+	var m menuItem
+	if !testtool.WaitUntil(t, 20*time.Second, func() bool { m = trayMenu(t, conn, name); return ok(m) }) {
+		t.Fatalf("menu never showed %s within 20 s; it shows %q", what, m.visible(""))
 	}
+	return m
 }
 
 func TestAgent_trayOverDBus(t *testing.T) {
+	t.Parallel()
 	addr := startBus(t)
 	w := startWatcher(t, addr)
 	notes := startNotifications(t, addr)
@@ -313,15 +306,9 @@ func TestAgent_trayOverDBus(t *testing.T) {
 		t.Errorf("tooltip title %q, want it to say the agent works", title)
 	}
 	// The icon is set right after the tooltip: poll for green.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		r, g, _ := iconPixel(t, conn, item, 5, 16)
-		if g > r {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("icon is not green with status ok: r=%d g=%d", r, g)
-			break
-		}
+	var r, g byte
+	if !testtool.WaitUntil(t, 20*time.Second, func() bool { r, g, _ = iconPixel(t, conn, item, 5, 16); return g > r }) {
+		t.Errorf("icon is not green with status ok: r=%d g=%d", r, g)
 	}
 	if r, _ := m.find("Reimprimir"); r.bool("enabled", true) {
 		t.Error("reprint is enabled with no receipt signed")
@@ -408,6 +395,7 @@ func TestAgent_trayOverDBus(t *testing.T) {
 // no tray host, the agent serves headless, says why once, and exits cleanly
 // on SIGTERM.
 func TestAgent_headless(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		env    func(t *testing.T) []string
@@ -466,6 +454,7 @@ func envValue(env []string, key string) string {
 // switching the default printer and the profile (the agent reopens on the
 // new configuration), and SIGTERM in tray mode.
 func TestAgent_trayActions(t *testing.T) {
+	t.Parallel()
 	addr := startBus(t)
 	w := startWatcher(t, addr)
 	dataDir := t.TempDir()
@@ -504,16 +493,12 @@ func TestAgent_trayActions(t *testing.T) {
 	})
 	waitOpened := func(want string) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			b, _ := os.ReadFile(opened)
-			if slices.Contains(strings.Split(strings.TrimSpace(string(b)), "\n"), want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("xdg-open never got %q; it got %q", want, b)
-			}
-			time.Sleep(50 * time.Millisecond)
+		var b []byte
+		if !testtool.WaitUntil(t, 15*time.Second, func() bool {
+			b, _ = os.ReadFile(opened)
+			return slices.Contains(strings.Split(strings.TrimSpace(string(b)), "\n"), want)
+		}) {
+			t.Fatalf("xdg-open never got %q within 15 s; it got %q", want, b)
 		}
 	}
 
@@ -600,6 +585,7 @@ func writeTwoProfiles(t *testing.T, dataDir string) {
 // dead one degrades it (it still signs) and turns the icon amber with the
 // reason in the tooltip.
 func TestAgent_hostedService(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNotFound) // any answer means reachable
 	}))
@@ -630,17 +616,14 @@ func TestAgent_hostedService(t *testing.T) {
 		}
 		item := <-w.reg
 		conn := busConn(t, addr)
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			tip := itemProperty(t, conn, item, "ToolTip").Value().([]any)[2].(string)
-			r, g, b := iconPixel(t, conn, item, 5, 16)
-			if strings.Contains(tip, want) && r > g && g > 0x80 && b < 0x40 { // amber: much red, much green, little blue (red has little green)
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("tray never turned amber with the reason: tooltip %q, pixel %d,%d,%d", tip, r, g, b)
-			}
-			time.Sleep(100 * time.Millisecond)
+		var tip string
+		var r, g, b byte
+		if !testtool.WaitUntil(t, 20*time.Second, func() bool {
+			tip = itemProperty(t, conn, item, "ToolTip").Value().([]any)[2].(string)
+			r, g, b = iconPixel(t, conn, item, 5, 16)
+			return strings.Contains(tip, want) && r > g && g > 0x80 && b < 0x40 // amber: much red, much green, little blue (red has little green)
+		}) {
+			t.Fatalf("tray never turned amber with the reason within 20 s: tooltip %q, pixel %d,%d,%d", tip, r, g, b)
 		}
 		// The menu's first line says why, too.
 		m := waitMenu(t, conn, item, "the amber reason", func(m menuItem) bool {
@@ -660,18 +643,15 @@ func TestAgent_hostedService(t *testing.T) {
 // service.
 func waitHostedCheck(t *testing.T, p *agentProc) *apitype.StateReport {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := p.client().State(context.Background())
-		if err != nil {
+	var st *apitype.StateReport
+	if !testtool.WaitUntil(t, 20*time.Second, func() bool {
+		var err error
+		if st, err = p.client().State(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if st.Hosted != nil && st.Hosted.Reachable != nil {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the hosted service was never checked: %+v", st.Hosted)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return st.Hosted != nil && st.Hosted.Reachable != nil
+	}) {
+		t.Fatalf("the hosted service was never checked within 20 s: %+v", st.Hosted)
 	}
+	return st
 }

@@ -16,6 +16,7 @@ import (
 // TestLatencyFlags: the latency report loads over 4 connections unless -c
 // says otherwise, at 10 and 50 req/s unless -rates does.
 func TestLatencyFlags(t *testing.T) {
+	t.Parallel()
 	o, err := parseFlags([]string{"-agent", "x", "-latency-report"}, &bytes.Buffer{})
 	if err != nil || o.conns != 4 || !slices.Equal(o.rates, []float64{10, 50}) {
 		t.Errorf("defaults: conns %d, rates %v, err %v; want 4, [10 50]", o.conns, o.rates, err)
@@ -31,6 +32,7 @@ func TestLatencyFlags(t *testing.T) {
 
 // TestTimeSyncs times fdatasyncs in a folder and leaves nothing behind.
 func TestTimeSyncs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	times, err := timeSyncs(dir, 5, time.Millisecond)
 	if err != nil {
@@ -58,6 +60,7 @@ func TestTimeSyncs(t *testing.T) {
 // here, briefly: the floor is timed with the agent's own key, every request
 // of each rate signs, and the table shows each row.
 func TestRunLatency(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and starts the agent")
 	}

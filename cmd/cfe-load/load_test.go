@@ -12,6 +12,7 @@ import (
 )
 
 func TestJudge(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		status int
@@ -44,6 +45,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
+	t.Parallel()
 	ticket := series{101, "A"}
 	signedAs := func(n int64, lat int) sample {
 		return sample{latency: ms1(lat), answered: true, outcome: outcome{series: ticket, numero: n}}
@@ -91,6 +93,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestThroughput(t *testing.T) {
+	t.Parallel()
 	s := &summary{requests: 1500, elapsed: 30 * time.Second}
 	if got := s.throughput(); got != 50 {
 		t.Errorf("throughput = %v, want 1500/30 = 50", got)
@@ -98,6 +101,7 @@ func TestThroughput(t *testing.T) {
 }
 
 func TestBodyTemplate(t *testing.T) {
+	t.Parallel()
 	const id = "0b4e7c1a-2f3d-4e5a-8b6c-7d8e9f0a1b2c"
 	decode := func(t *testing.T, b []byte) map[string]any {
 		t.Helper()
@@ -145,6 +149,7 @@ func TestBodyTemplate(t *testing.T) {
 // The embedded body is the example the README shows, kept true by the
 // issuer's tests.
 func TestDefaultBodyIsTheExample(t *testing.T) {
+	t.Parallel()
 	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "e-ticket.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +160,7 @@ func TestDefaultBodyIsTheExample(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
+	t.Parallel()
 	good := [][]string{
 		nil,
 		{"-url", "http://localhost:18787", "-c", "2", "-d", "1s", "-n", "10"},

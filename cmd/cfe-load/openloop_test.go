@@ -15,6 +15,7 @@ import (
 )
 
 func TestNewSchedule(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 25, 2, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name      string
@@ -56,6 +57,7 @@ func TestNewSchedule(t *testing.T) {
 // only when every goroutine waits: the service times below are exact, and so
 // are the latencies and start delays expected.
 func TestRunOpenLoop(t *testing.T) {
+	t.Parallel()
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	tests := []struct {
 		name    string
@@ -115,6 +117,8 @@ func TestRunOpenLoop(t *testing.T) {
 					sent++
 					mu.Unlock()
 					start := time.Now()
+					// The service time under test, on synctest's clock:
+					// no wall-clock wait.
 					time.Sleep(d)
 					return sample{latency: time.Since(start), answered: true}
 				}
@@ -155,7 +159,9 @@ func TestRunOpenLoop(t *testing.T) {
 			var mu sync.Mutex
 			sent := 0
 			go func() {
-				time.Sleep(250 * time.Millisecond) // due: 0, 100 and 200 ms
+				// The cancel's moment is the subject, on synctest's clock
+				// (no wall-clock wait): requests are due at 0, 100 and 200 ms.
+				time.Sleep(250 * time.Millisecond)
 				cancel()
 			}()
 			perConn := runOpenLoop(ctx, sched, 2, timerWait, func() sample {
@@ -175,6 +181,7 @@ func TestRunOpenLoop(t *testing.T) {
 // connections: the plan is kept (every request sent once, on distinct
 // uuids), and at most -c connections are opened.
 func TestRunLoad_OpenLoop(t *testing.T) {
+	t.Parallel()
 	srv := &numberingServer{uuids: map[string]int{}}
 	ts := httptest.NewUnstartedServer(srv)
 	var mu sync.Mutex
@@ -220,6 +227,7 @@ func TestRunLoad_OpenLoop(t *testing.T) {
 // TestReport_OpenLoop: the report of an open-loop run says the rate, the
 // requests planned and the late starts.
 func TestReport_OpenLoop(t *testing.T) {
+	t.Parallel()
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	due := time.Date(2026, 11, 25, 2, 0, 0, 0, time.UTC)
 	signedAs := func(n int64, latency, delay time.Duration) sample {
@@ -244,6 +252,7 @@ func TestReport_OpenLoop(t *testing.T) {
 // TestWaitUntil: waitUntil never returns before the due time, and returns
 // false at once for a context that has ended.
 func TestWaitUntil(t *testing.T) {
+	t.Parallel()
 	for _, ahead := range []time.Duration{-time.Millisecond, 0, 200 * time.Microsecond, 2 * time.Millisecond, 5 * time.Millisecond} {
 		due := time.Now().Add(ahead)
 		if !waitUntil(t.Context(), due) {

@@ -67,6 +67,7 @@ func (s *numberingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestRunLoad(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		skip    map[int64]bool
@@ -142,6 +143,7 @@ func TestRunLoad(t *testing.T) {
 // TestRunBench benchmarks the real agent binary, built here, with a short
 // load: every request must sign, numbered 1..n on the fresh data directory.
 func TestRunBench(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and starts the agent")
 	}
@@ -191,6 +193,7 @@ func TestRunBench(t *testing.T) {
 }
 
 func TestRun_ExitStatus(t *testing.T) {
+	t.Parallel()
 	clean := httptest.NewServer(&numberingServer{uuids: map[string]int{}})
 	defer clean.Close()
 	gap := httptest.NewServer(&numberingServer{skip: map[int64]bool{3: true}, uuids: map[string]int{}})
@@ -229,13 +232,38 @@ func writeFile(t *testing.T, content string) string {
 	return p
 }
 
-// buildAgent builds the cfe-agent binary into a temporary folder.
+// The cfe-agent binary is built once per test binary (TestRunBench and
+// TestRunLatency both run it) into agentDir, which TestMain removes.
+var (
+	agentOnce sync.Once
+	agentDir  string
+	agentBin  string
+	agentErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if agentDir != "" {
+		os.RemoveAll(agentDir)
+	}
+	os.Exit(code)
+}
+
+// buildAgent returns the cfe-agent binary, built by the first caller.
 func buildAgent(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cfe-agent")
-	build := exec.Command("go", "build", "-o", bin, "../cfe-agent")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	agentOnce.Do(func() {
+		if agentDir, agentErr = os.MkdirTemp("", "cfe-load-test-agent-"); agentErr != nil {
+			return
+		}
+		agentBin = filepath.Join(agentDir, "cfe-agent")
+		build := exec.Command("go", "build", "-o", agentBin, "../cfe-agent")
+		if out, err := build.CombinedOutput(); err != nil {
+			agentErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if agentErr != nil {
+		t.Fatal(agentErr)
 	}
-	return bin
+	return agentBin
 }

@@ -16,6 +16,7 @@ func msList(ns ...int) []time.Duration {
 }
 
 func TestLatencies(t *testing.T) {
+	t.Parallel()
 	oneToHundred := make([]int, 100)
 	for i := range oneToHundred {
 		oneToHundred[i] = i + 1
@@ -65,6 +66,7 @@ func repeat(v, n int) []int {
 }
 
 func TestCheckNumbers(t *testing.T) {
+	t.Parallel()
 	ticketA := series{101, "A"}
 	tests := []struct {
 		name string
@@ -120,6 +122,7 @@ func TestCheckNumbers(t *testing.T) {
 }
 
 func TestMedian(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		samples []time.Duration
 		want    time.Duration
@@ -137,6 +140,7 @@ func TestMedian(t *testing.T) {
 }
 
 func TestProcStatusBytes(t *testing.T) {
+	t.Parallel()
 	status := []byte("Name:\tcfe-agent\nVmPeak:\t 1261096 kB\nVmHWM:\t   25104 kB\nVmRSS:\t   14424 kB\nThreads:\t7\n")
 	for key, want := range map[string]int64{"VmRSS": 14424 * 1024, "VmHWM": 25104 * 1024} {
 		if got, err := procStatusBytes(status, key); err != nil || got != want {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestWriteFile(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "nuevo")
 	path := filepath.Join(dir, "diario.json")
 	if err := WriteFile(path, []byte("uno"), false); err != nil {
@@ -38,6 +39,7 @@ func TestWriteFile(t *testing.T) {
 // they are made with the file in them, mode 0700, and no temporary folder is
 // left beside them.
 func TestWriteFile_NewFolders(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	path := filepath.Join(base, "numbering", "test", "perfil", "journal.json")
 	if err := WriteFile(path, []byte("uno"), true); err != nil {

@@ -25,6 +25,8 @@ func holdExclusive(t *testing.T, path string) func() {
 	return func() { _ = windows.CloseHandle(h) }
 }
 
+// Serial: a file held for 200 ms must be released within the retries' second;
+// alone in the binary the test is not starved of it.
 func TestReadFile_windows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	want := []byte("active: sandbox\n")

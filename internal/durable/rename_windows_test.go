@@ -39,6 +39,8 @@ func assertContent(t *testing.T, path, want string) {
 	}
 }
 
+// Serial: a file held for 200 ms must be released within the retries' second;
+// alone in the binary the test is not starved of it.
 func TestWriteFile_windowsHeldTarget(t *testing.T) {
 	// The premise: a plain rename over a file held open fails at once on
 	// Windows (else this test proves nothing).

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 const module = "github.com/cfe-agent/cfe-agent/"
@@ -141,9 +143,8 @@ type listed struct {
 // TestImportRules: every project package imports only what the table allows
 // (tests and test helpers under internal/testtool are not checked).
 func TestImportRules(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the go command is not on PATH")
-	}
+	t.Parallel()
+	testtool.Require(t, "go")
 	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -183,9 +184,8 @@ func TestImportRules(t *testing.T) {
 // project package (go list -deps, not only direct imports), nor net/http:
 // the HTTP statuses of its codes are internal/httpcode's.
 func TestImportRules_cfeIsTheDomain(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the go command is not on PATH")
-	}
+	t.Parallel()
+	testtool.Require(t, "go")
 	out, err := exec.Command("go", "list", "-deps", module+"cfe").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -230,9 +230,8 @@ func TestImportRules_issuerReadsNoOS(t *testing.T) {
 // read the wire types without linking the server or its router (go list
 // -deps, so an indirect path fails too).
 func TestImportRules_readersLinkNoServer(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the go command is not on PATH")
-	}
+	t.Parallel()
+	testtool.Require(t, "go")
 	forbidden := []string{module + "localapi", "github.com/gorilla/mux"}
 	for _, pkg := range []string{"tray", "localapi/localclient", "localapi/apitype", "health"} {
 		t.Run(pkg, func(t *testing.T) {

@@ -97,8 +97,8 @@ func record(t *testing.T) (*Recording, string) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), childEnv+"="+root, childEnv+"_ACKS="+acks)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		if strings.Contains(string(out), "PTRACE") && os.Getenv("CFE_STRICT_TOOLS") != "1" {
-			t.Skipf("strace cannot trace here: %s", out)
+		if strings.Contains(string(out), "PTRACE") {
+			testtool.Unavailable(t, "strace cannot trace here: %s", out)
 		}
 		t.Fatalf("the recorded child: %v\n%s", err, out)
 	}
@@ -118,6 +118,7 @@ func record(t *testing.T) (*Recording, string) {
 // the operations, their order against the acknowledgement, and the states
 // built from them.
 func TestParseTrace(t *testing.T) {
+	t.Parallel()
 	rec, root := record(t)
 	datos, j := filepath.Join(root, "datos"), filepath.Join(root, "j.json")
 
@@ -248,6 +249,7 @@ func TestParseTrace(t *testing.T) {
 // TestParseTrace_Lines reads strace's line forms: calls split between
 // threads, padded results, failed calls, calls cut by the process's end.
 func TestParseTrace_Lines(t *testing.T) {
+	t.Parallel()
 	hx := func(s string) string {
 		var b strings.Builder
 		for _, c := range []byte(s) {
@@ -313,6 +315,7 @@ func TestParseTrace_Lines(t *testing.T) {
 // TestRecording_State checks the page model on hand-made recordings: which
 // bytes a state holds when a write is kept by pages or torn.
 func TestRecording_State(t *testing.T) {
+	t.Parallel()
 	w := func(off int64, c byte, n, entry int) Op {
 		return Op{Kind: OpWrite, Path: "/r/f", Off: off, Data: fill(c, n), Entry: entry, Exit: entry + 1}
 	}
@@ -380,6 +383,7 @@ func TestRecording_State(t *testing.T) {
 // TestRecording_StateNames checks that a new file and its new folder exist
 // after a cut only once the syncs of the folders above them returned.
 func TestRecording_StateNames(t *testing.T) {
+	t.Parallel()
 	rec := &Recording{Root: "/r", Ops: []Op{
 		{Kind: OpMkdir, Path: "/r/d", Entry: 0, Exit: 1},
 		{Kind: OpCreate, Path: "/r/d/f", Entry: 2, Exit: 3},

@@ -89,6 +89,7 @@ func measureMain() int {
 // generated CFEs) or when it takes more than 4.5 KB per CFE; the times are
 // logged, never asserted (BENCHMARKS.md).
 func TestScale(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("fills a store with 100 000 CFEs")
 	}
@@ -192,6 +193,7 @@ func withoutRace(t *testing.T) {
 // TestScale_small fills and measures a small store in this binary: under
 // -race, the fill and the measurement are race-checked here.
 func TestScale_small(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := plan(1500)
 	p.PerDay = 400

@@ -3,11 +3,14 @@ package testtool
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -45,13 +48,12 @@ func writeDocs(t testing.TB, docs map[string][]byte, fix func([]byte) []byte) []
 // few xmllint calls, and returns xmllint's messages for each document that
 // does not validate, by name (empty when all do). Names must be file names.
 // As ValidateXSD, it shortens X509SerialNumber values libxml2 cannot read.
+// The calls run side by side, as many at a time as there are CPUs.
 func ValidateXSDBatch(t testing.TB, xsd string, docs map[string][]byte) map[string]string {
 	t.Helper()
 	bin := Require(t, "xmllint")
 	files := writeDocs(t, docs, func(b []byte) []byte { return serialRE.ReplaceAll(b, []byte("${1}1${2}")) })
-	failed := map[string]string{}
-	for start := 0; start < len(files); start += batchSize {
-		chunk := files[start:min(start+batchSize, len(files))]
+	return inChunks(files, func(chunk []string, failed map[string]string) {
 		args := append([]string{"--noout", "--nonet", "--schema", xsd}, chunk...)
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		for _, f := range chunk {
@@ -69,26 +71,24 @@ func ValidateXSDBatch(t testing.TB, xsd string, docs map[string][]byte) map[stri
 			}
 			failed[filepath.Base(f)] = strings.Join(msgs, "\n")
 		}
-	}
-	return failed
+	})
 }
 
 // XMLSecVerifyBatch verifies many signed documents with the certificate each
 // embeds in KeyInfo (as XMLSecVerify with no certificate), a few xmlsec1
 // calls for all of them, and returns xmlsec1's output for each document
-// that does not verify, by name (empty when all do).
+// that does not verify, by name (empty when all do). The calls run side by
+// side, as many at a time as there are CPUs.
 func XMLSecVerifyBatch(t testing.TB, docs map[string][]byte) map[string]string {
 	t.Helper()
 	bin := Require(t, "xmlsec1")
 	files := writeDocs(t, docs, nil)
-	failed := map[string]string{}
-	for start := 0; start < len(files); start += batchSize {
-		chunk := files[start:min(start+batchSize, len(files))]
+	return inChunks(files, func(chunk []string, failed map[string]string) {
 		args := append([]string{"--verify", "--enabled-key-data", "x509", "--insecure"}, chunk...)
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		if err == nil && bytes.Count(out, []byte("\nOK\n"))+boolInt(bytes.HasPrefix(out, []byte("OK\n"))) == len(chunk) &&
 			!bytes.Contains(out, []byte("FAIL")) {
-			continue
+			return
 		}
 		// Something failed: find which, one file at a time.
 		for _, f := range chunk {
@@ -97,7 +97,32 @@ func XMLSecVerifyBatch(t testing.TB, docs map[string][]byte) map[string]string {
 				failed[filepath.Base(f)] = string(out)
 			}
 		}
+	})
+}
+
+// inChunks runs check on files batchSize at a time, up to GOMAXPROCS chunks
+// at once, and merges what each chunk's check put in its own failed map.
+// check runs on other goroutines: it must not call t's methods.
+func inChunks(files []string, check func(chunk []string, failed map[string]string)) map[string]string {
+	var (
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		failed = map[string]string{}
+		slots  = make(chan struct{}, runtime.GOMAXPROCS(0))
+	)
+	for start := 0; start < len(files); start += batchSize {
+		chunk := files[start:min(start+batchSize, len(files))]
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			own := map[string]string{}
+			check(chunk, own)
+			mu.Lock()
+			maps.Copy(failed, own)
+			mu.Unlock()
+		})
 	}
+	wg.Wait()
 	return failed
 }
 

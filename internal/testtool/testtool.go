@@ -2,13 +2,15 @@
 // material, and running the independent verifiers (xmllint, xmlsec1, pdftotext,
 // zbarimg) that check fiscal output.
 //
-// A test that needs an external tool calls Require. When the tool is missing the
-// test is skipped with a clear message, unless CFE_STRICT_TOOLS=1 is set (as CI
-// does): then it fails.
+// A test that needs an external tool calls Require (root: RequireRoot; anything
+// else the machine may lack: Unavailable). When it is missing the test is
+// skipped with a clear message, unless CFE_STRICT_TOOLS=1 is set (as CI does):
+// then it fails.
 package testtool
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,18 +20,46 @@ import (
 	"time"
 )
 
+// EnvStrict names the environment variable that turns the skip of a test
+// whose tool or environment is missing into a failure (CI sets it to 1).
+const EnvStrict = "CFE_STRICT_TOOLS"
+
+// Strict reports whether CFE_STRICT_TOOLS=1: a test that cannot run here
+// fails instead of skipping.
+func Strict() bool { return os.Getenv(EnvStrict) == "1" }
+
+// Unavailable ends a test that cannot run here because something it needs
+// (a tool, a library, root, a kernel feature) is missing: it is skipped
+// with the reason, or failed under CFE_STRICT_TOOLS=1. Every such skip goes
+// through here, so that a strict run (CI) never passes a test it did not
+// run.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if Strict() {
+		t.Fatalf("%s (%s=1)", msg, EnvStrict)
+	}
+	t.Skipf("%s; set %s=1 to make this a failure", msg, EnvStrict)
+}
+
 // Require returns the path of an external tool, skipping (or, under
 // CFE_STRICT_TOOLS=1, failing) the test when it is not installed.
 func Require(t testing.TB, tool string) string {
 	t.Helper()
 	p, err := exec.LookPath(tool)
 	if err != nil {
-		if os.Getenv("CFE_STRICT_TOOLS") == "1" {
-			t.Fatalf("required tool %q is not installed (CFE_STRICT_TOOLS=1)", tool)
-		}
-		t.Skipf("tool %q is not installed; set CFE_STRICT_TOOLS=1 to make this a failure", tool)
+		Unavailable(t, "tool %q is not installed", tool)
 	}
 	return p
+}
+
+// RequireRoot skips (or, under CFE_STRICT_TOOLS=1, fails) a test that needs
+// root for what: CI runs the tests as root.
+func RequireRoot(t testing.TB, what string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Unavailable(t, "%s needs root (CI runs the tests as root)", what)
+	}
 }
 
 // RepoRoot returns the directory holding go.mod.
@@ -152,13 +182,20 @@ func BrowserProfile(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for range 50 {
+		retry := time.NewTicker(100 * time.Millisecond)
+		defer retry.Stop()
+		deadline := time.After(5 * time.Second)
+		for {
 			if err = os.RemoveAll(dir); err == nil {
 				return
 			}
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-retry.C:
+			case <-deadline:
+				t.Logf("leaving the browser profile %s: %v", dir, err)
+				return
+			}
 		}
-		t.Logf("leaving the browser profile %s: %v", dir, err)
 	})
 	return dir
 }

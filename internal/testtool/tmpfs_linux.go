@@ -2,7 +2,6 @@ package testtool
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,19 +14,13 @@ import (
 // can fill. It is unmounted when the test ends (after the cleanups the test
 // registers later, such as stopping what uses it). Mounting needs root: the
 // test is skipped without it, and also when root may not mount (a restricted
-// container) unless CFE_STRICT_TOOLS=1.
+// container), or fails in both cases under CFE_STRICT_TOOLS=1.
 func MountTmpfs(t testing.TB, size string) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root (CI runs the tests as root)")
-	}
+	RequireRoot(t, "mounting a small tmpfs")
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		err = fmt.Errorf("mount -t tmpfs: %w: %s", err, out)
-		if os.Getenv("CFE_STRICT_TOOLS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		Unavailable(t, "mount -t tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +22,62 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
 )
+
+// The tests hold the cached Wine prefix one at a time (wine.New waits for
+// it), and build what they run before they take it: while one test runs
+// Windows programs, the others build. cfe-agent.exe is built once for all
+// of them (make windows writes one .syso in the repository: two builds at
+// once would write it together) into agentDir, which TestMain removes.
+var (
+	agentOnce sync.Once
+	agentDir  string
+	agentExe  string
+	agentErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if agentDir != "" {
+		os.RemoveAll(agentDir)
+	}
+	os.Exit(code)
+}
+
+// shippedAgent returns cfe-agent.exe as it ships (wine.BuildAgent, version
+// wine-test), built by the first caller.
+func shippedAgent(t *testing.T) string {
+	t.Helper()
+	testtool.Require(t, "make")
+	root := testtool.RepoRoot(t)
+	agentOnce.Do(func() {
+		if agentDir, agentErr = os.MkdirTemp("", "cfe-wintest-agent-"); agentErr == nil {
+			agentExe, agentErr = wine.BuildAgentIn(agentDir, root, "wine-test")
+		}
+	})
+	if agentErr != nil {
+		t.Fatal(agentErr)
+	}
+	return agentExe
+}
+
+// commandTime bounds a one-shot Windows command of the tests (render,
+// taskkill, wineboot -e): Wine may hang where Windows would not.
+const commandTime = 2 * time.Minute
+
+// pipesAfterExit is how long an agent's output is still read after the
+// agent ended (see start).
+const pipesAfterExit = 5 * time.Second
+
+// within returns a context that ends after d, or with the test.
+func within(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// httpClient is the tests' client of the agents' modules: an agent that
+// stops answering fails the request after a minute instead of hanging it.
+var httpClient = &http.Client{Timeout: time.Minute}
 
 // listeningRE is the agent's log line once its module listens.
 var listeningRE = regexp.MustCompile(`msg="cfe-agent listening" base_url=(\S+)`)
@@ -39,6 +96,12 @@ func start(t *testing.T, cmd *exec.Cmd) *agent {
 	t.Helper()
 	a := &agent{t: t, cmd: cmd, log: &testtool.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = a.log, a.log
+	// The session's desktop process (explorer.exe /desktop), which Wine
+	// starts with the first GUI program, inherits that program's output and
+	// keeps it open after the program ends: Wait stops copying it once the
+	// agent has been gone for pipesAfterExit, or it would wait for the
+	// session's end.
+	cmd.WaitDelay = pipesAfterExit
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +154,7 @@ func (a *agent) call(method, path string, body []byte, out any) int {
 		a.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -157,11 +220,19 @@ func pdfText(t *testing.T, path string) string {
 // cleanly; then the Linux build reopens the same data directory with nothing
 // lost.
 func TestWine_Agent(t *testing.T) {
-	prefix := wine.New(t)
+	t.Parallel()
+	wine.Available(t)
 	testtool.Require(t, "xmlsec1")
 	testtool.Require(t, "xmllint")
 	testtool.Require(t, "pdftotext")
-	exe := wine.BuildAgent(t, "wine-test") // make windows: the shipped link flags and resources
+	exe := shippedAgent(t) // make windows: the shipped link flags and resources
+	linuxBin := filepath.Join(t.TempDir(), "cfe-agent")
+	build := exec.Command("go", "build", "-o", linuxBin, "./cmd/cfe-agent")
+	build.Dir = testtool.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	prefix := wine.New(t)
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	// Wine hands the Linux environment to the Windows program: TZ sets both
@@ -213,11 +284,11 @@ func TestWine_Agent(t *testing.T) {
 			t.Fatal(err)
 		}
 		pdfFile := filepath.Join(filepath.Dir(xmlFile), "ticket.pdf")
-		render := prefix.Command(context.Background(), exe, "--data-dir", winData,
+		render := prefix.Command(within(t, commandTime), exe, "--data-dir", winData,
 			"render", prefix.WindowsPath(xmlFile), "-o", prefix.WindowsPath(pdfFile))
 		render.Env = prefix.Env(montevideo, own)
 		if out, err := render.CombinedOutput(); err != nil {
-			t.Fatalf("cfe-agent.exe render: %v\n%s", err, out)
+			t.Fatalf("cfe-agent.exe render (given %s): %v\n%s", commandTime, err, out)
 		}
 		testtool.MustContain(t, "the PDF rendered by cfe-agent.exe", pdfText(t, pdfFile),
 			fmt.Sprintf("Serie %s Nº %d", first.Serie, first.Numero),
@@ -227,7 +298,7 @@ func TestWine_Agent(t *testing.T) {
 		// window (internal/winstop), as an installer or
 		// Task Manager's "End task" would.
 		runFile := filepath.Join(dataDir, "run", "sandbox.json")
-		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
+		taskkill := prefix.Command(within(t, commandTime), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
 		a.stopGracefully(taskkill, runFile, "WM_CLOSE")
 	})
 	if first.Codigo != "00" {
@@ -235,12 +306,6 @@ func TestWine_Agent(t *testing.T) {
 	}
 
 	t.Run("the Linux build reopens the data directory with nothing lost", func(t *testing.T) {
-		linuxBin := filepath.Join(t.TempDir(), "cfe-agent")
-		build := exec.Command("go", "build", "-o", linuxBin, "./cmd/cfe-agent")
-		build.Dir = testtool.RepoRoot(t)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
 		cmd := exec.Command(linuxBin, "--data-dir", dataDir, "serve", "--listen", "127.0.0.1:0")
 		cmd.Env = append(cleanEnv(), montevideo, "HOME="+t.TempDir())
 		a := start(t, cmd)
@@ -287,7 +352,7 @@ func TestWine_Agent(t *testing.T) {
 		}
 		// The end of the session (log-off, shutdown): wineboot -e sends
 		// WM_QUERYENDSESSION and WM_ENDSESSION to every top-level window.
-		endSession := prefix.Command(context.Background(), "wineboot", "-e")
+		endSession := prefix.Command(within(t, commandTime), "wineboot", "-e")
 		a.stopGracefully(endSession, filepath.Join(dir, "run", "sandbox.json"), "Windows is ending the session")
 		// Its numbering witness is in %LOCALAPPDATA%, outside the roaming
 		// data directory.
@@ -305,46 +370,13 @@ func TestWine_Agent(t *testing.T) {
 			t.Errorf("signing with the zone UTC under Wine: %s %s-%d %q, want 96 and no number", res.Codigo, res.Serie, res.Numero, res.Mensaje)
 		}
 		runFile := filepath.Join(dataDir, "run", "sandbox.json")
-		taskkill := prefix.Command(context.Background(), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
+		taskkill := prefix.Command(within(t, commandTime), "taskkill", "/pid", strconv.Itoa(windowsPID(t, runFile)))
 		a.stopGracefully(taskkill, runFile, "WM_CLOSE")
 	})
 
 	t.Run("as a service it is Running only once its module answers", func(t *testing.T) {
-		// The profile's fixed port (18787) may be taken on a CI machine:
-		// a free one instead.
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		cfgPath := filepath.Join(dataDir, "config.yaml")
-		cfg, err := os.ReadFile(cfgPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		moved := strings.Replace(string(cfg), "listen: 127.0.0.1:18787", "listen: "+addr, 1)
-		if moved == string(cfg) {
-			t.Fatalf("config.yaml has no listen: 127.0.0.1:18787 to move:\n%s", cfg)
-		}
-		if err := os.WriteFile(cfgPath, []byte(moved), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		// Wine ends the service processes once no other Windows program
-		// runs in the prefix (each service command below exits at once): a
-		// console waiting for a key keeps the session up meanwhile.
-		keep := prefix.Command(context.Background(), "cmd", "/c", "pause")
-		hold, err := keep.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := keep.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			hold.Close()
-			_ = keep.Wait()
-		})
+		addr := listenOnFreePort(t, dataDir)
+		keepSession(t, prefix)
 		service := serviceCommand(t, prefix, exe, winData)
 		// The prefix is cached: a service left by an interrupted run
 		// would start with every Wine session.
@@ -358,7 +390,7 @@ func TestWine_Agent(t *testing.T) {
 		if out, err := service("start"); err != nil {
 			t.Fatalf("service start: %v\n%s", err, out)
 		}
-		resp, err := http.Get("http://" + addr + "/health")
+		resp, err := httpClient.Get("http://" + addr + "/health")
 		if err != nil {
 			logs, _ := filepath.Glob(filepath.Join(dataDir, "logs", "*"))
 			var tail []byte
@@ -403,6 +435,61 @@ func emptyDefaultWitness(t *testing.T, prefix *wine.Prefix) string {
 	return dir
 }
 
+// keepSession keeps the prefix's Wine session up until the test ends: a
+// console waiting for a key. Wine ends the service processes once no other
+// Windows program runs in the prefix (each service command exits at once),
+// and the next Windows program then starts a new session, which starts every
+// installed automatic service.
+func keepSession(t *testing.T, prefix *wine.Prefix) {
+	t.Helper()
+	keep := prefix.Command(context.Background(), "cmd", "/c", "pause")
+	hold, err := keep.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		hold.Close()
+		ended := make(chan struct{})
+		go func() { _ = keep.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(commandTime):
+			t.Errorf("cmd /c pause did not end within %s of its input's end: killed", commandTime)
+			_ = keep.Process.Kill()
+			<-ended
+		}
+	})
+}
+
+// listenOnFreePort moves the listen address of dataDir's config.yaml from
+// the profile's fixed port (18787, which may be taken on a CI machine) to a
+// free one, and returns it: a service started on dataDir listens there.
+func listenOnFreePort(t *testing.T, dataDir string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfgPath := filepath.Join(dataDir, "config.yaml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Replace(string(cfg), "listen: 127.0.0.1:18787", "listen: "+addr, 1)
+	if moved == string(cfg) {
+		t.Fatalf("config.yaml has no listen: 127.0.0.1:18787 to move:\n%s", cfg)
+	}
+	if err := os.WriteFile(cfgPath, []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
 // windowsPID is the process id the agent wrote in its run file: under Wine
 // the Windows one, which differs from the Linux process's.
 func windowsPID(t *testing.T, runFile string) int {
@@ -429,7 +516,7 @@ func (a *agent) stopGracefully(stop *exec.Cmd, runFile, reason string) {
 	t.Helper()
 	out, err := stop.CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(stop.Args[1:], " "), err, out)
+		t.Fatalf("%s (given %s): %v\n%s", strings.Join(stop.Args[1:], " "), commandTime, err, out)
 	}
 	if !a.exited(30 * time.Second) {
 		t.Fatalf("the agent did not stop within 30 s of %s (%s)", strings.Join(stop.Args[1:], " "), strings.TrimSpace(string(out)))

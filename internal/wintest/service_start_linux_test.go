@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
 )
@@ -13,8 +14,15 @@ import (
 // on that same directory (the installing user's) refuse, telling to close
 // the tray agent, instead of starting a service that stops at once.
 func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
+	t.Parallel()
+	wine.Available(t)
+	exe := shippedAgent(t) // agent_linux_test.go
 	prefix := wine.New(t)
-	exe := wine.BuildAgent(t, "wine-test")
+	// One Wine session throughout, begun by a program that lives as long as
+	// the test: a new session would start the installed service by itself
+	// (it starts automatically) beside the tray agent started after
+	// "service stop".
+	keepSession(t, prefix) // agent_linux_test.go
 	dataDir := t.TempDir()
 	winData := prefix.WindowsPath(dataDir)
 	montevideo := "TZ=America/Montevideo"
@@ -46,16 +54,33 @@ func TestWine_ServiceStartWhileTrayRuns(t *testing.T) {
 		t.Errorf("after the refused install: %v\n%s", err, out)
 	}
 	_ = tray.cmd.Process.Kill()
-	<-tray.done
+	if !tray.exited(commandTime) {
+		t.Fatalf("the tray agent did not end within %s of its kill", commandTime)
+	}
 
 	// Installed (and stopped) while the directory is free; then the tray
-	// agent starts again.
+	// agent starts again. The service listens on a free port, not the
+	// profile's 18787, which may be taken: its start must not fail.
+	listenOnFreePort(t, dataDir) // agent_linux_test.go
 	if out, err := service("install"); err != nil {
 		t.Fatalf("service install: %v\n%s", err, out)
 	}
 	// Stop takes effect once the start has ended (a pending start accepts
-	// no stop): start waits for it, and may fail (port 18787 taken here).
-	_, _ = service("start")
+	// no stop): wait until the manager says the service runs. Asking for
+	// the state, not "service start", which refuses while the pending
+	// service itself holds the directory.
+	running := time.After(commandTime)
+	for {
+		out, err := service("status")
+		if err == nil && strings.Contains(out, "(en ejecución)") {
+			break
+		}
+		select {
+		case <-running:
+			t.Fatalf("the service installed (and so started) did not run within %s: %v\n%s", commandTime, err, out)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 	if out, err := service("stop"); err != nil {
 		t.Fatalf("service stop: %v\n%s", err, out)
 	}

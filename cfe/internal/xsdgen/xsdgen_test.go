@@ -33,6 +33,7 @@ func schema(t *testing.T, content, decls string) string {
 }
 
 func TestRead_mergesTheDerivationChain(t *testing.T) {
+	t.Parallel()
 	dir := schema(t, `
 	  <xs:element name="eTck"><xs:complexType><xs:sequence>
 	    <xs:element name="Code" type="D:Narrow"/>
@@ -95,6 +96,7 @@ func TestRead_mergesTheDerivationChain(t *testing.T) {
 }
 
 func TestRead_refusesWhatItDoesNotUnderstand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, content, decls, fragment string
 	}{

@@ -3,6 +3,7 @@ package xsdname
 import "testing"
 
 func TestCheckPattern(t *testing.T) {
+	t.Parallel()
 	for _, p := range []string{"[A-Z]", "[1-9][A-Z]", "[0-9]{12}", `\p{L}+`} {
 		if err := CheckPattern(p); err != nil {
 			t.Errorf("CheckPattern(%q) = %v, want nil", p, err)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	d := etree.NewDocument()
 	if err := d.ReadFromString(`<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns="urn:default" xmlns:a="urn:a">
 	<xs:element name="e"><inner xmlns:a="urn:inner" xmlns=""/></xs:element></xs:schema>`); err != nil {

@@ -6,6 +6,12 @@
 // that reaches the emulator. Every daemon is a child of the test, stopped by
 // its pid when the test ends.
 //
+// Environments run side by side, in one test binary or several: each has
+// its own ports, folder and bus, and its Avahi daemon runs in a mount
+// namespace of its own with a private /run/avahi-daemon, where Avahi keeps
+// its pid file (a second Avahi would otherwise refuse to start, "Daemon
+// already running").
+//
 // The printer package's tests and the agent's end-to-end tests (GET
 // /printers) share it.
 package cupsd
@@ -26,6 +32,10 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
+// avahiRunDir is where Avahi keeps its pid file (a compile-time path):
+// each environment's Avahi gets a private one.
+const avahiRunDir = "/run/avahi-daemon"
+
 // RawQueue is the queue Start creates: a raw queue hands a PDF to the
 // emulated printer byte for byte (so a test can compare it).
 const RawQueue = "mostrador"
@@ -41,16 +51,14 @@ type Env struct {
 }
 
 // Start starts the environment. It needs root (cupsd and its filters run as
-// system users); without root the test is skipped, and a missing tool skips
-// it too unless CFE_STRICT_TOOLS=1.
+// system users); without root, or with a tool missing, the test is skipped,
+// or failed under CFE_STRICT_TOOLS=1.
 func Start(t testing.TB) *Env {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the CUPS tests run cupsd and need root")
-	}
+	testtool.RequireRoot(t, "the CUPS tests run cupsd, which")
 	tools := map[string]string{}
 	for _, tool := range []string{"cupsd", "ippeveprinter", "lpadmin", "cupsdisable", "cupsenable", "cupsreject",
-		"cupsaccept", "dbus-daemon", "avahi-daemon", "ipptool"} {
+		"cupsaccept", "dbus-daemon", "avahi-daemon", "ipptool", "unshare", "mount"} {
 		tools[tool] = testtool.Require(t, tool)
 	}
 	dir, err := os.MkdirTemp("", "cfe-cups-")
@@ -112,7 +120,11 @@ SystemGroup root
 	e.start(t, "dbus", tools["dbus-daemon"], "--config-file=/usr/share/dbus-1/system.conf",
 		"--address=unix:path="+bus, "--nofork", "--nopidfile", "--nosyslog")
 	WaitFor(t, "the D-Bus socket", func() bool { _, err := os.Stat(bus); return err == nil })
-	avahi := e.start(t, "avahi", tools["avahi-daemon"], "-f", filepath.Join(dir, "avahi.conf"), "--no-chroot",
+	// unshare execs the shell, which execs Avahi: the pid start stops is
+	// Avahi's.
+	avahi := e.start(t, "avahi", tools["unshare"], "--mount", "--propagation", "private", "--",
+		"/bin/sh", "-c", `mkdir -p `+avahiRunDir+` && "$0" -t tmpfs -o size=1m,mode=0755 tmpfs `+avahiRunDir+` && exec "$@"`,
+		tools["mount"], tools["avahi-daemon"], "-f", filepath.Join(dir, "avahi.conf"), "--no-chroot",
 		"--no-drop-root", "--no-rlimits", "--no-proc-title")
 	WaitFor(t, "Avahi", func() bool { return strings.Contains(avahi(), "Server startup complete") })
 	e.start(t, "cupsd", tools["cupsd"], "-f", "-c", filepath.Join(dir, "cupsd.conf"), "-s", filepath.Join(dir, "cups-files.conf"))

@@ -43,13 +43,26 @@ type Prefix struct {
 	wineserver string
 }
 
-// New returns the cached Wine prefix, made (with the ProcessPrng shim) when it
-// does not exist, and held by t until t ends, when its wineserver is killed.
-func New(t testing.TB) *Prefix {
+// Available skips the test, as New would, when Wine tests do not run here:
+// with -short, or without wine, wineserver or the MinGW compiler (a failure
+// under CFE_STRICT_TOOLS=1). A test calls it before the builds it does ahead
+// of New.
+func Available(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the Wine tests take a minute: not with -short (make test and make test-windows run them)")
 	}
+	for _, tool := range []string{"wine", "wineserver", "x86_64-w64-mingw32-gcc"} {
+		testtool.Require(t, tool)
+	}
+}
+
+// New returns the cached Wine prefix, made (with the ProcessPrng shim) when it
+// does not exist, and held by t until t ends, when its wineserver is killed.
+// It waits while another test, in this test binary or another, holds it.
+func New(t testing.TB) *Prefix {
+	t.Helper()
+	Available(t)
 	p := &Prefix{t: t, wine: testtool.Require(t, "wine"), wineserver: testtool.Require(t, "wineserver")}
 	gcc := testtool.Require(t, "x86_64-w64-mingw32-gcc")
 	version, err := exec.Command(p.wine, "--version").Output()
@@ -265,17 +278,29 @@ func Build(t testing.TB, pkg, ldflags string) string {
 // GUI-subsystem link flags of the Makefile's WINDOWS_LDFLAGS, and the icon,
 // version and manifest resources) with VERSION=version, into a file of the
 // test's temporary folder, and returns its Linux path. The resources' .syso
-// is written where the Makefile writes it (cmd/cfe-agent, ignored by git).
+// is written where the Makefile writes it (cmd/cfe-agent, ignored by git):
+// two builds at once would write it together, so a test binary that needs
+// the agent in several tests builds it once (BuildAgentIn).
 func BuildAgent(t testing.TB, version string) string {
 	t.Helper()
-	mk := testtool.Require(t, "make")
-	exe := filepath.Join(t.TempDir(), "cfe-agent.exe")
-	cmd := exec.Command(mk, "--no-print-directory", "windows", "WINDOWS_EXE="+exe, "VERSION="+version)
-	cmd.Dir = testtool.RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make windows: %v\n%s", err, out)
+	testtool.Require(t, "make")
+	exe, err := BuildAgentIn(t.TempDir(), testtool.RepoRoot(t), version)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return exe
+}
+
+// BuildAgentIn is BuildAgent into the folder dir, for a build that outlives
+// one test; root is the repository (testtool.RepoRoot).
+func BuildAgentIn(dir, root, version string) (string, error) {
+	exe := filepath.Join(dir, "cfe-agent.exe")
+	cmd := exec.Command("make", "--no-print-directory", "windows", "WINDOWS_EXE="+exe, "VERSION="+version)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("make windows: %w\n%s", err, out)
+	}
+	return exe, nil
 }
 
 // fallbackTest is a test file added (through go's -overlay, never written
@@ -307,30 +332,39 @@ type TestBinary struct {
 // fallback that Wine needs (see fallbackTest).
 func BuildTest(t testing.TB, pkg string) TestBinary {
 	t.Helper()
-	root := testtool.RepoRoot(t)
+	b, err := BuildTestIn(t.TempDir(), testtool.RepoRoot(t), pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// BuildTestIn is BuildTest into the folder tmp, without a test: several
+// builds may run at once (each in its own folder); root is the repository
+// (testtool.RepoRoot).
+func BuildTestIn(tmp, root, pkg string) (TestBinary, error) {
 	list := exec.Command("go", "list", "-f", "{{.Dir}}\t{{.Name}}", pkg)
 	list.Dir = root
 	list.Env = goEnv()
 	out, err := list.Output()
 	if err != nil {
-		t.Fatalf("go list %s: %v", pkg, err)
+		return TestBinary{}, fmt.Errorf("go list %s: %w", pkg, err)
 	}
 	dir, name, ok := strings.Cut(strings.TrimSpace(string(out)), "\t")
 	if !ok {
-		t.Fatalf("go list %s: %q", pkg, out)
+		return TestBinary{}, fmt.Errorf("go list %s: %q", pkg, out)
 	}
-	tmp := t.TempDir()
 	src := filepath.Join(tmp, "fallback.go")
 	if err := os.WriteFile(src, fmt.Appendf(nil, fallbackTest, name+"_test"), 0o600); err != nil {
-		t.Fatal(err)
+		return TestBinary{}, err
 	}
 	added := filepath.Join(dir, "zz_wine_fallback_test.go")
 	if _, err := os.Stat(added); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("%s exists: the overlay would replace it", added)
+		return TestBinary{}, fmt.Errorf("%s exists: the overlay would replace it", added)
 	}
 	overlay := filepath.Join(tmp, "overlay.json")
 	if err := os.WriteFile(overlay, fmt.Appendf(nil, `{"Replace":{%q:%q}}`, added, src), 0o600); err != nil {
-		t.Fatal(err)
+		return TestBinary{}, err
 	}
 	exe := filepath.Join(tmp, name+".test.exe")
 	cmd := exec.Command("go", "test", "-c", "-overlay", overlay, "-ldflags=-checklinkname=0", "-o", exe, pkg)
@@ -339,7 +373,7 @@ func BuildTest(t testing.TB, pkg string) TestBinary {
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("GOOS=windows go test -c %s: %v\n%s", pkg, err, stderr.String())
+		return TestBinary{}, fmt.Errorf("GOOS=windows go test -c %s: %w\n%s", pkg, err, stderr.String())
 	}
-	return TestBinary{Exe: exe, Dir: dir}
+	return TestBinary{Exe: exe, Dir: dir}, nil
 }

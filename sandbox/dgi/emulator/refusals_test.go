@@ -12,6 +12,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/dgi"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
@@ -319,19 +320,14 @@ func TestEmulator_knobs(t *testing.T) {
 	}
 	// The emulator may still be processing it (as DGI may): wait on its
 	// records, with a deadline.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		n, err := e.EnvelopeCount()
-		if err != nil {
+	var n int
+	if !testtool.WaitUntil(t, time.Minute, func() bool {
+		if n, err = e.EnvelopeCount(); err != nil {
 			t.Fatal(err)
 		}
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the delayed envelope was not recorded within a minute (%d envelopes)", n)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return n == 2
+	}) {
+		t.Fatalf("the delayed envelope was not recorded within a minute (%d envelopes)", n)
 	}
 	e.SetDelay(0)
 	if _, err := c.CFEState(ctx(t), dgi.CFEQuery{Tipo: 101, Serie: "A", Nro: 61}); err != nil {
