@@ -908,3 +908,30 @@ func (db *DB) DGIRejections(ctx context.Context, limit int) ([]cfe.DGIRejection,
 	})
 	return out, err
 }
+
+// DGIItems returns the committed CFEs of seqs with their XML, in the order
+// given, to build an envelope again. Errors: ENOTFOUND for a commit
+// sequence with no CFE in the live file; a damaged one answers its Spanish
+// error (errors.Is ErrRecordDamaged).
+func (db *DB) DGIItems(ctx context.Context, seqs []uint64) ([]cfe.DGIItem, error) {
+	const op = "store.DGIItems"
+	var out []cfe.DGIItem
+	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		out = out[:0]
+		for _, seq := range seqs {
+			it, err := dgiItemAt(tx, op, seq)
+			if d, ok := errors.AsType[*recordDamage](err); ok {
+				return d.asError(op)
+			}
+			if err != nil {
+				return err
+			}
+			if it == nil {
+				return notFound(op, "no está el comprobante de la secuencia %d", seq)
+			}
+			out = append(out, *it)
+		}
+		return nil
+	})
+	return out, err
+}

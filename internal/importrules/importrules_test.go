@@ -35,7 +35,11 @@ var allowed = map[string][]string{
 	// The DGI client checks DGI's answers against DGI's XSDs (the ACKs) with
 	// the project's validator over the embedded schemas, and reads the
 	// company's credentials and DGI's signature profile from signer.
-	"dgi":      {"cfe", "signer", "cfe/xsdvalid", "assets"},
+	"dgi": {"cfe", "signer", "cfe/xsdvalid", "assets"},
+	// Direct mode's sender, a use case like hosted's deliverer: it drives
+	// the DGI client (its port DGI) over the store (its port Store), and
+	// checks envelopes with signer before it records them.
+	"dgisend":  {"cfe", "dgi", "signer"},
 	"profiles": {"cfe", "internal/durable"},
 	"localapi": {"cfe", "issuer", "printing", "localapi/apitype", "assets", "internal/throttle", "internal/httpcode"},
 	// The local module's wire types: types only, over cfe.
@@ -112,7 +116,7 @@ var allowed = map[string][]string{
 	// driving adapters declare (localapi's interfaces, tray.Agent: tray for
 	// its Settings type) and never imports the HTTP server, whose module cmd
 	// builds for it (TestImportRules_appLinksNoServer).
-	"app": {"cfe", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer", "localapi/apitype", "localapi/localclient",
+	"app": {"cfe", "dgi", "dgisend", "escpos", "health", "hosted", "internal/durable", "internal/machinezone", "issuer", "localapi/apitype", "localapi/localclient",
 		"logs", "pdf", "printer", "printing", "profiles", "signer", "store", "tray"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
 	"packaging": {"assets", "service"},
