@@ -68,7 +68,7 @@ func addDGI(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 			dgiName(r.Type, r.Serie, r.Nro), r.TmstFirma.In(cfe.Montevideo).Format("02/01 15:04"), reasons(r.Reasons)))
 	}
 	if recent > dgiListed {
-		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes rechazados por DGI más en los últimos días: vea «cfe-agent doctor»", recent-dgiListed))
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes rechazados por DGI más en los últimos días: cada uno necesita un comprobante nuevo que lo reemplace", recent-dgiListed))
 	}
 	if d.OverdueTotal > 0 && len(d.Overdue) > 0 {
 		o := d.Overdue[0]
