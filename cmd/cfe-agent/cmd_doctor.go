@@ -85,6 +85,7 @@ func (d *doctor) run(ctx context.Context, opts app.Options) {
 	d.listen(p, report, running)
 	d.outbox(report)
 	d.quarantine(report)
+	d.dgi(report)
 	d.hosted(ctx, p)
 	d.printers(ctx, p)
 	d.sumatra(p, runtime.GOOS, printer.DefaultSumatraEnv())
@@ -419,4 +420,30 @@ func reasonSuffix(reason string) string {
 		return ""
 	}
 	return ": " + reason
+}
+
+// dgi reports direct mode (the profile's dgi.modo: directo): the CFEs by
+// their state at DGI, and each warning the state raises about them (a CFE
+// DGI rejected, with its code and what to do; urgent CFEs not received;
+// unknown outcomes; an old backlog). Nothing in provider mode.
+func (d *doctor) dgi(r *apitype.StateReport) {
+	g := r.DGI
+	if g == nil {
+		return
+	}
+	status := "OK"
+	var problems []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "DGI") {
+			problems = append(problems, w)
+		}
+	}
+	if len(problems) > 0 {
+		status = "WARN"
+	}
+	d.line(status, "DGI (envío directo)", "%d enviados, %d aceptados, %d rechazados, %d observados, %d pendientes, %d sin respuesta",
+		g.Enviados, g.Aceptados, g.Rechazados, g.Observados, g.Pendientes, g.Desconocidos)
+	for _, p := range problems {
+		d.line("WARN", "DGI (envío directo)", "%s", p)
+	}
 }

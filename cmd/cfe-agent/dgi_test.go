@@ -77,7 +77,8 @@ type dgiState struct {
 // says dgi.modo: directo (the emulator's URLs, its certificate file) sends
 // what it signs to `cfe-sandbox dgi`; the CFE the emulator rejects (its
 // admin knob) reaches /state's dgi block and a degraded warning naming it,
-// the code and what to do, on /state and on the status page; every CFE
+// the code and what to do, on /state, on the status page and in doctor;
+// every CFE
 // reached DGI in exactly one envelope.
 func TestAgent_DGIDirectMode(t *testing.T) {
 	t.Parallel()
@@ -112,7 +113,8 @@ func TestAgent_DGIDirectMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startProc(t, procEnv(t, dataDir), "serve", "--listen", "127.0.0.1:0")
+	env := procEnv(t, dataDir)
+	p := startProc(t, env, "serve", "--listen", "127.0.0.1:0")
 	p.waitLine("sending signed CFEs to DGI directly")
 	for _, u := range []string{"dgi-1", "dgi-2", "dgi-3"} {
 		p.signExample(u)
@@ -154,6 +156,12 @@ func TestAgent_DGIDirectMode(t *testing.T) {
 	_, page := getAccept(t, p.baseURL+"/", "text/html")
 	if !bytes.Contains(page, []byte("e-Ticket A-2")) || !bytes.Contains(page, []byte("E04")) {
 		t.Errorf("the status page does not show the rejection:\n%s", page)
+	}
+	// doctor, through the running agent, says the same.
+	out, _ := runCLI(t, env, "doctor")
+	if !strings.Contains(out, "WARN DGI (envío directo): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta") ||
+		!regexp.MustCompile(`(?m)^WARN DGI \(envío directo\): DGI rechazó el comprobante e-Ticket A-2 .*E04`).MatchString(out) {
+		t.Errorf("doctor does not report the DGI state and the rejection:\n%s", out)
 	}
 	// Exactly one envelope carried each CFE.
 	resp, err := http.Get(admin + "/admin/cfes")
