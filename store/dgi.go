@@ -421,7 +421,13 @@ func (db *DB) DGIOpenEnvelope(ctx context.Context, items []cfe.DGIItem, fecha ti
 		id := int64(n)
 		cursor := d.meta(keyDGICursor)
 		rec := &dgiEnvelopeRecord{Fecha: fecha, State: cfe.EnvelopePrepared, UpdatedAt: now}
+		xmls := tx.Bucket(bucketXML)
 		for _, it := range items {
+			// Commit sequences with no CFE in the live file (moved to a
+			// yearly archive) are passed over; no other may be skipped.
+			for it.Seq > cursor+1 && d.bucket(bucketDGICFEs).Get(seqBytes(it.Seq)) == nil && xmls.Get(seqBytes(cursor+1)) == nil {
+				cursor++
+			}
 			r, err := d.cfe(it.Seq)
 			switch {
 			case err == nil && r.State == cfe.DGIPending:
