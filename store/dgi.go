@@ -370,7 +370,7 @@ func (db *DB) DGIPending(ctx context.Context, limit int) ([]cfe.DGIItem, error) 
 			for k, _ := c.First(); k != nil && len(out) < limit; k, _ = c.Next() {
 				var r dgiCFERecord
 				if ok, err := getJSON(cfes, k, &r); err != nil || !ok {
-					return fmt.Errorf("dgi_open %d: record missing or unreadable: %v", seqOf(k), err)
+					return unreadable("dgi_open", k, err)
 				}
 				if r.State == cfe.DGIPending {
 					if err := add(seqOf(k)); err != nil {
@@ -696,7 +696,7 @@ func (db *DB) DGIOpenEnvelopes(ctx context.Context) ([]*cfe.DGIEnvelope, error) 
 		return open.ForEach(func(k, _ []byte) error {
 			var r dgiEnvelopeRecord
 			if ok, err := getJSON(envs, k, &r); err != nil || !ok {
-				return fmt.Errorf("dgi_env_open %d: envelope missing or unreadable: %v", seqOf(k), err)
+				return unreadable("dgi_env_open", k, err)
 			}
 			out = append(out, r.domain(int64(seqOf(k))))
 			return nil
@@ -863,7 +863,7 @@ func (db *DB) DGIOverdue(ctx context.Context, before time.Time, urgent func(cfe.
 			if err := open.ForEach(func(k, _ []byte) error {
 				var r dgiCFERecord
 				if ok, err := getJSON(cfes, k, &r); err != nil || !ok {
-					return fmt.Errorf("dgi_open %d: record missing or unreadable: %v", seqOf(k), err)
+					return unreadable("dgi_open", k, err)
 				}
 				take(r.domain(seqOf(k)))
 				return nil
@@ -940,4 +940,13 @@ func (db *DB) DGIItems(ctx context.Context, seqs []uint64) ([]cfe.DGIItem, error
 		return nil
 	})
 	return out, err
+}
+
+// unreadable is the error of an index entry whose record is missing (err
+// nil) or cannot be decoded.
+func unreadable(index string, k []byte, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s %d: %w", index, seqOf(k), err)
+	}
+	return fmt.Errorf("%s %d: its record is missing", index, seqOf(k))
 }
