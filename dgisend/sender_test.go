@@ -447,3 +447,48 @@ func TestSender_OutageThenCatchUp(t *testing.T) {
 	}
 	checkOnce(t, r, docs, dgi.CFEReceived)
 }
+
+// TestSender_CrashWhileSending: the agent recorded an envelope, sent it, and
+// died before it recorded DGI's answer (DGI holds it). The next sender asks
+// DGI before anything else, finds it, and sends none of its CFEs again.
+func TestSender_CrashWhileSending(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, dgisend.Config{})
+	docs := r.issue(t, 2, 101, 111, 182)
+	ctx := context.Background()
+	now := r.clk.Now()
+	items, err := r.db.DGIPending(ctx, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.db.DGIOpenEnvelope(ctx, items, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.DGIEnvelopeSending(ctx, e.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: e.ID, Fecha: e.Fecha}
+	for _, it := range items {
+		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
+	}
+	doc, err := signer.MakeEnvelope(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack, err := r.client.SendEnvelope(ctx, doc); err != nil || !ack.Received() {
+		t.Fatalf("the envelope sent before the crash: %+v, %v", ack, err)
+	}
+	// The crash: DGI's answer was never recorded.
+	if got := counts(t, r.db); got.Pendientes != len(docs) || got.Enviados != 0 {
+		t.Fatalf("before the restart: %+v", got)
+	}
+	r.drain(t, 50)
+	if got, want := counts(t, r.db), (cfe.DGICounts{Enviados: len(docs), Aceptados: len(docs)}); got != want {
+		t.Fatalf("counts = %+v, want %+v", got, want)
+	}
+	checkOnce(t, r, docs, dgi.CFEReceived)
+	if n, err := r.em.EnvelopeCount(); err != nil || n != 1 {
+		t.Fatalf("the emulator received %d envelopes (%v), want exactly 1", n, err)
+	}
+}
