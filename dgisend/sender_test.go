@@ -303,6 +303,7 @@ func TestSender_EveryTypeAccepted(t *testing.T) {
 	if limit == 0 {
 		limit = cfe.MaxEnvelopeCFEs
 	}
+	t.Logf("%d CFEs of %d types in %d envelopes, all AE", len(docs), len(examples), envs)
 	if min := (len(docs) + limit - 1) / limit; envs < min {
 		t.Errorf("%d envelopes for %d CFEs at most %d each", envs, len(docs), limit)
 	}
