@@ -44,6 +44,7 @@ type Agent struct {
 	// mode (dgi.go).
 	DGIClient *dgi.Client
 	DGISender *dgisend.Sender
+	DGIError  string // why direct mode could not start (Spanish), "" when it runs
 	// Backups and AdminToken exist only while the agent serves (backup.go).
 	Backups    *BackupManager
 	AdminToken string

@@ -57,28 +57,39 @@ func NewDGIClient(p profiles.Profile, creds *signer.Credentials) (*dgi.Client, e
 
 // newDGISender returns the direct-mode sender of a serving agent, nil in
 // provider mode. It begins direct sending in the store before it returns.
-// The store's commit notification wakes it (wake).
-func newDGISender(ctx context.Context, a *Agent, wake <-chan struct{}) (*dgisend.Sender, error) {
+// The store's commit notification wakes it (wake). A sender that cannot be
+// made (no certificate, DGI's certificate expired, the store refuses) does
+// not stop the agent from signing: why is kept in a.DGIError, which the
+// state reports.
+func newDGISender(ctx context.Context, a *Agent, wake <-chan struct{}) *dgisend.Sender {
 	if !a.Profile.DGI.Direct() {
-		return nil, nil
+		return nil
 	}
 	if a.Signer == nil {
+		if _, err := a.DB.DGIBegin(ctx); err != nil {
+			a.Log.Error("direct mode to DGI cannot begin in the store", "err", err)
+		}
+		a.DGIError = "no hay un certificado de la empresa utilizable para firmar los mensajes a DGI"
 		a.Log.Warn("direct mode to DGI without a usable certificate: nothing is sent to DGI", "err", a.CertErr)
-		return nil, nil
+		return nil
 	}
-	client, err := NewDGIClient(a.Profile, a.Signer.Credentials())
+	// Begun first: the state counts what waits for DGI even when the
+	// client cannot be made.
+	_, err := a.DB.DGIBegin(ctx)
+	var client *dgi.Client
+	if err == nil {
+		client, err = NewDGIClient(a.Profile, a.Signer.Credentials())
+	}
 	if err != nil {
-		return nil, err
-	}
-	if _, err := a.DB.DGIBegin(ctx); err != nil {
-		client.Close()
-		return nil, err
+		a.DGIError = cfe.ErrorMessage(err)
+		a.Log.Error("direct mode to DGI cannot start: nothing is sent to DGI", "err", err)
+		return nil
 	}
 	a.DGIClient = client
 	a.Log.Info("sending signed CFEs to DGI directly", "reception", a.Profile.DGI.URLRecepcion, "queries", a.Profile.DGI.URLConsultas)
 	a.DGISender = dgisend.New(dgisend.Config{Store: a.DB, DGI: client, Pace: a.Profile.DGI.PausaEntreSobres, Wake: wake,
 		Logger: a.Log.With("component", "dgi")})
-	return a.DGISender, nil
+	return a.DGISender
 }
 
 // dgiState reads the DGI part of the state report: nil in provider mode.
@@ -107,5 +118,6 @@ func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, 
 	if s := a.DGISender; s != nil {
 		st.LastError = s.Status().LastError
 	}
+	st.Stopped = a.DGIError
 	return st, nil
 }

@@ -52,9 +52,9 @@ func directAgent(t *testing.T, em *emulator.Emulator, edit func(d *profiles.DGI)
 func runSender(t *testing.T, a *Agent) {
 	t.Helper()
 	wake, unwatch := a.DB.WatchCommits()
-	s, err := newDGISender(context.Background(), a, wake)
-	if err != nil || s == nil {
-		t.Fatalf("newDGISender = %v, %v", s, err)
+	s := newDGISender(context.Background(), a, wake)
+	if s == nil {
+		t.Fatalf("newDGISender = nil: %s", a.DGIError)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -179,5 +179,29 @@ func TestDGI_UrgentNotReceived(t *testing.T) {
 	}
 	if !strings.Contains(rep.Warnings[i], name) || !strings.Contains(rep.Warnings[i], "1 comprobantes") {
 		t.Errorf("warning %q does not name %s alone", rep.Warnings[i], name)
+	}
+}
+
+// TestDGI_SenderCannotStart: direct mode whose client cannot be made (here
+// a plain-http URL to another host, which the dgi client refuses) does not
+// stop the agent from signing: the CFEs stay pending and the state says why
+// nothing reaches DGI.
+func TestDGI_SenderCannotStart(t *testing.T) {
+	t.Parallel()
+	em := startDGIEmulator(t)
+	a := directAgent(t, em, func(d *profiles.DGI) { d.URLRecepcion = "http://dgi.example.com/ePrueba/ws_eprueba" })
+	wake, unwatch := a.DB.WatchCommits()
+	defer unwatch()
+	if s := newDGISender(context.Background(), a, wake); s != nil || !strings.Contains(a.DGIError, "url_recepcion") {
+		t.Fatalf("newDGISender = %v, error %q: want none, naming url_recepcion", s, a.DGIError)
+	}
+	sign(t, a, "sin-dgi", 100)
+	rep := stateOf(t, a)
+	if rep.DGI == nil || *rep.DGI != (apitype.DGIReport{Pendientes: 1}) {
+		t.Fatalf("dgi block = %+v", rep.DGI)
+	}
+	i := slices.IndexFunc(rep.Warnings, func(w string) bool { return strings.HasPrefix(w, "no se envían comprobantes a DGI: ") })
+	if i < 0 || rep.Status != apitype.HealthDegraded || !strings.Contains(rep.Warnings[i], "url_recepcion") {
+		t.Fatalf("status %s, warnings %q: want degraded saying why nothing reaches DGI", rep.Status, rep.Warnings)
 	}
 }

@@ -145,12 +145,7 @@ func (r *Runner) open(ctx context.Context) error {
 	a.Backups, a.AdminToken = newBackupManager(a, r.log), newAdminToken()
 	// Direct mode begins before the deliverer runs (app/dgi.go).
 	dgiWake, dgiUnwatch := a.DB.WatchCommits()
-	ds, err := newDGISender(ctx, a, dgiWake)
-	if err != nil {
-		dgiUnwatch()
-		a.Close()
-		return err
-	}
+	ds := newDGISender(ctx, a, dgiWake)
 	wake, unwatch := a.DB.WatchCommits()
 	d := newDeliverer(a, wake) // sets a.Deliverer, which requests read (hostedState)
 	f := NewFacade(a, FacadeConfig{Version: r.cfg.Version})

@@ -36,6 +36,9 @@ type DGIStatus struct {
 	UrgentAfter  time.Duration
 	// LastError is the sender's last failure (Spanish), "" after a success.
 	LastError string
+	// Stopped is why direct sending could not start (Spanish: no usable
+	// certificate, DGI's certificate expired…); "" when it runs.
+	Stopped string
 }
 
 // dgiName is a CFE as a cashier reads it: "e-Factura A-12".
@@ -55,6 +58,9 @@ func addDGI(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 	c := d.Counts
 	rep.DGI = &apitype.DGIReport{Enviados: c.Enviados, Aceptados: c.Aceptados, Rechazados: c.Rechazados,
 		Observados: c.Observados, Pendientes: c.Pendientes, Desconocidos: c.Desconocidos}
+	if d.Stopped != "" {
+		Flag(rep, apitype.HealthDegraded, "no se envían comprobantes a DGI: "+d.Stopped+"; se siguen firmando y quedan pendientes")
+	}
 	recent := 0
 	for _, r := range d.Rejections {
 		if now.Sub(r.At) > dgiRejectionWindow {
