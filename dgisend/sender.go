@@ -60,6 +60,8 @@ type Store interface {
 	DGIEnvelopeRefused(ctx context.Context, id int64, reasons []cfe.DGIReason) (*cfe.DGIEnvelope, error)
 	DGIRecordVerdicts(ctx context.Context, id int64, verdicts []cfe.DGIVerdict) (*cfe.DGIEnvelope, error)
 	DGICFEs(ctx context.Context, seqs []uint64) ([]cfe.DGICFE, error)
+	DGIIDBase(ctx context.Context) (int64, error)
+	DGIEnvelopeMismatch(ctx context.Context, id int64, reason string) (*cfe.DGIEnvelope, error)
 }
 
 // DGI is DGI's web services; *dgi.Client implements it.
@@ -89,7 +91,8 @@ type Config struct {
 	DGI   DGI
 	// IDBase is added to the store's envelope number to make the
 	// Caratula's Idemisor, which DGI keys its S08 on per RUC: tills of one
-	// company that send directly need distinct bases.
+	// company that send directly need distinct bases. 0 means the store's
+	// (Store.DGIIDBase: random, chosen once).
 	IDBase int64
 	// MaxCFEs bounds the CFEs of one envelope (cfe.MaxEnvelopeCFEs when 0
 	// or more).
@@ -235,6 +238,13 @@ func (s *Sender) Run(ctx context.Context) {
 // it changed anything (another pass may do more).
 func (s *Sender) Pass(ctx context.Context) (bool, error) {
 	now := s.cfg.Now()
+	if s.cfg.IDBase == 0 {
+		base, err := s.cfg.Store.DGIIDBase(ctx)
+		if err != nil {
+			return false, err
+		}
+		s.cfg.IDBase = base
+	}
 	open, err := s.cfg.Store.DGIOpenEnvelopes(ctx)
 	if err != nil {
 		return false, err
@@ -508,12 +518,14 @@ func (s *Sender) verdicts(ctx context.Context, e *cfe.DGIEnvelope, now time.Time
 		}
 	}
 	var out []cfe.DGIVerdict
+	matched := 0
 	for _, v := range ack.CFEs {
 		c, ok := bySeq[key{v.TipoCFE, v.Serie, v.Nro}]
 		if !ok {
 			s.log.Warn("dgi: verdict on a CFE not in the envelope", "envelope", e.ID, "tipo", v.TipoCFE, "serie", v.Serie, "nro", v.Nro)
 			continue
 		}
+		matched++
 		estado, reasons := v.Estado, reasonsOf(v.Motivos)
 		if v.Original != nil || hasCode(reasons, "E02") {
 			// DGI already had it from another envelope: its verdict is
@@ -530,6 +542,15 @@ func (s *Sender) verdicts(ctx context.Context, e *cfe.DGIEnvelope, now time.Time
 			continue
 		}
 		out = append(out, cfe.DGIVerdict{Seq: c.Seq, State: state, Reasons: reasons})
+	}
+	if matched == 0 && len(ack.CFEs) > 0 {
+		// DGI answers for an envelope of this Idemisor with none of its
+		// CFEs: another till numbered one alike. DGI holds none of these:
+		// they go back to pending, in a new envelope.
+		msg := fmt.Sprintf("DGI tiene otro sobre con el número %s (de otra caja de la empresa): sus comprobantes se envían en un sobre nuevo", s.name(e))
+		s.log.Error("dgi: the envelope DGI holds under this Idemisor carries none of ours", "envelope", e.ID, "idReceptor", e.IDReceptor)
+		_, err := s.cfg.Store.DGIEnvelopeMismatch(ctx, e.ID, msg)
+		return err == nil, err
 	}
 	if len(out) == 0 {
 		s.later(e.ID, now.Add(s.cfg.Retry))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,6 +65,7 @@ type rig struct {
 	sender *dgisend.Sender
 	reqs   map[cfe.Type]*cfe.Request
 	step   time.Duration // how far drain moves the clock when idle
+	sign   signer.Canonical
 }
 
 func newRig(t *testing.T, cfg dgisend.Config) *rig {
@@ -109,7 +111,8 @@ func newRig(t *testing.T, cfg dgisend.Config) *rig {
 	}
 	t.Cleanup(client.Close)
 	cfg.Store, cfg.DGI, cfg.Now = db, client, clk.Now
-	r := &rig{clk: clk, db: db, iss: iss, em: em, client: client, sender: dgisend.New(cfg), reqs: map[cfe.Type]*cfe.Request{}, step: time.Minute}
+	r := &rig{clk: clk, db: db, iss: iss, em: em, client: client, sender: dgisend.New(cfg), reqs: map[cfe.Type]*cfe.Request{}, step: time.Minute,
+		sign: signer.Canonical{Signer: sg}}
 	for tipo, file := range examples {
 		b, err := os.ReadFile(filepath.Join("..", "examples", file))
 		if err != nil {
@@ -469,7 +472,11 @@ func TestSender_CrashWhileSending(t *testing.T) {
 	if _, err := r.db.DGIEnvelopeSending(ctx, e.ID, now); err != nil {
 		t.Fatal(err)
 	}
-	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: e.ID, Fecha: e.Fecha}
+	base, err := r.db.DGIIDBase(ctx)
+	if err != nil || base <= 0 {
+		t.Fatalf("DGIIDBase = %d, %v", base, err)
+	}
+	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: base + e.ID, Fecha: e.Fecha}
 	for _, it := range items {
 		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
 	}
@@ -491,5 +498,63 @@ func TestSender_CrashWhileSending(t *testing.T) {
 	checkOnce(t, r, docs, dgi.CFEReceived)
 	if n, err := r.em.EnvelopeCount(); err != nil || n != 1 {
 		t.Fatalf("the emulator received %d envelopes (%v), want exactly 1", n, err)
+	}
+}
+
+// sibling is a second till of the same company: its own store and issuer,
+// the same DGI emulator, clock and certificate.
+func (r *rig) sibling(t *testing.T, cfg dgisend.Config) *rig {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "till2.db"), store.Options{Now: r.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	for _, rg := range signer.SandboxRanges(company.RUCEmisor, cfe.DateOf(r.clk.Now().In(cfe.Montevideo))) {
+		if err := db.PutRange(context.Background(), rg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := *r
+	s.db = db
+	s.iss = issuer.New(issuer.Config{Store: db, Signer: r.sign, Emisor: func() cfe.Emisor { return company },
+		Tax: cfe.DefaultTaxConfig(), Now: r.clk.Now,
+		Zone: func(time.Time) issuer.ZoneStatus {
+			return issuer.ZoneStatus{Name: "America/Montevideo", Source: "test", Offset: -3 * 60 * 60}
+		}})
+	cfg.Store, cfg.DGI, cfg.Now = db, r.client, r.clk.Now
+	s.sender = dgisend.New(cfg)
+	if _, err := db.DGIBegin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+// TestSender_TwoTillsAlikeEnvelopeNumbers: two tills of one company number
+// their envelopes alike (the same base forced); the second's envelope gets
+// S08, the envelope DGI holds under that number carries none of its CFEs,
+// and the sender sends them in a new envelope instead of taking another
+// till's envelope for its own: every CFE of both tills reaches DGI, AE.
+func TestSender_TwoTillsAlikeEnvelopeNumbers(t *testing.T) {
+	t.Parallel()
+	const base = 5_000_000
+	a := newRig(t, dgisend.Config{IDBase: base})
+	b := a.sibling(t, dgisend.Config{IDBase: base})
+	ticketsA := a.issue(t, 3, 101)
+	a.drain(t, 20)
+	facturasB := b.issue(t, 2, 111)
+	b.drain(t, 40)
+	if got, want := counts(t, b.db), (cfe.DGICounts{Enviados: 2, Aceptados: 2}); got != want {
+		t.Fatalf("till 2: counts = %+v, want %+v", got, want)
+	}
+	em := emulatorCounts(t, a.em)
+	for _, d := range append(ticketsA, facturasB...) {
+		if c, ok := em[key(d)]; !ok || c.Estado != dgi.CFEReceived {
+			t.Errorf("%s at DGI: %+v (held %v), want AE", key(d), c, ok)
+		}
+	}
+	e, err := b.db.DGIEnvelope(context.Background(), 1)
+	if err != nil || e.State != cfe.EnvelopeRefused || !strings.Contains(e.LastError, "otra caja") {
+		t.Fatalf("till 2's first envelope = %+v, %v; want refused as another till's", e, err)
 	}
 }

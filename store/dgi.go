@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +37,8 @@ import (
 //
 //	dgi_meta       "start": the first commit sequence to send minus one (set
 //	               once, DGIBegin); "cursor": the highest commit sequence
-//	               put in an envelope; "counts": CFEs by DGI state
+//	               put in an envelope; "counts": CFEs by DGI state;
+//	               "id_base": the base of the envelopes' Idemisor
 //	dgi_cfes       commit sequence → the CFE's DGI state (dgiCFERecord)
 //	dgi_open       commit sequence → "" while DGI has not received the CFE
 //	               (pendiente put back, en_sobre, desconocido)
@@ -57,7 +60,16 @@ var (
 	keyDGIStart  = []byte("start")
 	keyDGICursor = []byte("cursor")
 	keyDGICounts = []byte("counts")
+	keyDGIBase   = []byte("id_base")
 )
+
+// dgiBaseStep is the span of envelope numbers of one store: the Idemisor
+// of envelope n is its base + n, the base a random multiple of dgiBaseStep
+// chosen once (DGIBegin). DGI keys S08 on the RUC and the Idemisor, so two
+// tills of one company sending directly must not number alike; a random
+// base of 9 999 makes that unlikely, and dgisend notices an envelope DGI
+// answers for with CFEs that are not its own (DGIEnvelopeMismatch).
+const dgiBaseStep = 1_000_000
 
 type dgiReasonRecord struct {
 	Codigo  string `json:"codigo"`
@@ -282,6 +294,11 @@ func (db *DB) DGIBegin(ctx context.Context) (uint64, error) {
 			start = seqOf(q) - 1
 		}
 		if err := d.setMeta(keyDGIStart, start); err != nil {
+			return err
+		}
+		var r [2]byte
+		_, _ = rand.Read(r[:]) // crypto/rand.Read never fails
+		if err := d.setMeta(keyDGIBase, uint64(1+int(binary.BigEndian.Uint16(r[:]))%9_999)*dgiBaseStep); err != nil {
 			return err
 		}
 		if err := d.setMeta(keyDGICursor, start); err != nil {
@@ -949,4 +966,39 @@ func unreadable(index string, k []byte, err error) error {
 		return fmt.Errorf("%s %d: %w", index, seqOf(k), err)
 	}
 	return fmt.Errorf("%s %d: its record is missing", index, seqOf(k))
+}
+
+// DGIIDBase returns the base of the envelopes' Idemisor (the Caratula's
+// Idemisor of envelope n is base + n), chosen by DGIBegin; 0 before it.
+func (db *DB) DGIIDBase(ctx context.Context) (int64, error) {
+	var base int64
+	err := db.view(ctx, "store.DGIIDBase", func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketDGIMeta); b != nil {
+			if v := b.Get(keyDGIBase); len(v) == 8 {
+				base = int64(seqOf(v))
+			}
+		}
+		return nil
+	})
+	return base, err
+}
+
+// DGIEnvelopeMismatch records that the envelope DGI holds under envelope
+// id's Idemisor is not this store's (DGI's verdicts name none of its CFEs:
+// another till numbered an envelope alike): DGI holds none of its CFEs,
+// which go back to pending, first in line, to go in a new envelope.
+func (db *DB) DGIEnvelopeMismatch(ctx context.Context, id int64, reason string) (*cfe.DGIEnvelope, error) {
+	const op = "store.DGIEnvelopeMismatch"
+	return db.updateEnvelope(ctx, op, id, func(d *dgiTx, e *dgiEnvelopeRecord, now time.Time) error {
+		if e.State != cfe.EnvelopeReceived {
+			return conflict(op, "el sobre %d está %s", id, e.State)
+		}
+		e.State, e.LastError = cfe.EnvelopeRefused, reason
+		return d.eachCFE(id, e, func(seq uint64, r *dgiCFERecord) error {
+			if r.State != cfe.DGISent {
+				return nil
+			}
+			return d.setState(seq, r, cfe.DGIPending, now)
+		})
+	})
 }
