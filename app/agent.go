@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/dgi"
+	"github.com/cfe-agent/cfe-agent/dgisend"
 	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/internal/machinezone"
 	"github.com/cfe-agent/cfe-agent/issuer"
@@ -38,6 +40,11 @@ type Agent struct {
 	// none; Deliverer exists only while the agent serves (NewDeliverer).
 	Hosted    *hosted.Client
 	Deliverer *hosted.Deliverer
+	// DGIClient and DGISender exist only while the agent serves in direct
+	// mode (dgi.go).
+	DGIClient *dgi.Client
+	DGISender *dgisend.Sender
+	DGIError  string // why direct mode could not start (Spanish), "" when it runs
 	// Backups and AdminToken exist only while the agent serves (backup.go).
 	Backups    *BackupManager
 	AdminToken string
@@ -139,6 +146,9 @@ func JournalPath(dataDir string, env profiles.Environment, profile string) strin
 
 // Close releases what Open opened.
 func (a *Agent) Close() {
+	if a.DGIClient != nil {
+		a.DGIClient.Close()
+	}
 	if a.DB != nil {
 		if err := a.DB.Close(); err != nil {
 			a.Log.Error("closing the store", "err", err)

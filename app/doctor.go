@@ -128,6 +128,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.listen(p, report, running)
 	d.outbox(report)
 	d.quarantine(report)
+	d.dgi(report)
 	d.hosted(ctx, p)
 	d.printers(ctx, p)
 	d.sumatra(p, d.cfg.GOOS, *d.cfg.Sumatra)

@@ -84,6 +84,15 @@ func TestDoctor_stateChecks(t *testing.T) {
 				"FAIL comprobante dañado: con uuid u2, en cuarentena desde el 27/11/2026 10:00: ilegible",
 				"FAIL comprobante dañado: y 1 comprobantes dañados más en cuarentena: con tantos, el archivo de datos está muy dañado; " +
 					"restaure una copia de seguridad («cfe-agent restore»)"}},
+		{"dgi, provider mode", `{"warnings":["algo del servicio en la nube"]}`, (*doctor).dgi, nil},
+		{"dgi, direct mode in order", `{"dgi":{"enviados":5,"aceptados":5,"rechazados":0,"observados":0,"pendientes":2,"desconocidos":0},
+			"warnings":["copias de seguridad atrasadas"]}`, (*doctor).dgi,
+			[]string{"OK   DGI (envío directo): 5 enviados, 5 aceptados, 0 rechazados, 0 observados, 2 pendientes, 0 sin respuesta"}},
+		{"dgi, a rejection", `{"dgi":{"enviados":3,"aceptados":2,"rechazados":1,"observados":0,"pendientes":0,"desconocidos":0},
+			"warnings":["DGI rechazó el e-Ticket A-7 (E05: firma inválida): su número queda anulado; emita un comprobante nuevo"]}`,
+			(*doctor).dgi,
+			[]string{"WARN DGI (envío directo): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta",
+				"WARN DGI (envío directo): DGI rechazó el e-Ticket A-7 (E05: firma inválida): su número queda anulado; emita un comprobante nuevo"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -143,6 +143,9 @@ func (r *Runner) open(ctx context.Context) error {
 	}
 	settle := a.checkNumbering(ctx)
 	a.Backups, a.AdminToken = newBackupManager(a, r.log), newAdminToken()
+	// Direct mode begins before the deliverer runs (app/dgi.go).
+	dgiWake, dgiUnwatch := a.DB.WatchCommits()
+	ds := newDGISender(ctx, a, dgiWake)
 	wake, unwatch := a.DB.WatchCommits()
 	d := newDeliverer(a, wake) // sets a.Deliverer, which requests read (hostedState)
 	f := NewFacade(a, FacadeConfig{Version: r.cfg.Version})
@@ -150,6 +153,7 @@ func (r *Runner) open(ctx context.Context) error {
 	f.Serve(srv)
 	if err := srv.Open(); err != nil {
 		unwatch()
+		dgiUnwatch()
 		a.Close()
 		return err
 	}
@@ -159,6 +163,11 @@ func (r *Runner) open(ctx context.Context) error {
 		s.done.Go(func() { d.Run(bg); unwatch() })
 	} else {
 		unwatch()
+	}
+	if ds != nil {
+		s.done.Go(func() { ds.Run(bg); dgiUnwatch() })
+	} else {
+		dgiUnwatch()
 	}
 	if settle != nil {
 		s.done.Go(func() { settle(bg) })

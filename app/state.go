@@ -54,5 +54,8 @@ func (a *Agent) facts(ctx context.Context, now time.Time) (health.State, error) 
 	storage := a.DB.Storage()
 	st.Storage = &storage
 	st.Backup = backupState(a)
+	if st.DGI, err = dgiState(ctx, a, now); err != nil {
+		return st, err
+	}
 	return st, nil
 }

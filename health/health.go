@@ -33,6 +33,7 @@ func Assess(rep *apitype.StateReport, st State, now time.Time) {
 	addNumberingHold(rep, st.NumberingHold)
 	addStorage(rep, st.Storage)
 	addBackup(rep, st.Backup, now)
+	addDGI(rep, st.DGI, now)
 }
 
 // Flag raises rep's status to at least status (ok < degraded < error) and

@@ -36,6 +36,8 @@ type State struct {
 	Storage *cfe.Storage
 	// Backup is the last backup of the store; nil when unknown.
 	Backup *BackupStatus
+	// DGI is the CFEs sent directly to DGI (dgi.go); nil in provider mode.
+	DGI *DGIStatus
 }
 
 // NumberingHold is a store that waits to know where numbering stands.

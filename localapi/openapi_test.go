@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/health"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/localapi"
 )
@@ -341,6 +342,17 @@ func TestOpenAPI_AnswersValidate(t *testing.T) {
 	keep("StateReport", "state-cuarentena", resp.StatusCode, http.StatusOK, b)
 	resp, b = quarantined.send(t, request{path: "/health"})
 	keep("HealthReport", "health-cuarentena", resp.StatusCode, http.StatusOK, b)
+	// A state in direct mode (dgi block) with a CFE DGI rejected.
+	direct := healthyState()
+	direct.DGI = &health.DGIStatus{Counts: cfe.DGICounts{Enviados: 3, Aceptados: 2, Rechazados: 1, Pendientes: 1, Desconocidos: 1},
+		Rejections: []cfe.DGIRejection{{UUID: "venta-0003", Type: cfe.ETicket, Serie: "A", Nro: 3, TmstFirma: now,
+			Reasons: []cfe.DGIReason{{Codigo: "E05", Glosa: "Formato"}}, At: now}}, UrgentAfter: 10 * time.Minute}
+	withDGI := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: direct} })
+	resp, b = withDGI.send(t, request{path: "/state"})
+	if !strings.Contains(string(b), `"dgi":{"enviados":3,"aceptados":2,"rechazados":1,"observados":0,"pendientes":1,"desconocidos":1}`) {
+		t.Errorf("/state in direct mode lacks its dgi block: %s", b)
+	}
+	keep("StateReport", "state-dgi", resp.StatusCode, http.StatusOK, b)
 	resp, b = a.send(t, request{method: http.MethodPost, path: "/pdf",
 		headers: map[string]string{"Content-Type": "application/json"}, body: jsonBody(`{"uuid":"openapi-firmado","impresora":"archivo"}`)})
 	keep("PlainError", "pdf-sin-impresion", resp.StatusCode, http.StatusServiceUnavailable, b)

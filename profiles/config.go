@@ -57,6 +57,9 @@ type Profile struct {
 	Hosted         Hosted             `yaml:"hosted"`
 	Backup         Backup             `yaml:"backup,omitempty"`
 	Archive        Archive            `yaml:"archive,omitempty"`
+	// DGI says how CFEs reach DGI: through the hosted service (provider,
+	// the default) or sent by the agent itself (direct); see dgi.go.
+	DGI DGI `yaml:"dgi,omitempty"`
 }
 
 // Company is the issuing company as DGI knows it; see Profile.Emisor.

@@ -120,6 +120,7 @@ func (v *validator) profile(at string, p Profile) {
 	v.print(at+".print", p.Print)
 	v.archive(at+".archive", p.Archive)
 	v.hosted(at+".hosted", p.Environment, p.Hosted)
+	v.dgi(at+".dgi", p.DGI)
 }
 
 // company checks the emitter fields with DGI's rules (cfe.CheckEmisor, zone A

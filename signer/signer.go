@@ -135,6 +135,10 @@ func keyInfoXML(cert *x509.Certificate) (string, error) {
 // Caratula).
 func (s *Signer) Certificate() *x509.Certificate { return s.creds.Certificate }
 
+// Credentials returns the company's key and certificate, for the other
+// messages they sign (DGI's web services: WS-Security and client TLS).
+func (s *Signer) Credentials() *Credentials { c := s.creds; return &c }
+
 // Chain returns the certificates that issued the signing certificate, as
 // loaded; they are not written into signatures.
 func (s *Signer) Chain() []*x509.Certificate { return s.creds.Chain }

@@ -17,6 +17,7 @@ const (
 	AuditDelivered     = "delivered"         // the hosted service accepted a CFE
 	AuditRejected      = "delivery_rejected" // the hosted service refused a CFE for good
 	AuditUsedElsewhere = "used_elsewhere"    // numbers were marked as used by another system
+	AuditDGIVerdict    = "dgi_verdict"       // DGI accepted, rejected (the number annulled) or observed a CFE sent directly
 )
 
 // AuditEvent is one entry of the append-only audit log. It is stored as the

@@ -37,7 +37,11 @@ var allowed = map[string][]string{
 	// The DGI client checks DGI's answers against DGI's XSDs (the ACKs) with
 	// the project's validator over the embedded schemas, and reads the
 	// company's credentials and DGI's signature profile from signer.
-	"dgi":      {"cfe", "signer", "cfe/xsdvalid", "assets"},
+	"dgi": {"cfe", "signer", "cfe/xsdvalid", "assets"},
+	// Direct mode's sender, a use case like hosted's deliverer: it drives
+	// the DGI client (its port DGI) over the store (its port Store), and
+	// checks envelopes with signer before it records them.
+	"dgisend":  {"cfe", "dgi", "signer"},
 	"profiles": {"cfe", "internal/durable"},
 	"localapi": {"cfe", "issuer", "printing", "localapi/apitype", "assets", "internal/throttle", "internal/httpcode"},
 	// The local module's wire types: types only, over cfe.
@@ -125,7 +129,7 @@ var allowed = map[string][]string{
 	// those OS adapters install.
 	// On Windows, starting the service first checks that no tray agent holds
 	// its data directory (internal/instance).
-	"app": {"autostart", "cfe", "escpos", "health", "hosted", "internal/durable", "internal/instance", "internal/machinezone", "issuer",
+	"app": {"autostart", "cfe", "dgi", "dgisend", "escpos", "health", "hosted", "internal/durable", "internal/instance", "internal/machinezone", "issuer",
 		"localapi/apitype", "localapi/localclient", "logs", "pdf", "printer", "printing", "profiles", "service", "signer",
 		"store", "tray", "verifier"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.

@@ -59,6 +59,9 @@ type StateReport struct {
 	// Backup is the last backup of the store and the automatic backups'
 	// settings (backup.go); null when the agent does not report it.
 	Backup *BackupReport `json:"backup"`
+	// DGI counts the CFEs the agent sends to DGI itself (the profile's
+	// dgi.modo: directo); absent in provider mode.
+	DGI *DGIReport `json:"dgi,omitempty"`
 	// CertificateError is why there is no usable certificate (Certificate is
 	// null), in Spanish; absent otherwise.
 	CertificateError string `json:"certificate_error,omitempty"`
@@ -209,4 +212,19 @@ type LastBackupReport struct {
 	At      time.Time `json:"at"`
 	EdadS   int64     `json:"edad_s"`
 	Archivo string    `json:"archivo"`
+}
+
+// DGIReport is the /state block "dgi": CFEs by their state at DGI (outside
+// checks read these names). Enviados counts every CFE whose envelope DGI
+// received (with or without its verdict yet); Aceptados (AE), Rechazados
+// (BE: the number annulled) and Observados (CE) are DGI's verdicts;
+// Pendientes are not yet received by DGI; Desconocidos were sent without a
+// trustworthy answer (DGI is asked before they are sent again).
+type DGIReport struct {
+	Enviados     int `json:"enviados"`
+	Aceptados    int `json:"aceptados"`
+	Rechazados   int `json:"rechazados"`
+	Observados   int `json:"observados"`
+	Pendientes   int `json:"pendientes"`
+	Desconocidos int `json:"desconocidos"`
 }

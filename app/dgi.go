@@ -1,0 +1,123 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/dgi"
+	"github.com/cfe-agent/cfe-agent/dgisend"
+	"github.com/cfe-agent/cfe-agent/health"
+	"github.com/cfe-agent/cfe-agent/profiles"
+	"github.com/cfe-agent/cfe-agent/signer"
+)
+
+// Direct mode (the profile's dgi.modo: directo): the agent sends its
+// envelopes to DGI itself (dgisend) and reports each CFE's state at DGI.
+//
+// The hosted service's outbox keeps working when the profile names a
+// hosted service: the service keeps the company's copy of every CFE (its
+// search, PDFs, e-mails) and is, in direct mode, not the one that sends to
+// DGI. Sending to DGI starts (store.DB.DGIBegin) at the first CFE the hosted
+// service has not accepted yet, before the deliverer runs: a company that
+// turns direct mode on leaves what its provider already holds to the
+// provider.
+
+// dgiListed is how many rejected and overdue CFEs the state names.
+const dgiListed = 5
+
+// NewDGIClient returns the client of DGI's web services of the profile's
+// dgi block (nil in provider mode), signing with the company's
+// credentials. Without a certificate in the block it pins the one shipped
+// for the environment (profiles.DGI.OwnHosts).
+func NewDGIClient(p profiles.Profile, creds *signer.Credentials) (*dgi.Client, error) {
+	d := p.DGI
+	if !d.Direct() {
+		return nil, nil
+	}
+	cfg := dgi.Config{Environment: dgi.Test, ReceptionURL: d.URLRecepcion, QueryURL: d.URLConsultas, Credentials: creds}
+	if p.Environment == profiles.Produccion {
+		cfg.Environment = dgi.Production
+	}
+	pemBytes, err := d.CertificatePEM()
+	if err != nil {
+		return nil, cfe.Errorf(cfe.EINVALID, "dgi.certificado: %v", err)
+	}
+	if pemBytes != nil {
+		certs, err := dgi.ParseCertificates(pemBytes)
+		if err != nil {
+			return nil, cfe.Errorf(cfe.EINVALID, "dgi.certificado: %v", err)
+		}
+		cfg.DGICertificate = certs[0]
+	}
+	return dgi.New(cfg)
+}
+
+// newDGISender returns the direct-mode sender of a serving agent, nil in
+// provider mode. It begins direct sending in the store before it returns.
+// The store's commit notification wakes it (wake). A sender that cannot be
+// made (no certificate, DGI's certificate expired, the store refuses) does
+// not stop the agent from signing: why is kept in a.DGIError, which the
+// state reports.
+func newDGISender(ctx context.Context, a *Agent, wake <-chan struct{}) *dgisend.Sender {
+	if !a.Profile.DGI.Direct() {
+		return nil
+	}
+	if a.Signer == nil {
+		if _, err := a.DB.DGIBegin(ctx); err != nil {
+			a.Log.Error("direct mode to DGI cannot begin in the store", "err", err)
+		}
+		a.DGIError = "no hay un certificado de la empresa utilizable para firmar los mensajes a DGI"
+		a.Log.Warn("direct mode to DGI without a usable certificate: nothing is sent to DGI", "err", a.CertErr)
+		return nil
+	}
+	// Begun first: the state counts what waits for DGI even when the
+	// client cannot be made.
+	_, err := a.DB.DGIBegin(ctx)
+	var client *dgi.Client
+	if err == nil {
+		client, err = NewDGIClient(a.Profile, a.Signer.Credentials())
+	}
+	if err != nil {
+		a.DGIError = cfe.ErrorMessage(err)
+		a.Log.Error("direct mode to DGI cannot start: nothing is sent to DGI", "err", err)
+		return nil
+	}
+	a.DGIClient = client
+	a.Log.Info("sending signed CFEs to DGI directly", "reception", a.Profile.DGI.URLRecepcion, "queries", a.Profile.DGI.URLConsultas)
+	a.DGISender = dgisend.New(dgisend.Config{Store: a.DB, DGI: client, Pace: a.Profile.DGI.PausaEntreSobres, Wake: wake,
+		Logger: a.Log.With("component", "dgi")})
+	return a.DGISender
+}
+
+// dgiState reads the DGI part of the state report: nil in provider mode.
+func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, error) {
+	if !a.Profile.DGI.Direct() {
+		return nil, nil
+	}
+	counts, err := a.DB.DGICounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault()}
+	if counts.Rechazados > 0 {
+		if st.Rejections, err = a.DB.DGIRejections(ctx, 4*dgiListed); err != nil {
+			return nil, err
+		}
+	}
+	if counts.Pendientes+counts.Desconocidos > 0 {
+		tax := taxConfig(a.Profile.Tax)
+		capPesos := tax.TopeUI.Mul(tax.ValorUI)
+		urgent := func(t cfe.Type, total decimal.Decimal) bool { return cfe.UrgentForDGI(t, total.GreaterThan(capPesos)) }
+		if st.Overdue, st.OverdueTotal, err = a.DB.DGIOverdue(ctx, now.Add(-st.UrgentAfter), urgent, dgiListed); err != nil {
+			return nil, err
+		}
+	}
+	if s := a.DGISender; s != nil {
+		st.LastError = s.Status().LastError
+	}
+	st.Stopped = a.DGIError
+	return st, nil
+}

@@ -1,0 +1,190 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/profiles"
+)
+
+var (
+	dgiListeningRE = regexp.MustCompile(`cfe-sandbox dgi escuchando en (http://\S+)`)
+	dgiAdminRE     = regexp.MustCompile(`administración en (http://\S+)/admin/estado`)
+)
+
+// startDGIEmulatorProc runs the real `cfe-sandbox dgi` on free loopback
+// ports, verdicts at once, and returns its services' URL, its admin URL and
+// the certificate file its answers are signed with.
+func startDGIEmulatorProc(t *testing.T) (url, admin, cert string) {
+	t.Helper()
+	agentBinary(t)
+	bin, err := sandboxBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var out testtool.SyncBuffer
+	cmd := exec.Command(bin, "dgi", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--data-dir", dir, "--procesamiento", "-1s")
+	cmd.Stdout, cmd.Stderr = &out, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		m, a := dgiListeningRE.FindStringSubmatch(out.String()), dgiAdminRE.FindStringSubmatch(out.String())
+		if m != nil && a != nil {
+			return m[1], a[1], filepath.Join(dir, "dgi-cert.pem")
+		}
+		select {
+		case <-done:
+			t.Fatalf("cfe-sandbox dgi exited before listening:\n%s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cfe-sandbox dgi did not listen within 30 s:\n%s", out.String())
+		}
+	}
+}
+
+// dgiState is the part of /state this test reads.
+type dgiState struct {
+	Status   string         `json:"status"`
+	Warnings []string       `json:"warnings"`
+	DGI      map[string]int `json:"dgi"`
+}
+
+// TestAgent_DGIDirectMode, over the real binaries: an agent whose profile
+// says dgi.modo: directo (the emulator's URLs, its certificate file) sends
+// what it signs to `cfe-sandbox dgi`; the CFE the emulator rejects (its
+// admin knob) reaches /state's dgi block and a degraded warning naming it,
+// the code and what to do, on /state, on the status page and in doctor;
+// every CFE
+// reached DGI in exactly one envelope.
+func TestAgent_DGIDirectMode(t *testing.T) {
+	t.Parallel()
+	url, admin, cert := startDGIEmulatorProc(t)
+	post := func(path, body string) {
+		t.Helper()
+		resp, err := http.Post(admin+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: HTTP %d: %s", path, resp.StatusCode, b)
+		}
+	}
+	post("/admin/rechazos", `{"tipoCFE":101,"serie":"A","nro":2,"codigo":"E04","detalle":"firma alterada"}`)
+
+	dataDir := t.TempDir()
+	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dataDir, profiles.FileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("    dgi:\n      modo: directo\n      url_recepcion: " + url + "/ePrueba/ws_eprueba\n" +
+		"      url_consultas: " + url + "/ePrueba/ws_consultasPrueba\n      certificado: " + cert + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := procEnv(t, dataDir)
+	p := startProc(t, env, "serve", "--listen", "127.0.0.1:0")
+	p.waitLine("sending signed CFEs to DGI directly")
+	for _, u := range []string{"dgi-1", "dgi-2", "dgi-3"} {
+		p.signExample(u)
+	}
+	var st dgiState
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, b := getAccept(t, p.baseURL+"/state", "application/json")
+		st = dgiState{}
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatalf("/state: %v: %s", err, b)
+		}
+		if st.DGI["aceptados"]+st.DGI["rechazados"] == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("DGI's verdicts never reached /state: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	want := map[string]int{"enviados": 3, "aceptados": 2, "rechazados": 1, "observados": 0, "pendientes": 0, "desconocidos": 0}
+	if len(st.DGI) != len(want) {
+		t.Errorf("dgi block %v, want exactly %v", st.DGI, want)
+	}
+	for k, v := range want {
+		if got, ok := st.DGI[k]; !ok || got != v {
+			t.Errorf("dgi.%s = %d (present %v), want %d", k, got, ok, v)
+		}
+	}
+	var warning string
+	for _, w := range st.Warnings {
+		if strings.Contains(w, "e-Ticket A-2") {
+			warning = w
+		}
+	}
+	if st.Status != "degraded" || !strings.Contains(warning, "E04") || !strings.Contains(warning, "emita un comprobante nuevo") {
+		t.Fatalf("status %s, warnings %q: want degraded naming e-Ticket A-2, E04 and what to do", st.Status, st.Warnings)
+	}
+	_, page := getAccept(t, p.baseURL+"/", "text/html")
+	if !bytes.Contains(page, []byte("e-Ticket A-2")) || !bytes.Contains(page, []byte("E04")) {
+		t.Errorf("the status page does not show the rejection:\n%s", page)
+	}
+	// doctor, through the running agent, says the same.
+	out, _ := runCLI(t, env, "doctor")
+	if !strings.Contains(out, "WARN DGI (envío directo): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta") ||
+		!regexp.MustCompile(`(?m)^WARN DGI \(envío directo\): DGI rechazó el comprobante e-Ticket A-2 .*E04`).MatchString(out) {
+		t.Errorf("doctor does not report the DGI state and the rejection:\n%s", out)
+	}
+	// Exactly one envelope carried each CFE.
+	resp, err := http.Get(admin + "/admin/cfes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var counts struct {
+		CFEs []struct {
+			Nro    int64  `json:"nro"`
+			Sobres int    `json:"sobres"`
+			Estado string `json:"estado"`
+		} `json:"cfes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&counts); err != nil {
+		t.Fatal(err)
+	}
+	if len(counts.CFEs) != 3 {
+		t.Fatalf("DGI holds %d CFEs, want 3: %+v", len(counts.CFEs), counts.CFEs)
+	}
+	for _, c := range counts.CFEs {
+		if c.Sobres != 1 {
+			t.Errorf("CFE %d went in %d envelopes, want exactly 1", c.Nro, c.Sobres)
+		}
+	}
+}

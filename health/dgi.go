@@ -1,0 +1,119 @@
+package health
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/localapi/apitype"
+)
+
+// Thresholds of the DGI assessment.
+const (
+	// dgiRejectionWindow is how long a CFE DGI rejected keeps the agent
+	// degraded: long enough for the cashier or the technician to issue the
+	// new CFE. The rejection itself is kept for good (the daily report).
+	dgiRejectionWindow = 7 * 24 * time.Hour
+	// dgiBacklogWarnAfter is the age of the oldest CFE DGI has not received
+	// from which the backlog is a warning.
+	dgiBacklogWarnAfter = time.Hour
+	// dgiListed is how many rejected or overdue CFEs are named one by one.
+	dgiListed = 5
+)
+
+// DGIStatus is what the agent knows of its CFEs at DGI in direct mode
+// (the profile's dgi.modo: directo); nil in provider mode.
+type DGIStatus struct {
+	Counts cfe.DGICounts // store.DB.DGICounts
+	// Rejections are the CFEs DGI rejected (BE), newest first, a handful
+	// (store.DB.DGIRejections).
+	Rejections []cfe.DGIRejection
+	// Overdue are CFEs DGI must hold before the goods leave that it has
+	// not received UrgentAfter after they were signed, oldest first, a
+	// handful; OverdueTotal counts them all.
+	Overdue      []cfe.DGICFE
+	OverdueTotal int
+	UrgentAfter  time.Duration
+	// LastError is the sender's last failure (Spanish), "" after a success.
+	LastError string
+	// Stopped is why direct sending could not start (Spanish: no usable
+	// certificate, DGI's certificate expired…); "" when it runs.
+	Stopped string
+}
+
+// dgiName is a CFE as a cashier reads it: "e-Factura A-12".
+func dgiName(t cfe.Type, serie string, nro int64) string {
+	return fmt.Sprintf("%s %s-%d", t.Name(), serie, nro)
+}
+
+// addDGI reports the CFEs sent directly to DGI: the /state block's counts,
+// and as warnings that turn the tray amber (degraded): every CFE DGI
+// rejected in the last days (which one, why, and what to do), the CFEs DGI
+// must hold before the goods leave and has not received in time, the ones
+// whose sending has an unknown outcome, and a backlog older than an hour.
+func addDGI(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
+	if d == nil {
+		return
+	}
+	c := d.Counts
+	rep.DGI = &apitype.DGIReport{Enviados: c.Enviados, Aceptados: c.Aceptados, Rechazados: c.Rechazados,
+		Observados: c.Observados, Pendientes: c.Pendientes, Desconocidos: c.Desconocidos}
+	if d.Stopped != "" {
+		Flag(rep, apitype.HealthDegraded, "no se envían comprobantes a DGI: "+d.Stopped+"; se siguen firmando y quedan pendientes")
+	}
+	recent := 0
+	for _, r := range d.Rejections {
+		if now.Sub(r.At) > dgiRejectionWindow {
+			continue
+		}
+		if recent++; recent > dgiListed {
+			continue
+		}
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("DGI rechazó el comprobante %s firmado el %s (%s): su número queda anulado; "+
+			"emita un comprobante nuevo que lo reemplace y, si el cliente ya lo recibió, avísele",
+			dgiName(r.Type, r.Serie, r.Nro), r.TmstFirma.In(cfe.Montevideo).Format("02/01 15:04"), reasons(r.Reasons)))
+	}
+	if recent > dgiListed {
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes rechazados por DGI más en los últimos días: cada uno necesita un comprobante nuevo que lo reemplace", recent-dgiListed))
+	}
+	if d.OverdueTotal > 0 && len(d.Overdue) > 0 {
+		o := d.Overdue[0]
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("%d comprobantes que DGI debe recibir antes de que salga la mercadería no le llegaron "+
+			"en %s; el más antiguo es %s, firmado el %s: verifique la conexión con DGI",
+			d.OverdueTotal, d.UrgentAfter, dgiName(o.Type, o.Serie, o.Nro), o.TmstFirma.In(cfe.Montevideo).Format("02/01 15:04")))
+	}
+	if c.Desconocidos > 0 {
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("%d comprobantes enviados a DGI sin respuesta: se le pregunta a DGI antes de volver a enviarlos", c.Desconocidos))
+	}
+	if c.Pendientes > 0 && !c.OldestPending.IsZero() {
+		if age := now.Sub(c.OldestPending); age > dgiBacklogWarnAfter {
+			msg := fmt.Sprintf("comprobantes sin recibir por DGI: %d; el más antiguo espera desde hace %d h %02d min",
+				c.Pendientes, int(age.Hours()), int(age.Minutes())%60)
+			if d.LastError != "" {
+				msg += " (" + d.LastError + ")"
+			}
+			Flag(rep, apitype.HealthDegraded, msg)
+		}
+	}
+}
+
+// reasons writes DGI's codes for a person: "E05 Formato (falta el RUC)".
+func reasons(rs []cfe.DGIReason) string {
+	out := ""
+	for i, r := range rs {
+		if i > 0 {
+			out += "; "
+		}
+		out += r.Codigo
+		if r.Glosa != "" {
+			out += " " + r.Glosa
+		}
+		if r.Detalle != "" {
+			out += ": " + r.Detalle
+		}
+	}
+	if out == "" {
+		return "sin motivo informado"
+	}
+	return out
+}
