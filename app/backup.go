@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/durable"
 	"github.com/cfe-agent/cfe-agent/health"
-	"github.com/cfe-agent/cfe-agent/internal/durable"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"

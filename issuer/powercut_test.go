@@ -191,7 +191,7 @@ type powerCutAck struct {
 // folder, with offsets and bytes, and the child's acknowledgement of each
 // CFE, written to its own file after Issue returned. The store's file is opened by bbolt through
 // Options.OpenFile, whose *os.File cannot be wrapped in Go, and bbolt, the
-// headroom and internal/durable all reach the disk by system calls on
+// headroom and durable all reach the disk by system calls on
 // descriptors: strace records exactly those calls without touching the code
 // that makes them, needs only ptrace (no FUSE device, no device-mapper), and
 // is installed on CI. The recording is checked against the files the child

@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/internal/durable"
+	"github.com/cfe-agent/cfe-agent/durable"
 )
 
 // EnvPrefix starts the name of every environment variable the agent reads.

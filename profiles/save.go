@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/internal/durable"
+	"github.com/cfe-agent/cfe-agent/durable"
 )
 
 // defaultYAML is the commented configuration written on first run.

@@ -17,7 +17,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/internal/durable"
+	"github.com/cfe-agent/cfe-agent/durable"
 )
 
 // Options configure a DB. The zero value gives the documented defaults.
@@ -283,7 +283,7 @@ func Open(path string, opts Options) (*DB, error) {
 	// may have just created), a power cut may lose the whole file with the
 	// CFEs it acknowledged. Once at every Open, so that a file created by a
 	// run that stopped before this point is covered too: a few folder
-	// fsyncs per start (internal/durable.SyncParents).
+	// fsyncs per start (durable.SyncParents).
 	if err := durable.SyncParents(path); err != nil {
 		_ = bdb.Close()
 		return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Err: err,

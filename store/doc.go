@@ -119,7 +119,7 @@
 // what bbolt leaves out, Open adds: it syncs the folders holding the file
 // (a new file's name is durable only with its folder), and it makes again a
 // file whose creation a power cut interrupted (unfinished.go) instead of
-// refusing it. The numbering journal is written with internal/durable, whose
+// refusing it. The numbering journal is written with durable, whose
 // new folders appear with the journal already in them. The issuer's
 // TestIssuer_PowerCut replays the disk states a power cut can leave
 // (internal/powercut, docs/numbering.md "Power cuts").

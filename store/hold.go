@@ -145,7 +145,7 @@ func (db *DB) openNumbering() error {
 	}
 	const op = "store.Open"
 	// The journal's folder is made by the journal's first write, with the
-	// journal in it (internal/durable): a folder without its journal means
+	// journal in it (durable): a folder without its journal means
 	// the journal was lost, even after a power cut during the first start.
 	jf, err := readJournal(path)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/internal/durable"
+	"github.com/cfe-agent/cfe-agent/durable"
 )
 
 // The numbering journal is a small file kept outside the store file (see

@@ -66,7 +66,7 @@ func firstStartMain(root string) int {
 // Both failed before issue 23: bbolt syncs a new file's pages but never its
 // name, so the store file, and the CFEs it acknowledged, could vanish with
 // its folder (store.Open now syncs the folders above it); and Open made the
-// journal's folder before writing the journal into it (internal/durable now
+// journal's folder before writing the journal into it (durable now
 // makes a new folder with its file already inside).
 func TestOpen_FirstStartSurvivesPowerCut(t *testing.T) {
 	t.Parallel()

@@ -15,7 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
-	"github.com/cfe-agent/cfe-agent/internal/durable"
+	"github.com/cfe-agent/cfe-agent/durable"
 )
 
 // holdRestoredReason is the Spanish reason of a hold set by Restore.

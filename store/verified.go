@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/cfe-agent/cfe-agent/internal/durable"
+	"github.com/cfe-agent/cfe-agent/durable"
 )
 
 // Starting fast on a file a verified clean Close left.

@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"issuer": {"cfe"},
 	// Adapters: cfe, leaf helpers and assets only, never each other...
 	"signer":  {"cfe"},
-	"store":   {"cfe", "internal/durable"},
+	"store":   {"cfe", "durable"},
 	"pdf":     {"cfe", "assets"},
 	"printer": {"cfe"},
 	"hosted":  {"cfe", "internal/httpcode"},
@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	// the DGI client (its port DGI) over the store (its port Store), and
 	// checks envelopes with signer before it records them.
 	"dgisend":  {"cfe", "dgi", "signer"},
-	"profiles": {"cfe", "internal/durable"},
+	"profiles": {"cfe", "durable"},
 	"localapi": {"cfe", "issuer", "printing", "localapi/apitype", "assets", "internal/throttle", "internal/httpcode"},
 	// The local module's wire types: types only, over cfe.
 	"localapi/apitype": {"cfe"},
@@ -89,7 +89,7 @@ var allowed = map[string][]string{
 	// signer and DGI's schemas; no record shared with the other rooms.
 	"sandbox/dgi/emulator": {"cfe", "signer", "dgi", "cfe/xsdvalid", "assets"},
 	// Internal helpers.
-	"internal/durable": {},
+	"durable": {},
 	// httpcode is the HTTP edge of cfe's codes (code → status for servers,
 	// status → code for clients): cfe itself imports no net/http.
 	"internal/httpcode": {"cfe"},
@@ -129,7 +129,7 @@ var allowed = map[string][]string{
 	// those OS adapters install.
 	// On Windows, starting the service first checks that no tray agent holds
 	// its data directory (internal/instance).
-	"app": {"autostart", "cfe", "dgi", "dgisend", "escpos", "health", "hosted", "internal/durable", "internal/instance", "internal/machinezone", "issuer",
+	"app": {"autostart", "cfe", "dgi", "dgisend", "escpos", "health", "hosted", "durable", "internal/instance", "internal/machinezone", "issuer",
 		"localapi/apitype", "localapi/localclient", "logs", "pdf", "printer", "printing", "profiles", "service", "signer",
 		"store", "tray", "verifier"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.

@@ -102,7 +102,7 @@ func (r *Recording) Syncs() int {
 // the target's folder that started after it returned has returned; a later
 // rename that started before the cut may or may not be on the disk, whole
 // (the renamed file's own data was synced before the rename, as
-// internal/durable does; if it was not, the sampling applies to it as to any
+// durable does; if it was not, the sampling applies to it as to any
 // file). The source of a rename is a temporary file: it is not part of the
 // state.
 func (r *Recording) State(initial map[string][]byte, cut int, mode Mode, rnd *rand.Rand) *State {

@@ -9,7 +9,7 @@
 // only return a real *os.File: bbolt then writes pages with pwrite64 and
 // syncs with fdatasync on its descriptor, the headroom writes zeros through
 // that same descriptor, and the numbering journal is written by
-// internal/durable (a temporary file, fsync, rename, fsync of the folder). A
+// durable (a temporary file, fsync, rename, fsync of the folder). A
 // Go wrapper installed through the hook could see none of these. The
 // recording is therefore made at the system-call level: the process under
 // test runs under strace (Command), which logs every write, sync, truncate,

@@ -41,7 +41,7 @@ var windowsUnits = []windowsUnit{
 	{pkg: "github.com/cfe-agent/cfe-agent/cmd/cfe-agent", skip: map[string]string{
 		"TestCLI_Version": "it builds the agent with its own link flags (go build), and Wine has no go",
 	}},
-	{pkg: "github.com/cfe-agent/cfe-agent/internal/durable", skip: map[string]string{
+	{pkg: "github.com/cfe-agent/cfe-agent/durable", skip: map[string]string{
 		"TestWriteFile":            "it asserts Unix file modes (0600, 0700), which Windows has not",
 		"TestWriteFile_NewFolders": "it asserts Unix folder modes (0700), which Windows has not",
 	}},
