@@ -237,19 +237,20 @@ func TestMain_Run(t *testing.T) {
 
 	// The run file is how other processes find a running agent.
 	var info app.RunInfo
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	found := testtool.WaitUntil(t, 20*time.Second, func() bool {
 		var ok bool
 		if info, ok = app.ReadRunFile(dataDir, "sandbox"); ok {
-			break
+			return true
 		}
 		select {
 		case err := <-done:
 			t.Fatalf("Run returned before serving: %v\n%s", err, out)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no run file:\n%s", out)
-		}
+		return false
+	})
+	if !found {
+		t.Fatalf("no run file:\n%s", out)
 	}
 	var h struct {
 		BaseURL string `json:"base_url"`

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/localapi/localclient"
 	"github.com/cfe-agent/cfe-agent/signer"
@@ -67,12 +68,9 @@ func autoBackups(t *testing.T, folder string) []string {
 // waitFor polls cond for up to 20 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return
-		}
+	if !testtool.WaitUntil(t, 20*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
-	t.Fatalf("timed out waiting for %s", what)
 }
 
 func fileSum(t *testing.T, path string) [32]byte {

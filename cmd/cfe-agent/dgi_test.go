@@ -50,20 +50,23 @@ func startDGIEmulatorProc(t *testing.T) (url, admin, cert string) {
 			<-done
 		}
 	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		m, a := dgiListeningRE.FindStringSubmatch(out.String()), dgiAdminRE.FindStringSubmatch(out.String())
+	var m, a []string
+	listening := testtool.WaitUntil(t, 30*time.Second, func() bool {
+		m, a = dgiListeningRE.FindStringSubmatch(out.String()), dgiAdminRE.FindStringSubmatch(out.String())
 		if m != nil && a != nil {
-			return m[1], a[1], filepath.Join(dir, "dgi-cert.pem")
+			return true
 		}
 		select {
 		case <-done:
 			t.Fatalf("cfe-sandbox dgi exited before listening:\n%s", out.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cfe-sandbox dgi did not listen within 30 s:\n%s", out.String())
-		}
+		return false
+	})
+	if !listening {
+		t.Fatalf("cfe-sandbox dgi did not listen within 30 s:\n%s", out.String())
 	}
+	return m[1], a[1], filepath.Join(dir, "dgi-cert.pem")
 }
 
 // dgiState is the part of /state this test reads.
@@ -120,20 +123,16 @@ func TestAgent_DGIDirectMode(t *testing.T) {
 		p.signExample(u)
 	}
 	var st dgiState
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, b := getAccept(t, p.baseURL+"/state", "application/json")
+	var last []byte
+	if !testtool.WaitUntil(t, time.Minute, func() bool {
+		_, last = getAccept(t, p.baseURL+"/state", "application/json")
 		st = dgiState{}
-		if err := json.Unmarshal(b, &st); err != nil {
-			t.Fatalf("/state: %v: %s", err, b)
+		if err := json.Unmarshal(last, &st); err != nil {
+			t.Fatalf("/state: %v: %s", err, last)
 		}
-		if st.DGI["aceptados"]+st.DGI["rechazados"] == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("DGI's verdicts never reached /state: %s", b)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return st.DGI["aceptados"]+st.DGI["rechazados"] == 3
+	}) {
+		t.Fatalf("DGI's verdicts never reached /state: %s", last)
 	}
 	want := map[string]int{"enviados": 3, "aceptados": 2, "rechazados": 1, "observados": 0, "pendientes": 0, "desconocidos": 0}
 	if len(st.DGI) != len(want) {
