@@ -388,13 +388,23 @@ func TestDeb(t *testing.T) {
 
 	t.Run("lintian", func(t *testing.T) {
 		t.Parallel()
-		// The spelling overrides name strings the Go linker lays out in the
-		// binary's data; one that no longer meets its hint after an unrelated
-		// change (mismatched-override) is not a defect of the package.
-		out, err := exec.Command("lintian", "--fail-on", "error,warning", "--tag-display-limit", "0",
-			"--suppress-tags", "mismatched-override", "-I", deb).CombinedOutput()
+		// Errors fail lintian itself; warnings are read here: each is a
+		// defect of the package, except an override of spelling-error-in-binary
+		// that meets no hint (mismatched-override, which --suppress-tags does
+		// not hide): those words come and go with the binary's layout
+		// (packaging/linux/lintian-overrides has none, for that reason).
+		out, err := exec.Command("lintian", "--fail-on", "error", "--tag-display-limit", "0", "-I", deb).CombinedOutput()
 		if err != nil {
-			t.Errorf("lintian: %v\n%s", err, out)
+			t.Fatalf("lintian: %v\n%s", err, out)
+		}
+		var warnings []string
+		for line := range strings.Lines(string(out)) {
+			if strings.HasPrefix(line, "W: ") && !strings.Contains(line, " mismatched-override spelling-error-in-binary ") {
+				warnings = append(warnings, strings.TrimSpace(line))
+			}
+		}
+		if len(warnings) > 0 {
+			t.Errorf("lintian warns:\n%s\n\nall it said:\n%s", strings.Join(warnings, "\n"), out)
 		} else if len(bytes.TrimSpace(out)) > 0 {
 			t.Logf("lintian (information only):\n%s", out)
 		}

@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 // notifySocket is a unixgram socket standing for systemd's: the agent under
@@ -59,6 +62,9 @@ func (n *notifySocket) next(t *testing.T, what string) string {
 	}
 }
 
+// listeningAtRE is listeningRE with the record's time.
+var listeningAtRE = regexp.MustCompile(`time=(\S+) level=INFO msg="cfe-agent listening" base_url=(\S+)`)
+
 // TestAgent_SystemdNotify: under a Type=notify unit the agent sends READY=1
 // only once the local module serves (its "listening" line is logged and
 // /health answers at that moment), STOPPING=1 when SIGTERM stops it, and
@@ -91,11 +97,27 @@ func TestAgent_SystemdNotify(t *testing.T) {
 		if s := n.next(t, "READY=1"); s != "READY=1" {
 			t.Fatalf("the first state sent is %q, want READY=1", s)
 		}
-		// At READY=1 the agent already serves.
-		m := listeningRE.FindStringSubmatch(stderr.String())
-		if m == nil {
-			t.Fatalf("READY=1 came before the agent logged where it listens:\n%s", stderr.String())
+		readyAt := time.Now()
+		// At READY=1 the agent already serves: it logged where it listens
+		// before. The line may reach this process after the datagram (it
+		// comes through a pipe that exec copies): wait for it, then compare
+		// the time the agent logged it with the time READY=1 arrived.
+		var m []string
+		if !testtool.WaitUntil(t, 10*time.Second, func() bool {
+			m = listeningAtRE.FindStringSubmatch(stderr.String())
+			return m != nil
+		}) {
+			t.Fatalf("the agent never logged where it listens:\n%s", stderr.String())
 		}
+		logged, err := time.Parse(time.RFC3339Nano, m[1])
+		if err != nil {
+			t.Fatalf("the listening line's time %q: %v", m[1], err)
+		}
+		if logged.After(readyAt) {
+			t.Fatalf("READY=1 arrived at %s, before the agent logged where it listens (%s):\n%s",
+				readyAt.Format(time.RFC3339Nano), m[1], stderr.String())
+		}
+		m = m[1:]
 		resp, err := http.Get(m[1] + "/health")
 		if err != nil {
 			t.Fatalf("READY=1 sent but /health does not answer: %v", err)
