@@ -79,7 +79,7 @@ var allowed = map[string][]string{
 	// company's DGI client (dgi, with the company's credentials: signer);
 	// the dgi room sends with the agent's own sender (dgisend) over its
 	// records.
-	"sandbox":         {"cfe", "dgi", "signer", "sandbox/account", "sandbox/auth", "sandbox/data", "sandbox/dgi", "sandbox/dgi/emulator", "sandbox/issuing", "sandbox/mail", "sandbox/reports", "sandbox/web"},
+	"sandbox":         {"cfe", "dgi", "dgisend", "signer", "sandbox/account", "sandbox/auth", "sandbox/data", "sandbox/dgi", "sandbox/dgi/emulator", "sandbox/issuing", "sandbox/mail", "sandbox/reports", "sandbox/web"},
 	"sandbox/data":    {"cfe"},
 	"sandbox/web":     {"cfe", "internal/httpcode"},
 	"sandbox/auth":    {"cfe", "sandbox/data", "sandbox/web", "internal/throttle"},
