@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/cfe-agent/cfe-agent/dgi"
 	"github.com/cfe-agent/cfe-agent/dgisend"
+	"github.com/cfe-agent/cfe-agent/sandbox/data"
 	sdgi "github.com/cfe-agent/cfe-agent/sandbox/dgi"
 	"github.com/cfe-agent/cfe-agent/sandbox/dgi/emulator"
 	"github.com/cfe-agent/cfe-agent/signer"
@@ -89,12 +92,9 @@ func (s *Server) openDGI() error {
 		}
 		cfg.DGICertificate = certs[0]
 	}
-	// Checked now: a URL or certificate the client refuses stops the start.
-	probe, err := signer.GenerateTestCertificate("219999830019", "prueba", s.cfg.Now())
-	if err != nil {
-		return err
-	}
-	if _, err := dgi.New(withCreds(cfg, probe)); err != nil {
+	// Checked now, with a company's credentials: a URL or certificate the
+	// client refuses stops the start.
+	if err := s.checkDGI(cfg); err != nil {
 		return errors.Join(err, s.closeDGI())
 	}
 	s.dgiProvider = sdgi.NewProvider(sdgi.ProviderConfig{DB: s.db, Credentials: s.issuing.Credentials,
@@ -109,6 +109,26 @@ func (s *Server) openDGI() error {
 	}()
 	s.log.Info("sending to DGI as the provider", "reception", cfg.ReceptionURL, "queries", cfg.QueryURL)
 	return nil
+}
+
+// checkDGI makes a client for the first company, which refuses a URL that
+// is not https (or http to a loopback host) and an expired certificate.
+func (s *Server) checkDGI(cfg dgi.Config) error {
+	var first int64
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if ids := data.Companies(tx); len(ids) > 0 {
+			first = ids[0]
+		}
+		return nil
+	}); err != nil || first == 0 {
+		return err
+	}
+	creds, err := s.issuing.Credentials(context.Background(), first)
+	if err != nil {
+		return err
+	}
+	_, err = dgi.New(withCreds(cfg, creds))
+	return err
 }
 
 func withCreds(cfg dgi.Config, creds *signer.Credentials) dgi.Config {

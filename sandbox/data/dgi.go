@@ -73,7 +73,9 @@ func GetDGI(tx *bolt.Tx, id int64) (*DGIRecord, error) {
 }
 
 // PutDGI stores CFE id's DGI record.
-func PutDGI(tx *bolt.Tx, id int64, r *DGIRecord) error { return PutJSON(tx, bucketDGICFEs, IDKey(id), r) }
+func PutDGI(tx *bolt.Tx, id int64, r *DGIRecord) error {
+	return PutJSON(tx, bucketDGICFEs, IDKey(id), r)
+}
 
 func envelopeKey(company, id int64) []byte { return append(IDKey(company), IDKey(id)...) }
 

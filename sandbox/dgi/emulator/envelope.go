@@ -228,7 +228,7 @@ const (
 	// ranges for its own emitir and anular (sandbox/issuing's hostedSerie),
 	// so that its numbers never collide with its agents': the emulator
 	// accepts both, as the provider sends both.
-	hostedSerie = "H"
+	hostedSerie  = "H"
 	sandboxDNro  = 1
 	sandboxHNro  = 1_000_000
 	sandboxYears = 2
