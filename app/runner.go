@@ -148,6 +148,7 @@ func (r *Runner) open(ctx context.Context) error {
 	ds := newDGISender(ctx, a, dgiWake)
 	wake, unwatch := a.DB.WatchCommits()
 	d := newDeliverer(a, wake) // sets a.Deliverer, which requests read (hostedState)
+	dr := newDGIReader(a)      // provider mode: DGI's verdicts read back (app/dgi.go)
 	f := NewFacade(a, FacadeConfig{Version: r.cfg.Version})
 	srv := r.cfg.Module(f, a.Profile.Listen)
 	f.Serve(srv)
@@ -168,6 +169,9 @@ func (r *Runner) open(ctx context.Context) error {
 		s.done.Go(func() { ds.Run(bg); dgiUnwatch() })
 	} else {
 		dgiUnwatch()
+	}
+	if dr != nil {
+		s.done.Go(func() { dr.Run(bg) })
 	}
 	if settle != nil {
 		s.done.Go(func() { settle(bg) })
