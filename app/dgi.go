@@ -100,7 +100,7 @@ func newDGIReader(a *Agent) *hosted.DGIReader {
 	if a.Profile.DGI.Direct() || a.Hosted == nil {
 		return nil
 	}
-	a.DGIReader = hosted.NewDGIReader(hosted.DGIReaderConfig{Store: a.DB, Client: a.Hosted,
+	a.DGIReader = hosted.NewDGIReader(hosted.DGIReaderConfig{Store: a.DB, Client: a.Hosted, Poll: a.Profile.DGI.ConsultaProveedor,
 		Logger: a.Log.With("component", "dgi-provider")})
 	return a.DGIReader
 }

@@ -131,16 +131,17 @@ func (r *DGIReader) LastError() string {
 	return r.lastErr
 }
 
-// Run does passes until ctx is done: every Poll while the service reports
-// states of DGI, every Idle while it reports none, and after a failure no
-// sooner than the service's Retry-After.
+// Run does passes until ctx is done: every Poll while nothing is awaited
+// or the service reports states of DGI, every Idle while it reports none
+// of the CFEs awaited, and after a failure no sooner than the service's
+// Retry-After.
 func (r *DGIReader) Run(ctx context.Context) {
 	c := r.cfg.Client
 	failures := 0
 	for ctx.Err() == nil {
 		wait := r.cfg.Poll
 		if c.Auth() != AuthNone {
-			reported, err := r.Pass(ctx)
+			res, err := r.Pass(ctx)
 			switch {
 			case ctx.Err() != nil:
 				return
@@ -151,7 +152,7 @@ func (r *DGIReader) Run(ctx context.Context) {
 					wait = max(wait, ra)
 				}
 				r.log.Warn("DGI states not read from the hosted service", "wait", wait, "err", err)
-			case !reported:
+			case res.Awaited > 0 && res.Reported == 0:
 				failures = 0
 				wait = r.cfg.Idle
 			default:
@@ -170,15 +171,22 @@ func (r *DGIReader) Run(ctx context.Context) {
 	}
 }
 
+// PassResult is what one pass found.
+type PassResult struct {
+	Awaited  int // delivered CFEs without DGI's verdict, looked for
+	Reported int // of those, how many the service reported a state of DGI for
+	Recorded int // states that changed and were recorded
+}
+
 // Pass asks the service once for the states of the awaited CFEs and
-// records those that changed. It reports whether the service reported a
-// state of DGI for any of them (false: nothing awaited, or a service that
-// reports none).
-func (r *DGIReader) Pass(ctx context.Context) (bool, error) {
+// records those that changed.
+func (r *DGIReader) Pass(ctx context.Context) (PassResult, error) {
+	var res PassResult
 	awaited, err := r.cfg.Store.DGIProviderAwaiting(ctx, r.cfg.Batch)
 	if err != nil || len(awaited) == 0 {
-		return false, err
+		return res, err
 	}
+	res.Awaited = len(awaited)
 	// The signing days of the awaited CFEs, within dgiSpanDays of the
 	// oldest: later ones are asked for in a later pass.
 	from := cfe.DateOf(awaited[0].TmstFirma.In(cfe.Montevideo))
@@ -197,7 +205,7 @@ func (r *DGIReader) Pass(ctx context.Context) (bool, error) {
 	list, err := r.cfg.Client.SearchIssued(ctx, from, to)
 	if err != nil {
 		r.setErr("no se pudo leer del servicio en la nube el estado en DGI de los comprobantes: " + cfe.ErrorMessage(err))
-		return false, err
+		return res, err
 	}
 	type key struct {
 		t     cfe.Type
@@ -208,7 +216,6 @@ func (r *DGIReader) Pass(ctx context.Context) (bool, error) {
 	for _, it := range list {
 		byKey[key{cfe.Type(it.TipoCfe), it.Serie, it.Nro}] = it
 	}
-	reported := false
 	var states []cfe.DGIProviderState
 	for _, a := range awaited {
 		it, ok := byKey[key{a.Type, a.Serie, a.Nro}]
@@ -219,7 +226,7 @@ func (r *DGIReader) Pass(ctx context.Context) (bool, error) {
 		if state == "" {
 			continue
 		}
-		reported = true
+		res.Reported++
 		reasons := make([]cfe.DGIReason, 0, len(it.MotivosDgi))
 		for _, m := range it.MotivosDgi {
 			reasons = append(reasons, cfe.DGIReason{Codigo: m.Codigo, Glosa: m.Glosa, Detalle: m.Detalle})
@@ -234,11 +241,12 @@ func (r *DGIReader) Pass(ctx context.Context) (bool, error) {
 	}
 	if len(states) > 0 {
 		if err := r.cfg.Store.DGIProviderRecord(ctx, states); err != nil {
-			return reported, err
+			return res, err
 		}
 	}
+	res.Recorded = len(states)
 	r.setErr("")
-	return reported, nil
+	return res, nil
 }
 
 func (r *DGIReader) setErr(msg string) {

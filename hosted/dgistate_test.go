@@ -126,8 +126,8 @@ func TestDGIReader_ProviderEndToEnd(t *testing.T) {
 		if err != nil || len(awaited) != 0 {
 			t.Fatalf("awaited %+v (%v)", awaited, err)
 		}
-		if reported, err := r.Pass(ctx); err != nil || reported {
-			t.Errorf("pass with nothing awaited: %v %v", reported, err)
+		if res, err := r.Pass(ctx); err != nil || res != (hosted.PassResult{}) {
+			t.Errorf("pass with nothing awaited: %+v %v", res, err)
 		}
 	})
 }
