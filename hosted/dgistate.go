@@ -133,8 +133,9 @@ func (r *DGIReader) LastError() string {
 
 // Run does passes until ctx is done: every Poll while nothing is awaited
 // or the service reports states of DGI, every Idle while it reports none
-// of the CFEs awaited, and after a failure no sooner than the service's
-// Retry-After.
+// of the CFEs awaited and all of them were signed more than Idle ago (a
+// service that does not report DGI's states), and after a failure no
+// sooner than the service's Retry-After.
 func (r *DGIReader) Run(ctx context.Context) {
 	c := r.cfg.Client
 	failures := 0
@@ -152,7 +153,7 @@ func (r *DGIReader) Run(ctx context.Context) {
 					wait = max(wait, ra)
 				}
 				r.log.Warn("DGI states not read from the hosted service", "wait", wait, "err", err)
-			case res.Awaited > 0 && res.Reported == 0:
+			case res.Awaited > res.Fresh && res.Reported == 0:
 				failures = 0
 				wait = r.cfg.Idle
 			default:
@@ -174,6 +175,7 @@ func (r *DGIReader) Run(ctx context.Context) {
 // PassResult is what one pass found.
 type PassResult struct {
 	Awaited  int // delivered CFEs without DGI's verdict, looked for
+	Fresh    int // of those, how many were signed less than Idle ago
 	Reported int // of those, how many the service reported a state of DGI for
 	Recorded int // states that changed and were recorded
 }
@@ -187,6 +189,12 @@ func (r *DGIReader) Pass(ctx context.Context) (PassResult, error) {
 		return res, err
 	}
 	res.Awaited = len(awaited)
+	now := r.cfg.Client.now()
+	for _, a := range awaited {
+		if now.Sub(a.CommittedAt) < r.cfg.Idle {
+			res.Fresh++
+		}
+	}
 	// The signing days of the awaited CFEs, within dgiSpanDays of the
 	// oldest: later ones are asked for in a later pass.
 	from := cfe.DateOf(awaited[0].TmstFirma.In(cfe.Montevideo))
