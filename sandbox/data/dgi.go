@@ -108,7 +108,7 @@ func OpenDGIEnvelopes(tx *bolt.Tx, company int64) []int64 {
 	var out []int64
 	prefix := IDKey(company)
 	c := tx.Bucket(bucketDGIOpen).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && len(k) == 16 && KeyID(k[:8]) == company; k, _ = c.Next() {
+	for k, _ := c.Seek(prefix); len(k) == 16 && KeyID(k[:8]) == company; k, _ = c.Next() {
 		out = append(out, KeyID(k[8:]))
 	}
 	return out

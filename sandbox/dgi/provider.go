@@ -65,6 +65,10 @@ type Provider struct {
 
 	mu      sync.Mutex
 	senders map[int64]*dgisend.Sender
+	// seen is, per company, the highest CFE id a round looked at without
+	// finding one of the company's beyond its cursor: the next round
+	// starts there, so that an idle company costs no scan of the others'.
+	seen map[int64]int64
 }
 
 // NewProvider returns a Provider for cfg.
@@ -78,7 +82,7 @@ func NewProvider(cfg ProviderConfig) *Provider {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1), senders: map[int64]*dgisend.Sender{}}
+	return &Provider{cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1), senders: map[int64]*dgisend.Sender{}, seen: map[int64]int64{}}
 }
 
 // Kick wakes the provider for a round now.
@@ -119,7 +123,7 @@ func (p *Provider) Round(ctx context.Context) error {
 	var companies []int64
 	if err := p.cfg.DB.View(func(tx *bolt.Tx) error {
 		for _, c := range data.Companies(tx) {
-			if busy, err := companyBusy(tx, c); err != nil {
+			if busy, err := p.companyBusy(tx, c); err != nil {
 				return err
 			} else if busy {
 				companies = append(companies, c)
@@ -160,7 +164,7 @@ func cmpErr(first, err error) error {
 
 // companyBusy reports whether company has CFEs not yet in an envelope, put
 // back, or open envelopes.
-func companyBusy(tx *bolt.Tx, company int64) (bool, error) {
+func (p *Provider) companyBusy(tx *bolt.Tx, company int64) (bool, error) {
 	if len(data.OpenDGIEnvelopes(tx, company)) > 0 {
 		return true, nil
 	}
@@ -169,10 +173,16 @@ func companyBusy(tx *bolt.Tx, company int64) (bool, error) {
 		return len(back) > 0, err
 	}
 	found := false
-	err = data.CFEsAfter(tx, data.DGICursor(tx, company), func(c *data.CFERecord) (bool, error) {
+	from := max(data.DGICursor(tx, company), p.seen[company])
+	last := from
+	err = data.CFEsAfter(tx, from, func(c *data.CFERecord) (bool, error) {
 		found = c.Company == company
+		if !found {
+			last = c.ID
+		}
 		return !found, nil
 	})
+	p.seen[company] = last
 	return found, err
 }
 
