@@ -21,8 +21,8 @@ func withDGI(c *sandbox.Config) {
 	c.DGI = sandbox.DGIConfig{Enabled: true, Processing: -1, Poll: 20 * time.Millisecond, Retry: 50 * time.Millisecond}
 }
 
-// TestProvider_SendsToDGI: what the sandbox holds (an agent's deliveries
-// and its own emitir) reaches the emulator as the provider's envelopes, and
+// TestProvider_SendsToDGI: what the sandbox holds (an agent's deliveries,
+// its own emitir and anular) reaches the emulator as the provider's envelopes, and
 // cfeemitido/{id} and buscar show DGI's verdicts with DGI's codes: AE, and
 // BE with the code the emulator was told to reject with. marcar-aceptado
 // keeps its meaning for an AE and is refused for a BE.
@@ -57,6 +57,9 @@ func TestProvider_SendsToDGI(t *testing.T) {
 		ids = append(ids, got.ID)
 	}
 	ids = append(ids, e.emit(ticketRequest("4c1e0000-0000-4000-8000-000000000001")).ID)
+	// Its own anular: the credit note of its e-Ticket.
+	note, _ := e.annulOK(ids[2], cfe.DateOf(time.Now().In(cfe.Montevideo)).String())
+	ids = append(ids, note.ID)
 
 	// Reads with a JWT: no key's rate limit counts them.
 	jwt := bearer(e.login("ana", anaPassword).Token)
@@ -65,7 +68,7 @@ func TestProvider_SendsToDGI(t *testing.T) {
 		e.do("GET", fmt.Sprintf("/api/v1/cfeemitido/%d", id), nil, jwt...).expect(t, http.StatusOK).decode(t, &d)
 		return d
 	}
-	want := map[int64]string{ids[0]: "AE", ids[1]: "BE", ids[2]: "AE"}
+	want := map[int64]string{ids[0]: "AE", ids[1]: "BE", ids[2]: "AE", ids[3]: "AE"}
 	if !testtool.WaitUntil(t, 30*time.Second, func() bool {
 		for id, code := range want {
 			if detail(id).EstadoDgi != code {
@@ -120,8 +123,8 @@ func TestProvider_SendsToDGI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(counts) != 3 {
-			t.Errorf("the emulator holds %d CFEs, want 3: %+v", len(counts), counts)
+		if len(counts) != len(want) {
+			t.Errorf("the emulator holds %d CFEs, want %d: %+v", len(counts), len(want), counts)
 		}
 		for _, c := range counts {
 			if c.Sobres != 1 {
