@@ -2,7 +2,11 @@ package hosted_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,4 +134,58 @@ func TestDGIReader_ProviderEndToEnd(t *testing.T) {
 			t.Errorf("pass with nothing awaited: %+v %v", res, err)
 		}
 	})
+}
+
+// TestDGIReader_RetryAfter: a service that limits the reader's buscar
+// (429 with Retry-After) is asked again no sooner than it said, on the
+// client's clock, and its answer is then recorded (a BE with its code).
+func TestDGIReader_RetryAfter(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	l := openLocal(t, filepath.Join(t.TempDir(), "agente.db"), c)
+	defer l.close(t)
+	uuids := l.sign(t, "lim", 1)
+	ctx := context.Background()
+	if err := l.db.MarkDelivered(ctx, uuids[0], 7); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var asked []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/cfeemitido/buscar" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		asked = append(asked, c.Now())
+		first := len(asked) == 1
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if first {
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"error":"límite","code":"api_key_rate_limit_exceeded"}`))
+			return
+		}
+		_, _ = fmt.Fprintf(w, `[{"id":7,"uuid":%q,"tipoCfe":101,"serie":"A","nro":1,"estadoDgi":"BE",`+
+			`"motivosDgi":[{"codigo":"E04","glosa":"Firma electrónica no es válida"}]}]`, uuids[0])
+	}))
+	defer srv.Close()
+	client, err := hosted.New(hosted.Config{BaseURL: srv.URL, APIKey: keyAgent, Now: c.Now, Sleep: c.Sleep, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hosted.NewDGIReader(hosted.DGIReaderConfig{Store: l.db, Client: client}).Pass(ctx)
+	if err != nil || res.Reported != 1 || res.Recorded != 1 {
+		t.Fatalf("pass: %+v, %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[1].Sub(asked[0]) < 120*time.Second {
+		t.Fatalf("asked at %v: want twice, 120 s apart", asked)
+	}
+	st, err := l.db.DGIState(ctx, cfe.ETicket, "A", 1)
+	if err != nil || st.State != cfe.DGIRejected || len(st.Reasons) != 1 || st.Reasons[0].Codigo != "E04" {
+		t.Fatalf("state %+v (%v)", st, err)
+	}
 }
