@@ -133,3 +133,34 @@ func TestProvider_SendsToDGI(t *testing.T) {
 		}
 	})
 }
+
+// TestProvider_DroppedAnswer: the emulator drops the connection after
+// recording the provider's envelope (the "unknown" outcome); the provider
+// asks DGI before sending anything again, finds it received, and reads its
+// verdict: the CFE reached DGI in exactly one envelope.
+func TestProvider_DroppedAnswer(t *testing.T) {
+	t.Parallel()
+	e := start(t, withDGI)
+	emu := e.srv.DGIEmulator()
+	emu.DropAfterReceipt(1)
+	id := e.emit(ticketRequest("4c1e0000-0000-4000-8000-0000000000d1")).ID
+	jwt := bearer(e.login("ana", anaPassword).Token)
+	var d issuing.IssuedDetail
+	if !testtool.WaitUntil(t, 30*time.Second, func() bool {
+		d = issuing.IssuedDetail{}
+		e.do("GET", fmt.Sprintf("/api/v1/cfeemitido/%d", id), nil, jwt...).expect(t, http.StatusOK).decode(t, &d)
+		return d.EstadoDgi == "AE"
+	}) {
+		t.Fatalf("estadoDgi %q; provider: %s", d.EstadoDgi, e.srv.DGIProvider().LastError(d.IdEmpresa))
+	}
+	counts, err := emu.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) != 1 || counts[0].Sobres != 1 {
+		t.Fatalf("the emulator's counts %+v: want one CFE in exactly one envelope", counts)
+	}
+	if n, err := emu.EnvelopeCount(); err != nil || n != 1 {
+		t.Fatalf("the emulator received %d envelopes (%v), want 1", n, err)
+	}
+}
