@@ -96,8 +96,14 @@ func newDGISender(ctx context.Context, a *Agent, wake <-chan struct{}) *dgisend.
 // newDGIReader returns provider mode's reader of DGI's verdicts (the hosted
 // service sends to DGI and reports each CFE's state, docs/dgi-provider.md),
 // nil in direct mode or without a hosted service.
-func newDGIReader(a *Agent) *hosted.DGIReader {
+func newDGIReader(ctx context.Context, a *Agent) *hosted.DGIReader {
 	if a.Profile.DGI.Direct() || a.Hosted == nil {
+		return nil
+	}
+	// Begun before the deliverer runs: what it delivers from now on is
+	// awaited, what was delivered before is not.
+	if err := a.DB.DGIProviderBegin(ctx); err != nil {
+		a.Log.Error("provider mode cannot begin reading DGI's verdicts in the store", "err", err)
 		return nil
 	}
 	a.DGIReader = hosted.NewDGIReader(hosted.DGIReaderConfig{Store: a.DB, Client: a.Hosted, Poll: a.Profile.DGI.ConsultaProveedor,

@@ -22,13 +22,61 @@ import (
 //
 //	dgi_meta "prov_cursor"  every CFE of a commit sequence up to it has a
 //	                        provider-mode record, was refused by the service,
-//	                        or is no longer in the live file
+//	                        is no longer in the live file, was delivered
+//	                        before reading began (DGIProviderBegin), or was
+//	                        never reported on for dgiProvGiveUp
+//	dgi_meta "prov_begun"   set by DGIProviderBegin
 //	dgi_prov_open           commit sequence → "" while the service reports
 //	                        no verdict of DGI on the CFE
 var (
 	keyDGIProvCursor  = []byte("prov_cursor")
+	keyDGIProvBegun   = []byte("prov_begun")
 	bucketDGIProvOpen = []byte("dgi_prov_open")
 )
+
+// dgiProvGiveUp is how long after its commit a delivered CFE the service
+// never reports on stops holding the cursor back (it is no longer awaited).
+const dgiProvGiveUp = 31 * 24 * time.Hour
+
+// DGIProviderBegin sets, once, where provider mode's reading starts: at the
+// first CFE not yet delivered (still in the outbox or in quarantine), or
+// after the last committed one. CFEs delivered before (a store from before
+// the service reported DGI's states) are not awaited: asking for years of
+// them would hold the newer ones back. Later calls change nothing.
+func (db *DB) DGIProviderBegin(ctx context.Context) error {
+	const op = "store.DGIProviderBegin"
+	begun := false
+	if err := db.view(ctx, op, func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketDGIMeta)
+		begun = meta != nil && meta.Get(keyDGIProvBegun) != nil
+		return nil
+	}); err != nil || begun {
+		return err
+	}
+	return db.update(ctx, op, func(tx *bolt.Tx) error {
+		d, err := newDGITx(tx)
+		if err != nil {
+			return err
+		}
+		if d.bucket(bucketDGIMeta).Get(keyDGIProvBegun) != nil {
+			return nil
+		}
+		outbox := tx.Bucket(bucketOutbox)
+		start := outbox.Sequence()
+		if k, _ := outbox.Cursor().First(); k != nil {
+			start = seqOf(k) - 1
+		}
+		if q, _ := tx.Bucket(bucketQuarantine).Cursor().First(); q != nil && seqOf(q)-1 < start {
+			start = seqOf(q) - 1
+		}
+		if start > d.meta(keyDGIProvCursor) {
+			if err := d.setMeta(keyDGIProvCursor, start); err != nil {
+				return err
+			}
+		}
+		return d.setMeta(keyDGIProvBegun, 1)
+	})
+}
 
 // DGIProviderAwaiting returns up to limit CFEs the hosted service accepted
 // whose verdict of DGI the agent has not read yet, in commit order: those
@@ -168,7 +216,7 @@ func (db *DB) DGIProviderRecord(ctx context.Context, states []cfe.DGIProviderSta
 				return err
 			}
 		}
-		if err := provAdvance(tx, d); err != nil {
+		if err := provAdvance(tx, d, now); err != nil {
 			return err
 		}
 		return d.saveCounts()
@@ -176,14 +224,20 @@ func (db *DB) DGIProviderRecord(ctx context.Context, states []cfe.DGIProviderSta
 }
 
 // provAdvance moves the provider cursor past every CFE that has a record,
-// was refused by the service, or left the live file.
-func provAdvance(tx *bolt.Tx, d *dgiTx) error {
+// was refused by the service, left the live file, or was delivered more
+// than dgiProvGiveUp ago and never reported on.
+func provAdvance(tx *bolt.Tx, d *dgiTx, now time.Time) error {
 	cursor := d.meta(keyDGIProvCursor)
 	next := cursor
 	c := tx.Bucket(bucketXML).Cursor()
 	for k, _ := c.Seek(seqBytes(cursor + 1)); k != nil; k, _ = c.Next() {
 		if d.bucket(bucketDGICFEs).Get(k) == nil && tx.Bucket(bucketRejected).Get(k) == nil {
-			break
+			if tx.Bucket(bucketOutbox).Get(k) != nil || tx.Bucket(bucketQuarantine).Get(k) != nil {
+				break
+			}
+			if at, ok := committedAt(tx, seqOf(k)); ok && now.Sub(at) < dgiProvGiveUp {
+				break
+			}
 		}
 		next = seqOf(k)
 	}

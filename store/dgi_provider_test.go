@@ -106,3 +106,66 @@ func TestDB_DGIProvider(t *testing.T) {
 		t.Fatalf("direct mode's pending %+v (%v)", pend, err)
 	}
 }
+
+// TestDB_DGIProviderBegin: reading begins at the first CFE not yet
+// delivered (what was delivered before is not awaited), once; and a CFE
+// the service never reports on stops being awaited 31 days after its
+// commit, once a later one is reported.
+func TestDB_DGIProviderBegin(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, time.March, 10, 10, 0, 0, 0, cfe.Montevideo)
+	now := t0
+	db, err := store.Open(filepath.Join(t.TempDir(), "agent.db"), store.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 100, farAway))
+	for _, u := range []string{"old1", "old2", "new1"} {
+		issue(t, db, cfe.ETicket, u)
+	}
+	for i, u := range []string{"old1", "old2"} {
+		if err := db.MarkDelivered(ctx, u, int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.DGIProviderBegin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seqs := func() []uint64 {
+		t.Helper()
+		got, err := db.DGIProviderAwaiting(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []uint64
+		for _, g := range got {
+			out = append(out, g.Seq)
+		}
+		return out
+	}
+	if got := seqs(); len(got) != 0 {
+		t.Fatalf("awaited %v before new1 is delivered", got)
+	}
+	if err := db.MarkDelivered(ctx, "new1", 3); err != nil {
+		t.Fatal(err)
+	}
+	issue(t, db, cfe.ETicket, "new2")
+	if err := db.MarkDelivered(ctx, "new2", 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DGIProviderBegin(ctx); err != nil { // again: changes nothing
+		t.Fatal(err)
+	}
+	if got := seqs(); len(got) != 2 || got[0] != 3 || got[1] != 4 {
+		t.Fatalf("awaited %v, want [3 4] (old1 and old2 were delivered before reading began)", got)
+	}
+	// new1 is never reported; new2 is, 32 days later: new1 is given up.
+	now = t0.Add(32 * 24 * time.Hour)
+	if err := db.DGIProviderRecord(ctx, []cfe.DGIProviderState{{Seq: 4, State: cfe.DGIAccepted}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := seqs(); len(got) != 0 {
+		t.Fatalf("awaited %v after new1 was given up", got)
+	}
+}
