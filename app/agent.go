@@ -45,6 +45,9 @@ type Agent struct {
 	DGIClient *dgi.Client
 	DGISender *dgisend.Sender
 	DGIError  string // why direct mode could not start (Spanish), "" when it runs
+	// DGIReader reads DGI's verdicts back from the hosted service in
+	// provider mode; it exists only while the agent serves (dgi.go).
+	DGIReader *hosted.DGIReader
 	// Backups and AdminToken exist only while the agent serves (backup.go).
 	Backups    *BackupManager
 	AdminToken string

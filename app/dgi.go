@@ -10,6 +10,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/dgi"
 	"github.com/cfe-agent/cfe-agent/dgisend"
 	"github.com/cfe-agent/cfe-agent/health"
+	"github.com/cfe-agent/cfe-agent/hosted"
 	"github.com/cfe-agent/cfe-agent/profiles"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
@@ -92,10 +93,30 @@ func newDGISender(ctx context.Context, a *Agent, wake <-chan struct{}) *dgisend.
 	return a.DGISender
 }
 
-// dgiState reads the DGI part of the state report: nil in provider mode.
+// newDGIReader returns provider mode's reader of DGI's verdicts (the hosted
+// service sends to DGI and reports each CFE's state, docs/dgi-provider.md),
+// nil in direct mode or without a hosted service.
+func newDGIReader(ctx context.Context, a *Agent) *hosted.DGIReader {
+	if a.Profile.DGI.Direct() || a.Hosted == nil {
+		return nil
+	}
+	// Begun before the deliverer runs: what it delivers from now on is
+	// awaited, what was delivered before is not.
+	if err := a.DB.DGIProviderBegin(ctx); err != nil {
+		a.Log.Error("provider mode cannot begin reading DGI's verdicts in the store", "err", err)
+		return nil
+	}
+	a.DGIReader = hosted.NewDGIReader(hosted.DGIReaderConfig{Store: a.DB, Client: a.Hosted, Poll: a.Profile.DGI.ConsultaProveedor,
+		Logger: a.Log.With("component", "dgi-provider")})
+	return a.DGIReader
+}
+
+// dgiState reads the DGI part of the state report. In provider mode it is
+// what the hosted service reported of the delivered CFEs (nil while it
+// reported nothing: a service that does not report DGI's states).
 func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, error) {
 	if !a.Profile.DGI.Direct() {
-		return nil, nil
+		return providerDGIState(ctx, a)
 	}
 	counts, err := a.DB.DGICounts(ctx)
 	if err != nil {
@@ -119,5 +140,28 @@ func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, 
 		st.LastError = s.Status().LastError
 	}
 	st.Stopped = a.DGIError
+	return st, nil
+}
+
+// providerDGIState is dgiState in provider mode: the counts and rejections
+// the hosted service reported (no overdue list: the provider decides when
+// it sends, and the agent only learns it after the fact).
+func providerDGIState(ctx context.Context, a *Agent) (*health.DGIStatus, error) {
+	counts, err := a.DB.DGIProviderCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if counts == (cfe.DGICounts{}) {
+		return nil, nil
+	}
+	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault()}
+	if counts.Rechazados > 0 {
+		if st.Rejections, err = a.DB.DGIRejections(ctx, 4*dgiListed); err != nil {
+			return nil, err
+		}
+	}
+	if r := a.DGIReader; r != nil {
+		st.LastError = r.LastError()
+	}
 	return st, nil
 }

@@ -88,9 +88,11 @@ func WriteDoctor(ctx context.Context, cfg DoctorConfig, w io.Writer) (failed int
 
 // doctor makes the checks, one call of emit per check.
 type doctor struct {
-	cfg    DoctorConfig
-	emit   func(Check)
-	failed int
+	cfg DoctorConfig
+	// provider: the profile's DGI mode is provider (the dgi line's name).
+	provider bool
+	emit     func(Check)
+	failed   int
 }
 
 func (d *doctor) line(status, check, format string, args ...any) {
@@ -128,6 +130,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.listen(p, report, running)
 	d.outbox(report)
 	d.quarantine(report)
+	d.provider = !p.DGI.Direct()
 	d.dgi(report)
 	d.hosted(ctx, p)
 	d.printers(ctx, p)

@@ -93,6 +93,11 @@ func TestDoctor_stateChecks(t *testing.T) {
 			(*doctor).dgi,
 			[]string{"WARN DGI (envío directo): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta",
 				"WARN DGI (envío directo): DGI rechazó el e-Ticket A-7 (E05: firma inválida): su número queda anulado; emita un comprobante nuevo"}},
+		{"dgi, provider mode reporting a rejection", `{"dgi":{"enviados":3,"aceptados":2,"rechazados":1,"observados":0,"pendientes":0,"desconocidos":0},
+			"warnings":["DGI rechazó el e-Ticket A-7 (E05: firma inválida): su número queda anulado; emita un comprobante nuevo"]}`,
+			func(d *doctor, r *apitype.StateReport) { d.provider = true; d.dgi(r) },
+			[]string{"WARN DGI (por el proveedor): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta",
+				"WARN DGI (por el proveedor): DGI rechazó el e-Ticket A-7 (E05: firma inválida): su número queda anulado; emita un comprobante nuevo"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -147,6 +147,7 @@ func (r *Runner) open(ctx context.Context) error {
 	dgiWake, dgiUnwatch := a.DB.WatchCommits()
 	ds := newDGISender(ctx, a, dgiWake)
 	wake, unwatch := a.DB.WatchCommits()
+	dr := newDGIReader(ctx, a) // provider mode: DGI's verdicts read back (app/dgi.go)
 	d := newDeliverer(a, wake) // sets a.Deliverer, which requests read (hostedState)
 	f := NewFacade(a, FacadeConfig{Version: r.cfg.Version})
 	srv := r.cfg.Module(f, a.Profile.Listen)
@@ -168,6 +169,9 @@ func (r *Runner) open(ctx context.Context) error {
 		s.done.Go(func() { ds.Run(bg); dgiUnwatch() })
 	} else {
 		dgiUnwatch()
+	}
+	if dr != nil {
+		s.done.Go(func() { dr.Run(bg) })
 	}
 	if settle != nil {
 		s.done.Go(func() { settle(bg) })

@@ -148,3 +148,17 @@ func UrgentForDGI(t Type, aboveCap bool) bool {
 	}
 	return true
 }
+
+// DGIProviderState is a CFE's state at DGI as the hosted service (the
+// provider, which sends to DGI for the agent) reports it: one of the DGI*
+// states above, and DGI's codes for a BE or CE.
+type DGIProviderState struct {
+	Seq     uint64 // the CFE's commit sequence in the store
+	State   string
+	Reasons []DGIReason
+}
+
+// DGIFinal reports whether state is one of DGI's verdicts (AE, BE, CE).
+func DGIFinal(state string) bool {
+	return state == DGIAccepted || state == DGIRejected || state == DGIObserved
+}

@@ -21,8 +21,9 @@ const (
 	dgiListed = 5
 )
 
-// DGIStatus is what the agent knows of its CFEs at DGI in direct mode
-// (the profile's dgi.modo: directo); nil in provider mode.
+// DGIStatus is what the agent knows of its CFEs at DGI: in direct mode
+// (the profile's dgi.modo: directo) from its own sending, in provider mode
+// from what the hosted service reports (nil while it reported nothing).
 type DGIStatus struct {
 	Counts cfe.DGICounts // store.DB.DGICounts
 	// Rejections are the CFEs DGI rejected (BE), newest first, a handful
@@ -34,7 +35,9 @@ type DGIStatus struct {
 	Overdue      []cfe.DGICFE
 	OverdueTotal int
 	UrgentAfter  time.Duration
-	// LastError is the sender's last failure (Spanish), "" after a success.
+	// LastError is the sender's last failure (Spanish), "" after a success;
+	// in provider mode the last failure to read the states from the hosted
+	// service.
 	LastError string
 	// Stopped is why direct sending could not start (Spanish: no usable
 	// certificate, DGI's certificate expired…); "" when it runs.

@@ -36,7 +36,9 @@ type State struct {
 	Storage *cfe.Storage
 	// Backup is the last backup of the store; nil when unknown.
 	Backup *BackupStatus
-	// DGI is the CFEs sent directly to DGI (dgi.go); nil in provider mode.
+	// DGI is the CFEs' states at DGI (dgi.go): sent directly, or reported
+	// by the provider; nil in provider mode while the provider reported
+	// none.
 	DGI *DGIStatus
 }
 

@@ -31,6 +31,7 @@ const (
 	DefaultDGIUrgentAfter = 10 * time.Minute
 	minDGIUrgentAfter     = time.Minute
 	maxDGIPace            = time.Hour
+	minDGIProviderPoll    = 100 * time.Millisecond
 	// dgiHostSuffix names DGI's own hosts: their certificate is shipped.
 	dgiHostSuffix = "dgi.gub.uy"
 )
@@ -56,6 +57,10 @@ type DGI struct {
 	// PausaEntreSobres is the least time between two envelopes (the
 	// catch-up's pace after days without DGI; 0: one after the other).
 	PausaEntreSobres time.Duration `yaml:"pausa_entre_sobres,omitempty"`
+	// ConsultaProveedor is, in provider mode, how often the agent asks the
+	// hosted service for DGI's verdicts on the CFEs it delivered (0: the
+	// default, 30 s).
+	ConsultaProveedor time.Duration `yaml:"consulta_proveedor,omitempty"`
 }
 
 // Direct reports whether the agent sends to DGI itself.
@@ -124,6 +129,9 @@ func dgiURL(u string) string {
 }
 
 func (v *validator) dgi(at string, d DGI) {
+	if d.ConsultaProveedor != 0 && (d.ConsultaProveedor < minDGIProviderPoll || d.ConsultaProveedor > maxDGIPace) {
+		v.fail(at+".consulta_proveedor", "debe estar entre %s y %s (0: 30s)", minDGIProviderPoll, maxDGIPace)
+	}
 	switch d.Modo {
 	case "", DGIProvider:
 		return

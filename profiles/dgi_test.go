@@ -70,6 +70,9 @@ func TestValidator_DGI(t *testing.T) {
 		{"warning too soon, pace too slow", DGI{Modo: DGIDirect, URLRecepcion: rec, URLConsultas: cons, Certificado: cert,
 			AvisoSinRecibir: time.Second, PausaEntreSobres: 2 * time.Hour},
 			[]string{"profiles.caja1.dgi.aviso_sin_recibir", "profiles.caja1.dgi.pausa_entre_sobres"}},
+		{"provider mode, its pace", DGI{ConsultaProveedor: time.Second}, nil},
+		{"provider mode asked too often", DGI{Modo: DGIProvider, ConsultaProveedor: time.Millisecond},
+			[]string{"profiles.caja1.dgi.consulta_proveedor"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

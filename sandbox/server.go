@@ -17,6 +17,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/sandbox/auth"
 	"github.com/cfe-agent/cfe-agent/sandbox/data"
 	"github.com/cfe-agent/cfe-agent/sandbox/dgi"
+	"github.com/cfe-agent/cfe-agent/sandbox/dgi/emulator"
 	"github.com/cfe-agent/cfe-agent/sandbox/issuing"
 	"github.com/cfe-agent/cfe-agent/sandbox/mail"
 	"github.com/cfe-agent/cfe-agent/sandbox/reports"
@@ -55,6 +56,9 @@ type Config struct {
 	// the reports room's bound when zero. Tests lower it.
 	MaxExportRows int
 
+	// DGI configures the provider's sending to DGI (off when zero).
+	DGI DGIConfig
+
 	// MaxZipPDFs bounds the CFEs of one descargarPdfsFiltrados; the reports
 	// room's bound when zero. Tests lower it.
 	MaxZipPDFs int
@@ -73,6 +77,11 @@ type Server struct {
 	envelopes *dgi.Envelopes
 	pages     *account.Pages
 	router    *mux.Router
+
+	dgiEmulator *emulator.Emulator
+	dgiProvider *dgi.Provider
+	dgiStop     context.CancelFunc
+	dgiDone     chan struct{}
 
 	ln   net.Listener
 	http *http.Server
@@ -143,6 +152,9 @@ func (s *Server) Open() error {
 		return fmt.Errorf("sandbox: listen on %s: %w", s.cfg.Listen, err)
 	}
 	s.ln = ln
+	if err := s.openDGI(); err != nil {
+		return errors.Join(err, ln.Close())
+	}
 	s.http = &http.Server{Handler: s.router, ReadHeaderTimeout: 10 * time.Second}
 	s.done = make(chan error, 1)
 	go func() { s.done <- s.http.Serve(ln) }()
@@ -165,7 +177,7 @@ func (s *Server) issuer() string {
 // Close stops serving (waiting up to shutdownTimeout for requests in flight)
 // and closes the data files.
 func (s *Server) Close() error {
-	var errs []error
+	errs := []error{s.closeDGI()}
 	if s.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()

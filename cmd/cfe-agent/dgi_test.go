@@ -187,3 +187,85 @@ func TestAgent_DGIDirectMode(t *testing.T) {
 		}
 	}
 }
+
+// TestAgent_DGIProviderMode, over the real binaries: provider mode end to
+// end — the agent (default dgi.modo: proveedor) delivers what it signs to
+// the real cfe-sandbox, which, as the provider, sends it to the real
+// `cfe-sandbox dgi` (--dgi-url, --dgi-certificado); the emulator rejects
+// one chosen CFE; the agent reads DGI's verdicts back from the service and
+// shows them as direct mode does: /state's dgi block, a degraded warning
+// naming the CFE, the code and what to do, the status page and doctor.
+func TestAgent_DGIProviderMode(t *testing.T) {
+	t.Parallel()
+	url, admin, cert := startDGIEmulatorProc(t)
+	resp, err := http.Post(admin+"/admin/rechazos", "application/json",
+		strings.NewReader(`{"tipoCFE":101,"serie":"A","nro":2,"codigo":"E05","detalle":"rechazo elegido"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("reject knob: HTTP %d", resp.StatusCode)
+	}
+	service := startSandboxProc(t, "--dgi-url", url, "--dgi-certificado", cert)
+
+	dataDir := t.TempDir()
+	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dataDir, profiles.FileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("    dgi:\n      consulta_proveedor: 200ms\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := procEnv(t, dataDir, "CFE_AGENT_HOSTED_URL="+service, "CFE_AGENT_HOSTED_API_KEY="+agentKey)
+	p := startProc(t, env, "serve", "--listen", "127.0.0.1:0")
+	for _, u := range []string{"prov-1", "prov-2", "prov-3"} {
+		p.signExample(u)
+	}
+	var st dgiState
+	var last []byte
+	if !testtool.WaitUntil(t, time.Minute, func() bool {
+		_, last = getAccept(t, p.baseURL+"/state", "application/json")
+		st = dgiState{}
+		if err := json.Unmarshal(last, &st); err != nil {
+			t.Fatalf("/state: %v: %s", err, last)
+		}
+		return st.DGI["aceptados"]+st.DGI["rechazados"] == 3
+	}) {
+		t.Fatalf("DGI's verdicts never reached /state: %s", last)
+	}
+	want := map[string]int{"enviados": 3, "aceptados": 2, "rechazados": 1, "observados": 0, "pendientes": 0, "desconocidos": 0}
+	if len(st.DGI) != len(want) {
+		t.Errorf("dgi block %v, want exactly %v", st.DGI, want)
+	}
+	for k, v := range want {
+		if got, ok := st.DGI[k]; !ok || got != v {
+			t.Errorf("dgi.%s = %d (present %v), want %d", k, got, ok, v)
+		}
+	}
+	var warning string
+	for _, w := range st.Warnings {
+		if strings.Contains(w, "e-Ticket A-2") {
+			warning = w
+		}
+	}
+	if st.Status != "degraded" || !strings.Contains(warning, "E05") || !strings.Contains(warning, "emita un comprobante nuevo") {
+		t.Fatalf("status %s, warnings %q: want degraded naming e-Ticket A-2, E05 and what to do", st.Status, st.Warnings)
+	}
+	_, page := getAccept(t, p.baseURL+"/", "text/html")
+	if !bytes.Contains(page, []byte("e-Ticket A-2")) || !bytes.Contains(page, []byte("E05")) {
+		t.Errorf("the status page does not show the rejection:\n%s", page)
+	}
+	out, _ := runCLI(t, env, "doctor")
+	if !strings.Contains(out, "WARN DGI (por el proveedor): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta") ||
+		!regexp.MustCompile(`(?m)^WARN DGI \(por el proveedor\): DGI rechazó el comprobante e-Ticket A-2 .*E05`).MatchString(out) {
+		t.Errorf("doctor does not report the DGI state and the rejection:\n%s", out)
+	}
+}

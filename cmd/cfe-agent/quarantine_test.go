@@ -36,8 +36,9 @@ var sandboxListeningRE = regexp.MustCompile(`listening on (http://\S+)`)
 
 // startSandboxProc runs the real cfe-sandbox binary on a free loopback port
 // with the e2e key for the demo company (the default profile's RUC), and
-// returns its URL. It stops at the end of the test.
-func startSandboxProc(t *testing.T) string {
+// returns its URL. It stops at the end of the test. extra are more flags;
+// without them it sends nothing to DGI.
+func startSandboxProc(t *testing.T, extra ...string) string {
 	t.Helper()
 	agentBinary(t) // skips where no binary can be built
 	bin, err := sandboxBin()
@@ -50,8 +51,11 @@ func startSandboxProc(t *testing.T) string {
 		t.Fatal(err)
 	}
 	var out testtool.SyncBuffer
-	cmd := exec.Command(bin, "--data-dir", filepath.Join(dir, "datos"), "--listen", "127.0.0.1:0", "--seed", seed,
-		"--demo-password", "demo-password")
+	if len(extra) == 0 {
+		extra = []string{"--dgi-url", "no"}
+	}
+	cmd := exec.Command(bin, append([]string{"--data-dir", filepath.Join(dir, "datos"), "--listen", "127.0.0.1:0", "--seed", seed,
+		"--demo-password", "demo-password"}, extra...)...)
 	cmd.Stdout, cmd.Stderr = &out, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ func newRootCommand(ctx context.Context) *cobra.Command {
 	var data dataFlags
 	cfg := sandbox.Config{}
 	var seedFile string
+	var dgiURL string
 	root := &cobra.Command{
 		Use:           "cfe-sandbox",
 		Short:         "Offline emulator of the hosted CFE service",
@@ -47,6 +48,13 @@ func newRootCommand(ctx context.Context) *cobra.Command {
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 			cfg.Out = cmd.OutOrStdout()
+			switch dgiURL {
+			case dgiOff:
+			case dgiInternal:
+				cfg.DGI.Enabled = true
+			default:
+				cfg.DGI.Enabled, cfg.DGI.URL = true, strings.TrimRight(dgiURL, "/")
+			}
 			return serve(ctx, cfg)
 		},
 	}
@@ -65,8 +73,37 @@ func newRootCommand(ctx context.Context) *cobra.Command {
 	f.IntVar(&cfg.KeyFailureLimits.Failures, "key-failures", sandbox.DefaultKeyFailureLimits.Failures, "invalid API keys per address before 429")
 	f.DurationVar(&cfg.KeyFailureLimits.Window, "key-failure-window", sandbox.DefaultKeyFailureLimits.Window, "time an address takes to earn all its API key tries back")
 
+	// The provider's sending to DGI (docs/sandbox.md, "The provider sends
+	// to DGI"); help in Spanish, like the dgi command's.
+	f.StringVar(&dgiURL, "dgi-url", envOr("CFE_SANDBOX_DGI_URL", dgiInternal),
+		"a dónde envía el proveedor los CFE para DGI: \""+dgiInternal+"\" (un emulador de DGI dentro del proceso, con sus datos en\n"+
+			"DATA-DIR/dgi-ENTORNO), la URL base de otro emulador o servicio con las rutas de DGI (p. ej. la de «cfe-sandbox dgi»),\n"+
+			"o \""+dgiOff+"\" para no enviar a DGI (variable CFE_SANDBOX_DGI_URL)")
+	f.StringVar(&cfg.DGI.Certificate, "dgi-certificado", os.Getenv("CFE_SANDBOX_DGI_CERTIFICADO"),
+		"con --dgi-url: archivo PEM del certificado con el que firman sus respuestas (DATA-DIR/dgi-cert.pem de «cfe-sandbox dgi»;\n"+
+			"variable CFE_SANDBOX_DGI_CERTIFICADO)")
+	f.StringVar(&cfg.DGI.Listen, "dgi-listen", "127.0.0.1:0", "dirección de los servicios del emulador de DGI interno (127.0.0.1:0: un puerto libre)")
+	f.StringVar(&cfg.DGI.AdminListen, "dgi-admin-listen", "127.0.0.1:0", "dirección de administración del emulador de DGI interno (perillas y conteos)")
+	f.DurationVar(&cfg.DGI.Processing, "dgi-procesamiento", 0,
+		"emulador de DGI interno: tiempo desde la recepción de un sobre hasta que se puede consultar su resultado (0: el del emulador; negativo: inmediato)")
+
 	root.AddCommand(userCommand(&data), companyCommand(&data), dgiCommand(ctx))
 	return root
+}
+
+// Values of --dgi-url besides a URL.
+const (
+	dgiInternal = "interno"
+	dgiOff      = "no"
+)
+
+// envOr returns the environment variable name, or def when it is unset or
+// empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // serve runs the emulator until ctx is done.
@@ -79,6 +116,12 @@ func serve(ctx context.Context, cfg sandbox.Config) error {
 		return errors.Join(err, srv.Close())
 	}
 	fmt.Fprintf(cfg.Out, "cfe-sandbox (%s) listening on %s\n", cfg.Environment, srv.URL())
+	switch e := srv.DGIEmulator(); {
+	case e != nil:
+		fmt.Fprintf(cfg.Out, "envía a DGI como proveedor: emulador de DGI interno en %s (administración en %s/admin/estado)\n", e.URL(), e.AdminURL())
+	case cfg.DGI.Enabled:
+		fmt.Fprintf(cfg.Out, "envía a DGI como proveedor: %s\n", cfg.DGI.URL)
+	}
 	<-ctx.Done()
 	return srv.Close()
 }

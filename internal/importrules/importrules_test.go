@@ -74,15 +74,19 @@ var allowed = map[string][]string{
 	// (it composes issuer, signer, store and pdf), and reports, mail and dgi
 	// above issuing, each reaching another room's parts through interfaces
 	// of its own that the root fills; account needs only web. auth is the
-	// emulator's one user of internal/throttle.
-	"sandbox":         {"cfe", "sandbox/account", "sandbox/auth", "sandbox/data", "sandbox/dgi", "sandbox/issuing", "sandbox/mail", "sandbox/reports", "sandbox/web"},
+	// emulator's one user of internal/throttle. As the provider, the root
+	// runs DGI's emulator in-process (sandbox/dgi/emulator) and makes each
+	// company's DGI client (dgi, with the company's credentials: signer);
+	// the dgi room sends with the agent's own sender (dgisend) over its
+	// records.
+	"sandbox":         {"cfe", "dgi", "dgisend", "signer", "sandbox/account", "sandbox/auth", "sandbox/data", "sandbox/dgi", "sandbox/dgi/emulator", "sandbox/issuing", "sandbox/mail", "sandbox/reports", "sandbox/web"},
 	"sandbox/data":    {"cfe"},
 	"sandbox/web":     {"cfe", "internal/httpcode"},
 	"sandbox/auth":    {"cfe", "sandbox/data", "sandbox/web", "internal/throttle"},
 	"sandbox/issuing": {"cfe", "issuer", "signer", "store", "pdf", "sandbox/auth", "sandbox/data", "sandbox/web"},
 	"sandbox/reports": {"cfe", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
 	"sandbox/mail":    {"cfe", "sandbox/auth", "sandbox/data", "sandbox/web"},
-	"sandbox/dgi":     {"cfe", "signer", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
+	"sandbox/dgi":     {"cfe", "signer", "dgi", "dgisend", "sandbox/auth", "sandbox/data", "sandbox/issuing", "sandbox/web"},
 	"sandbox/account": {"cfe", "sandbox/web"},
 	// DGI's own services, emulated (cfe-sandbox dgi): the other side of the
 	// DGI client's wire format, DGI's checks of envelopes and CFEs over cfe,

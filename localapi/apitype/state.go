@@ -59,8 +59,10 @@ type StateReport struct {
 	// Backup is the last backup of the store and the automatic backups'
 	// settings (backup.go); null when the agent does not report it.
 	Backup *BackupReport `json:"backup"`
-	// DGI counts the CFEs the agent sends to DGI itself (the profile's
-	// dgi.modo: directo); absent in provider mode.
+	// DGI counts the CFEs by their state at DGI: those the agent sends to
+	// DGI itself (the profile's dgi.modo: directo), or in provider mode
+	// those it delivered, as the hosted service reports them (absent while
+	// the service reported no state of DGI).
 	DGI *DGIReport `json:"dgi,omitempty"`
 	// CertificateError is why there is no usable certificate (Certificate is
 	// null), in Spanish; absent otherwise.

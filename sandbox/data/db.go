@@ -34,7 +34,7 @@ var (
 
 	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUsernames, bucketCompanies, bucketRUCs, bucketKeys,
 		bucketKeyHashes, bucketUserKeys, bucketSessions, bucketRefresh, bucketCFEs, bucketCFEUUIDs, bucketFolios,
-		bucketPoints}
+		bucketPoints, bucketDGICFEs, bucketDGIEnvelopes, bucketDGIOpen, bucketDGICursor}
 
 	metaEnvironment = []byte("environment")
 	metaJWTKey      = []byte("jwtkey")

@@ -9,14 +9,17 @@
 // by cfe and signer; this room selects the CFEs, refuses what DGI would, and
 // numbers the envelopes.
 //
-// Room left for issue 30 (DGI's web services), so that it needs no new cut:
+// It also sends to DGI as the provider (issue 30):
 //
-//   - the provider's sending: a Provider here that packs what the sandbox
-//     holds (agents' deliveries, its own emitir and anular) into envelopes,
-//     numbered by the same counter as the generated ones (envelopes.go), sends
-//     them with the project's DGI client, and keeps each CFE's DGI state; the
-//     composition root wires it beside Envelopes, and the issuing room shows
-//     the state it keeps through Issued (cfeemitido/{id}, buscar);
+//   - the provider's sending (provider.go): a Provider that sends what the
+//     sandbox holds (agents' deliveries, its own emitir and anular) with the
+//     agent's own sender (dgisend) over each company's records, in
+//     envelopes numbered by the same counter as the generated ones
+//     (envelopes.go), signed with the company's certificate through the
+//     project's DGI client, and keeps each CFE's DGI state
+//     (sandbox/data/dgi.go); the composition root wires it beside Envelopes,
+//     and the issuing room shows the state through Issued (cfeemitido/{id},
+//     buscar);
 //   - DGI's own services (`cfe-sandbox dgi`, the emulator of DGI's reception
 //     and query services): package sandbox/dgi/emulator, with its own data
 //     directory and certificate, sharing no records with the provider, and

@@ -1,6 +1,7 @@
 package issuing
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -47,6 +48,60 @@ type IssuedSummary struct {
 	AceptadoEn   *time.Time      `json:"aceptadoEn,omitempty"`
 	Origen       string          `json:"origen"`
 	Anula        int64           `json:"anula,omitempty"`
+	// The CFE's state at DGI, once the provider put it in an envelope:
+	// DGI's codes AE, BE (rejected: the number is annulled) and CE
+	// (observed) for its verdict; before it, pendiente (not yet received
+	// by DGI), enviado (DGI received its envelope; verdict awaited) or
+	// desconocido (sent, DGI's answer lost: DGI is asked before anything
+	// is sent again). motivosDgi are DGI's codes for a BE or CE.
+	EstadoDgi      string      `json:"estadoDgi,omitempty"`
+	MotivosDgi     []MotivoDGI `json:"motivosDgi,omitempty"`
+	FechaEstadoDgi *time.Time  `json:"fechaEstadoDgi,omitempty"`
+}
+
+// MotivoDGI is one of DGI's codes with its text (Motivo of ACKCFE).
+type MotivoDGI struct {
+	Codigo  string `json:"codigo"`
+	Glosa   string `json:"glosa,omitempty"`
+	Detalle string `json:"detalle,omitempty"`
+}
+
+// DGI's codes of a verdict on a CFE (ACKCFE's Estado).
+const (
+	DGICodeAccepted = "AE"
+	DGICodeRejected = "BE"
+	DGICodeObserved = "CE"
+)
+
+// DGICode is how cfeemitido shows a DGI state: DGI's code for a verdict,
+// the provider's word before it.
+func DGICode(state string) string {
+	switch state {
+	case cfe.DGIAccepted:
+		return DGICodeAccepted
+	case cfe.DGIRejected:
+		return DGICodeRejected
+	case cfe.DGIObserved:
+		return DGICodeObserved
+	case cfe.DGIPending, cfe.DGIInEnvelope:
+		return cfe.DGIPending
+	}
+	return state // enviado, desconocido
+}
+
+// withDGI adds CFE id's DGI state to sum.
+func withDGI(tx *bolt.Tx, sum *IssuedSummary) error {
+	r, err := data.GetDGI(tx, sum.ID)
+	if err != nil || r == nil {
+		return err
+	}
+	sum.EstadoDgi = DGICode(r.State)
+	at := r.UpdatedAt.UTC()
+	sum.FechaEstadoDgi = &at
+	for _, m := range r.Reasons {
+		sum.MotivosDgi = append(sum.MotivosDgi, MotivoDGI{Codigo: m.Codigo, Glosa: m.Glosa, Detalle: m.Detalle})
+	}
+	return nil
 }
 
 // IssuedDetail is GET /api/v1/cfeemitido/{id}: the summary, the CAE, the QR
@@ -96,25 +151,43 @@ func (x *Issued) HandleGet(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(x.log, w, r, err)
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, detailOf(rec))
+	d := detailOf(rec)
+	if err := x.db.View(func(tx *bolt.Tx) error { return withDGI(tx, &d.IssuedSummary) }); err != nil {
+		web.WriteError(x.log, w, r, err)
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, d)
 }
 
 // HandleMarkAccepted is POST /api/v1/cfeemitido/{id}/marcar-aceptado: it marks a CFE as accepted by hand; marking it again keeps
-// the first time.
+// the first time. The mark is the service's own (estado, aceptadoEn): it
+// never changes the CFE's state at DGI (estadoDgi), which only DGI's
+// verdict sets, and a CFE DGI rejected (BE) cannot be marked accepted
+// (409): its number is annulled.
 func (x *Issued) HandleMarkAccepted(w http.ResponseWriter, r *http.Request) {
 	p := auth.PrincipalOf(r)
-	var rec *data.CFERecord
+	var sum IssuedSummary
 	err := x.db.Update(func(tx *bolt.Tx) error {
-		var err error
-		if rec, err = data.GetCFE(tx, pathID(r)); err != nil {
+		rec, err := data.GetCFE(tx, pathID(r))
+		if err != nil {
 			return err
 		}
 		if !p.CanSee(rec.Company) {
 			return ErrOtherCFE
 		}
+		if d, err := data.GetDGI(tx, rec.ID); err != nil {
+			return err
+		} else if d != nil && d.State == cfe.DGIRejected {
+			return &cfe.Error{Code: cfe.ECONFLICT, Message: fmt.Sprintf(
+				"DGI rechazó el CFE %d (BE): su número quedó anulado y no puede marcarse como aceptado; emita un CFE nuevo", rec.ID)}
+		}
 		if rec.Accepted == nil {
 			now := x.now().UTC()
 			rec.Accepted = &now
+		}
+		sum = SummaryOf(rec)
+		if err := withDGI(tx, &sum); err != nil {
+			return err
 		}
 		return data.PutCFE(tx, rec)
 	})
@@ -122,7 +195,7 @@ func (x *Issued) HandleMarkAccepted(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(x.log, w, r, err)
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, SummaryOf(rec))
+	web.WriteJSON(w, http.StatusOK, sum)
 }
 
 // Select calls fn for each of the filter's CFEs in id order, inside one
@@ -155,9 +228,18 @@ func (x *Issued) HandleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []IssuedSummary{}
-	err = x.Select(f, func(c *data.CFERecord) error {
-		out = append(out, SummaryOf(c))
-		return nil
+	err = x.db.View(func(tx *bolt.Tx) error {
+		return data.CompanyCFEs(tx, f.Company, func(c *data.CFERecord) error {
+			if !f.Match(c) {
+				return nil
+			}
+			sum := SummaryOf(c)
+			if err := withDGI(tx, &sum); err != nil {
+				return err
+			}
+			out = append(out, sum)
+			return nil
+		})
 	})
 	if err != nil {
 		web.WriteError(x.log, w, r, err)

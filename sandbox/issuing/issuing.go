@@ -66,6 +66,16 @@ func (s *Service) Prepare(ctx context.Context, company int64) error {
 	return err
 }
 
+// Credentials returns company's test certificate and key (made on first
+// use): the provider signs the company's messages to DGI with them.
+func (s *Service) Credentials(ctx context.Context, company int64) (*signer.Credentials, error) {
+	ci, err := s.issuers.get(ctx, company)
+	if err != nil {
+		return nil, err
+	}
+	return ci.creds, nil
+}
+
 // Close closes the companies' stores.
 func (s *Service) Close() error { return s.issuers.close() }
 
@@ -85,6 +95,7 @@ type storedCredentials struct {
 
 // companyIssuer signs for one company.
 type companyIssuer struct {
+	creds  *signer.Credentials
 	iss    *issuer.Issuer
 	store  *store.DB
 	cert   *x509.Certificate
@@ -148,7 +159,7 @@ func (is *issuers) get(ctx context.Context, id int64) (*companyIssuer, error) {
 		return nil, errors.Join(err, db.Close())
 	}
 	emisor := company.Emisor()
-	ci := &companyIssuer{store: db, cert: creds.Certificate, emisor: emisor, iss: issuer.New(issuer.Config{
+	ci := &companyIssuer{creds: creds, store: db, cert: creds.Certificate, emisor: emisor, iss: issuer.New(issuer.Config{
 		Store:  db,
 		Signer: signer.Canonical{Signer: sg},
 		Emisor: func() cfe.Emisor { return emisor },

@@ -224,6 +224,11 @@ var sandboxCAE = regexp.MustCompile(`^90(\d\d)999(\d\d\d)0$`)
 // valid two years from the authorization.
 const (
 	sandboxSerie = "A"
+	// hostedSerie is the serie the hosted sandbox gives the same generated
+	// ranges for its own emitir and anular (sandbox/issuing's hostedSerie),
+	// so that its numbers never collide with its agents': the emulator
+	// accepts both, as the provider sends both.
+	hostedSerie  = "H"
 	sandboxDNro  = 1
 	sandboxHNro  = 1_000_000
 	sandboxYears = 2
@@ -234,7 +239,8 @@ const (
 // outside the CAE's validity). The emulator knows the CAEs of the sandbox's
 // generated ranges (signer.SandboxRanges, as the agent's sandbox profile and
 // the hosted sandbox make them): the CAE number tells the type and the
-// year of authorization, the range is serie A 1–1,000,000, valid two years.
+// year of authorization, the range is serie A (H for the hosted sandbox's
+// own CFEs) 1–1,000,000, valid two years.
 func checkCAE(c *cfe.CFE) (code, detalle string) {
 	g := c.CAEData
 	m := sandboxCAE.FindStringSubmatch(g.CAEID)
@@ -246,9 +252,9 @@ func checkCAE(c *cfe.CFE) (code, detalle string) {
 	if cfe.Type(tipo) != c.IdDoc.TipoCFE {
 		return "E09", fmt.Sprintf("el CAE %s autoriza el tipo %d y el CFE es de tipo %d", g.CAEID, tipo, int(c.IdDoc.TipoCFE))
 	}
-	if g.DNro != sandboxDNro || g.HNro != sandboxHNro || c.IdDoc.Serie != sandboxSerie {
-		return "E03", fmt.Sprintf("el CAE %s autoriza la serie %s del %d al %d y el CFE declara la serie %s del %d al %d",
-			g.CAEID, sandboxSerie, sandboxDNro, sandboxHNro, c.IdDoc.Serie, g.DNro, g.HNro)
+	if g.DNro != sandboxDNro || g.HNro != sandboxHNro || (c.IdDoc.Serie != sandboxSerie && c.IdDoc.Serie != hostedSerie) {
+		return "E03", fmt.Sprintf("el CAE %s autoriza la serie %s (%s en el servicio) del %d al %d y el CFE declara la serie %s del %d al %d",
+			g.CAEID, sandboxSerie, hostedSerie, sandboxDNro, sandboxHNro, c.IdDoc.Serie, g.DNro, g.HNro)
 	}
 	if c.IdDoc.Nro < sandboxDNro || c.IdDoc.Nro > sandboxHNro {
 		return "E03", fmt.Sprintf("el número %d está fuera del rango del CAE %s (%d a %d)", c.IdDoc.Nro, g.CAEID, sandboxDNro, sandboxHNro)
