@@ -102,3 +102,35 @@ func BenchmarkEnvelope250_signRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEnvelope250_sender: what dgisend's sender does with 250 stored
+// CFEs before they leave, without the store and the network: it checks them
+// (signer.PrepareEnvelope: every signature verified, one certificate),
+// builds the envelope to learn its size, builds it again once the store has
+// numbered it (cfe.BuildEnvelope), and the client signs the SOAP request
+// (dgi.SignRequest).
+func BenchmarkEnvelope250_sender(b *testing.B) {
+	f := getFixture(b)
+	cfes := envelope250(b, f)
+	b.ReportAllocs()
+	for b.Loop() {
+		env, err := signer.PrepareEnvelope(signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, Fecha: f.at, CFEs: cfes})
+		if err != nil {
+			b.Fatal(err)
+		}
+		env.Caratula.IdEmisor = 1
+		if _, err := cfe.BuildEnvelope(env); err != nil {
+			b.Fatal(err)
+		}
+		env.Caratula.IdEmisor = 2
+		x, err := cfe.BuildEnvelope(env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req, err := dgi.SignRequest(dgi.OpSendEnvelope, f.creds, x)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(req)))
+	}
+}
