@@ -126,6 +126,11 @@ type Sender struct {
 	cfg  Config
 	log  *slog.Logger
 	kick chan struct{}
+	// verified remembers the CFEs whose signature verified, by their bytes'
+	// SHA-256: a CFE is verified before the first envelope it goes in, and
+	// not again when it goes in another (a smaller one, one sent again, a
+	// refused envelope's CFEs in a new one).
+	verified *signer.VerifiedCFEs
 
 	mu     sync.Mutex
 	status Status
@@ -154,7 +159,8 @@ func New(cfg Config) *Sender {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sender{cfg: cfg, log: log, kick: make(chan struct{}, 1), next: map[int64]time.Time{}}
+	return &Sender{cfg: cfg, log: log, kick: make(chan struct{}, 1), next: map[int64]time.Time{},
+		verified: signer.NewVerifiedCFEs(4 * cfe.MaxEnvelopeCFEs)}
 }
 
 // Status returns the sender's status.
@@ -343,7 +349,8 @@ func (s *Sender) build(ctx context.Context, e *cfe.DGIEnvelope) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: s.cfg.IDBase + e.ID, Fecha: e.Fecha}
+	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: s.cfg.IDBase + e.ID, Fecha: e.Fecha,
+		CFEs: make([]cfe.EnvelopeCFE, 0, len(items)), Verified: s.verified}
 	for _, it := range items {
 		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
 	}
@@ -422,7 +429,8 @@ func (s *Sender) sendNext(ctx context.Context, now time.Time) (bool, error) {
 	items = pack(items, s.cfg.MaxCFEs)
 	// Check the envelope before recording it: a CFE that cannot go in one
 	// stops here, named, and nothing is recorded.
-	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, Fecha: now.Truncate(time.Second)}
+	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, Fecha: now.Truncate(time.Second),
+		CFEs: make([]cfe.EnvelopeCFE, 0, len(items)), Verified: s.verified}
 	for _, it := range items {
 		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
 	}

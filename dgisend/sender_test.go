@@ -1,6 +1,7 @@
 package dgisend_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -556,5 +557,52 @@ func TestSender_TwoTillsAlikeEnvelopeNumbers(t *testing.T) {
 	e, err := b.db.DGIEnvelope(context.Background(), 1)
 	if err != nil || e.State != cfe.EnvelopeRefused || !strings.Contains(e.LastError, "otra caja") {
 		t.Fatalf("till 2's first envelope = %+v, %v; want refused as another till's", e, err)
+	}
+}
+
+// tampering signs as the company does, then changes the signed CFE: a CFE
+// whose signature does not verify, stored as any other.
+type tampering struct{ signer.Canonical }
+
+func (s tampering) Sign(unsigned []byte) ([]byte, string, error) {
+	signed, digest, err := s.Canonical.Sign(unsigned)
+	return bytes.Replace(signed, []byte(company.RznSoc), []byte("Empresa de Prueba S.B."), 1), digest, err
+}
+
+// A stored CFE whose signature does not verify never reaches DGI: the
+// sender verifies every CFE before the first envelope it goes in (the
+// issuer signs without parsing what it signs, so this is the one
+// independent check before DGI), records nothing and names the CFE; the
+// CFEs before it in commit order wait with it.
+func TestSender_UnverifiableCFENeverSent(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, dgisend.Config{})
+	good := r.issue(t, 2, 101)
+	r.iss = issuer.New(issuer.Config{Store: r.db, Signer: tampering{r.sign}, Emisor: func() cfe.Emisor { return company },
+		Tax: cfe.DefaultTaxConfig(), Now: r.clk.Now,
+		Zone: func(time.Time) issuer.ZoneStatus {
+			return issuer.ZoneStatus{Name: "America/Montevideo", Source: "test", Offset: -3 * 60 * 60}
+		}})
+	r.clk.Add(time.Second) // another uuid than the first good one's
+	bad := r.issue(t, 1, 101)[0]
+	if !bytes.Contains(bad.XML, []byte("Empresa de Prueba S.B.")) {
+		t.Fatal("the tampered CFE was stored unchanged")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for range 3 {
+		if _, err := r.sender.Pass(ctx); err == nil || !strings.Contains(err.Error(), "firma inválida") || !strings.Contains(err.Error(), "CFE[3]") {
+			t.Fatalf("Pass: %v, want the third CFE's invalid signature", err)
+		}
+		r.clk.Add(time.Hour) // past the retry wait
+	}
+	if st := r.sender.Status(); !strings.Contains(st.LastError, "firma inválida") || !strings.Contains(st.LastError, bad.Serie) {
+		t.Errorf("status %q does not name the CFE", st.LastError)
+	}
+	if c := counts(t, r.db); c.Pendientes != 3 || c.Enviados != 0 {
+		t.Errorf("counts %+v, want 3 pending and none sent", c)
+	}
+	if got := emulatorCounts(t, r.em); len(got) != 0 {
+		t.Errorf("DGI received %v (good ones: %s, %s)", got, key(good[0]), key(good[1]))
 	}
 }
