@@ -21,8 +21,13 @@
 //     envelope (EFACCONSULTARESTADOCFE).
 //  3. When nothing is unresolved, packs the next pending CFEs in commit
 //     order (number order within each serie) into one envelope of at most
-//     250 CFEs, 2 MB and one certificate, records it durably with its CFEs,
-//     and only then sends it (step 1's rules for its answer).
+//     250 CFEs, 2 MB and one certificate, verifies every CFE's signature
+//     (signer.PrepareEnvelope; a CFE that does not verify is never sent:
+//     nothing is recorded and the error names it), records it durably with
+//     its CFEs, and only then sends it (step 1's rules for its answer).
+//     A CFE is verified once: the sender remembers the bytes that verified,
+//     and while it waits (step 1 unresolved, a retry, the pace) it verifies
+//     the next envelope's CFEs ahead.
 //
 // Envelopes go one at a time, at least Pace apart (the catch-up's pace
 // after days without DGI). Run repeats passes, woken by the store's commit
@@ -118,6 +123,9 @@ type Status struct {
 	LastError string    // Spanish; "" after a success
 	LastSent  time.Time // the last envelope sent (or sent again)
 	NextTry   time.Time // zero when it may send now
+	// Verified counts the CFEs whose signature the sender verified and
+	// remembers (they go in an envelope without being verified again).
+	Verified int
 }
 
 // Sender sends pending CFEs to DGI; see the package comment. Pass and Run
@@ -166,8 +174,10 @@ func New(cfg Config) *Sender {
 // Status returns the sender's status.
 func (s *Sender) Status() Status {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.status
+	st := s.status
+	s.mu.Unlock()
+	st.Verified = s.verified.Len()
+	return st
 }
 
 // Kick wakes the sender for a pass now.
@@ -280,9 +290,11 @@ func (s *Sender) Pass(ctx context.Context) (bool, error) {
 		}
 	}
 	if unresolved || !s.mayTry(now) {
+		s.verifyAhead(ctx)
 		return progress, nil
 	}
 	if st := s.Status(); s.cfg.Pace > 0 && !st.LastSent.IsZero() && now.Before(st.LastSent.Add(s.cfg.Pace)) {
+		s.verifyAhead(ctx)
 		return progress, nil
 	}
 	sent, err := s.sendNext(ctx, now)
@@ -462,6 +474,25 @@ func (s *Sender) sendNext(ctx context.Context, now time.Time) (bool, error) {
 	}
 	s.log.Info("dgi: envelope recorded", "envelope", e.ID, "cfes", len(items))
 	return s.send(ctx, e, now, doc)
+}
+
+// verifyAhead verifies, while the sender waits (an envelope unresolved, a
+// retry or the pace), the CFEs of the next envelope, so that it is built
+// without verifying them then: after days without DGI the backlog's next
+// envelope is verified during the outage, and in the catch-up each next
+// one during the pace. Nothing is recorded or refused here: what verifies
+// is remembered (s.verified), and a CFE that does not is verified again
+// by sendNext, which refuses the envelope naming it.
+func (s *Sender) verifyAhead(ctx context.Context) {
+	items, err := s.cfg.Store.DGIPending(ctx, s.cfg.MaxCFEs)
+	if err != nil || len(items) == 0 {
+		return
+	}
+	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, CFEs: make([]cfe.EnvelopeCFE, 0, len(items)), Verified: s.verified}
+	for _, it := range items {
+		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
+	}
+	_, _ = signer.PrepareEnvelope(req)
 }
 
 // pack takes the longest prefix of items that fits one envelope: at most

@@ -606,3 +606,41 @@ func TestSender_UnverifiableCFENeverSent(t *testing.T) {
 		t.Errorf("DGI received %v (good ones: %s, %s)", got, key(good[0]), key(good[1]))
 	}
 }
+
+// While the sender waits (DGI unreachable: the retry wait), it verifies the
+// next envelope's CFEs ahead, so that the envelope is built without
+// verifying them then; once DGI is back every CFE is accepted.
+func TestSender_VerifiesAheadWhileWaiting(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, dgisend.Config{MaxCFEs: 10})
+	ctx := context.Background()
+	if err := r.em.SetUnreachable(true); err != nil {
+		t.Fatal(err)
+	}
+	docs := r.issue(t, 4, 101)
+	if _, err := r.sender.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.sender.Status(); st.LastError == "" || st.Verified != 4 {
+		t.Fatalf("after a failed envelope of 4: %+v, want an error and 4 CFEs verified", st)
+	}
+	r.clk.Add(time.Second) // within the retry wait
+	docs = append(docs, r.issue(t, 12, 101)...)
+	if _, err := r.sender.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := r.em.EnvelopeCount(); n != 0 {
+		t.Fatalf("%d envelopes reached DGI while it was unreachable", n)
+	}
+	if st := r.sender.Status(); st.Verified != 4+10 {
+		t.Fatalf("while waiting: %d CFEs verified, want the recorded envelope's 4 and the next envelope's 10", st.Verified)
+	}
+	if err := r.em.SetUnreachable(false); err != nil {
+		t.Fatal(err)
+	}
+	r.drain(t, 200)
+	if got, want := counts(t, r.db), (cfe.DGICounts{Enviados: len(docs), Aceptados: len(docs)}); got != want {
+		t.Fatalf("counts = %+v, want %+v", got, want)
+	}
+	checkOnce(t, r, docs, dgi.CFEReceived)
+}
