@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -348,17 +349,16 @@ func declaredEncoding(inst []byte) string {
 	return ""
 }
 
-// check returns a field error for each rule of DGI's envelope the envelope
-// breaks, and the CFE element of each CFE (readHead, not whole: see there).
-func (e *Envelope) check() ([]FieldError, [][]byte) {
+// caratulaRules returns a field error for each rule of DGI's envelope a
+// Caratula of an envelope of kind breaks.
+func caratulaRules(kind EnvelopeKind, c Caratula) []FieldError {
 	var fs []FieldError
 	add := func(campo, format string, args ...any) {
 		fs = append(fs, FieldError{Campo: campo, Mensaje: fmt.Sprintf(format, args...)})
 	}
-	if e.Kind.Root() == "" {
-		add("tipo", "el tipo de sobre %d no existe", int(e.Kind))
+	if kind.Root() == "" {
+		add("tipo", "el tipo de sobre %d no existe", int(kind))
 	}
-	c := e.Caratula
 	if !ValidRUC(c.RutReceptor) {
 		add("Caratula/RutReceptor", "%q no es un RUC válido", c.RutReceptor)
 	}
@@ -374,6 +374,17 @@ func (e *Envelope) check() ([]FieldError, [][]byte) {
 	if len(c.Certificate) == 0 {
 		add("Caratula/X509Certificate", "falta el certificado con el que se firmaron los CFE")
 	}
+	return fs
+}
+
+// check returns a field error for each rule of DGI's envelope the envelope
+// breaks, and the CFE element of each CFE (readHead, not whole: see there).
+func (e *Envelope) check() ([]FieldError, [][]byte) {
+	fs := caratulaRules(e.Kind, e.Caratula)
+	add := func(campo, format string, args ...any) {
+		fs = append(fs, FieldError{Campo: campo, Mensaje: fmt.Sprintf(format, args...)})
+	}
+	c := e.Caratula
 	switch n := len(e.CFEs); {
 	case n == 0:
 		add("CFE", "un sobre lleva al menos un CFE")
@@ -461,6 +472,47 @@ func BuildEnvelope(e *Envelope) ([]byte, error) {
 	if len(fs) > 0 {
 		return nil, envelopeInvalid(op, fs)
 	}
+	return e.write(op, elems)
+}
+
+// CheckedEnvelope is an envelope whose rules CheckEnvelope applied, to be
+// written under a Caratula numbered afterwards (Build).
+type CheckedEnvelope struct {
+	env   Envelope
+	elems [][]byte
+}
+
+// CheckEnvelope applies BuildEnvelope's rules to e once, for a caller that
+// checks an envelope before it numbers it (an outbox records the envelope,
+// which gives it its Idemisor, only once it is known to be buildable), and
+// then writes it with Build. It keeps e's CFEs, whose bytes must not change
+// in between. Errors: EINVALID as BuildEnvelope's.
+func CheckEnvelope(e *Envelope) (*CheckedEnvelope, error) {
+	fs, elems := e.check()
+	if len(fs) > 0 {
+		return nil, envelopeInvalid("cfe.CheckEnvelope", fs)
+	}
+	c := &CheckedEnvelope{env: *e, elems: elems}
+	c.env.CFEs = slices.Clone(e.CFEs)
+	return c, nil
+}
+
+// Build writes the checked envelope as BuildEnvelope does, its Caratula's
+// Idemisor and Fecha replaced by idEmisor and fecha (checked again). Its
+// CFEs are not read again. Errors: EINVALID for an Idemisor or Fecha
+// out of range, or an envelope larger than MaxEnvelopeBytes.
+func (c *CheckedEnvelope) Build(idEmisor int64, fecha time.Time) ([]byte, error) {
+	const op = "cfe.BuildEnvelope"
+	e := c.env
+	e.Caratula.IdEmisor, e.Caratula.Fecha = idEmisor, fecha
+	if fs := caratulaRules(e.Kind, e.Caratula); len(fs) > 0 {
+		return nil, envelopeInvalid(op, fs)
+	}
+	return e.write(op, c.elems)
+}
+
+// write writes e, whose CFE elements are elems, once its rules were checked.
+func (e *Envelope) write(op string, elems [][]byte) ([]byte, error) {
 	c := e.Caratula
 	size := 1024 + base64.StdEncoding.EncodedLen(len(c.Certificate))
 	for i, ec := range e.CFEs {

@@ -287,3 +287,45 @@ func TestReadCFEHead_Whole(t *testing.T) {
 		t.Errorf("a CFE broken after its head: %v, want EINVALID (bien formado)", err)
 	}
 }
+
+// CheckEnvelope reads and checks the CFEs once; Build then writes, under
+// another Idemisor and Fecha, byte for byte what BuildEnvelope writes for
+// them, and refuses a Caratula out of range. CheckEnvelope refuses what
+// BuildEnvelope refuses.
+func TestCheckEnvelope_Build(t *testing.T) {
+	t.Parallel()
+	cfes := sampleCFEs(t)
+	env := &cfe.Envelope{Kind: cfe.EnvelopeDGI, Caratula: cfe.Caratula{RutReceptor: cfe.RUCDGI, RUCEmisor: sampleRUC, IdEmisor: 1,
+		Fecha: envelopeTime, Certificate: sampleCertDER(t)}, CFEs: []cfe.EnvelopeCFE{{XML: cfes[101]}, {XML: cfes[111]}, {XML: cfes[181]}}}
+	checked, err := cfe.CheckEnvelope(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := envelopeTime.Add(90 * time.Second)
+	got, err := checked.Build(4_000_123, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbered := *env
+	numbered.Caratula.IdEmisor, numbered.Caratula.Fecha = 4_000_123, later
+	want, err := cfe.BuildEnvelope(&numbered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || !bytes.Contains(got, []byte("<Idemisor>4000123</Idemisor>")) {
+		t.Errorf("Build differs from BuildEnvelope:\n%.600s\n%.600s", got, want)
+	}
+	if _, err := checked.Build(cfe.MaxEnvelopeID+1, later); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "Idemisor") {
+		t.Errorf("an Idemisor of 11 digits: %v", err)
+	}
+	if _, err := checked.Build(1, time.Date(2010, 1, 1, 0, 0, 0, 0, cfe.Montevideo)); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "Fecha") {
+		t.Errorf("a Fecha before 2011: %v", err)
+	}
+	env.CFEs = append(env.CFEs, cfe.EnvelopeCFE{XML: cfes[101]})
+	if _, err := cfe.CheckEnvelope(env); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "ya está en el sobre") {
+		t.Errorf("a repeated CFE: %v", err)
+	}
+	if again, err := checked.Build(4_000_123, later); err != nil || !bytes.Equal(again, got) {
+		t.Errorf("a change to the caller's envelope after CheckEnvelope changed the checked one: %v", err)
+	}
+}
