@@ -446,15 +446,20 @@ func (s *Sender) sendNext(ctx context.Context, now time.Time) (bool, error) {
 	for _, it := range items {
 		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
 	}
-	var env *cfe.Envelope
+	// Its CFEs are read and checked once (cfe.CheckEnvelope), then it is
+	// written before it is recorded (its size) and after (its number).
+	var checked *cfe.CheckedEnvelope
 	for {
+		var env *cfe.Envelope
 		if env, err = signer.PrepareEnvelope(req); err == nil {
 			env.Caratula.IdEmisor = s.cfg.IDBase + 1
-			var doc []byte
-			if doc, err = cfe.BuildEnvelope(env); err == nil && len(doc) > cfe.MaxEnvelopeBytes && len(items) > 1 {
-				n := len(items) * 9 / 10
-				items, req.CFEs = items[:n], req.CFEs[:n]
-				continue
+			if checked, err = cfe.CheckEnvelope(env); err == nil {
+				var doc []byte
+				if doc, err = checked.Build(env.Caratula.IdEmisor, env.Caratula.Fecha); err == nil && len(doc) > cfe.MaxEnvelopeBytes && len(items) > 1 {
+					n := len(items) * 9 / 10
+					items, req.CFEs = items[:n], req.CFEs[:n]
+					continue
+				}
 			}
 		}
 		break
@@ -467,8 +472,7 @@ func (s *Sender) sendNext(ctx context.Context, now time.Time) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	env.Caratula.IdEmisor, env.Caratula.Fecha = s.cfg.IDBase+e.ID, e.Fecha
-	doc, err := cfe.BuildEnvelope(env)
+	doc, err := checked.Build(s.cfg.IDBase+e.ID, e.Fecha)
 	if err != nil {
 		return false, err
 	}

@@ -105,10 +105,10 @@ func BenchmarkEnvelope250_signRequest(b *testing.B) {
 
 // BenchmarkEnvelope250_sender: what dgisend's sender does with 250 stored
 // CFEs before they leave, without the store and the network: it checks them
-// (signer.PrepareEnvelope: every signature verified, one certificate),
-// builds the envelope to learn its size, builds it again once the store has
-// numbered it (cfe.BuildEnvelope), and the client signs the SOAP request
-// (dgi.SignRequest).
+// (signer.PrepareEnvelope: every signature verified, one certificate), reads
+// and checks them for the envelope once (cfe.CheckEnvelope), writes the
+// envelope to learn its size and again once the store has numbered it
+// (Build), and the client signs the SOAP request (dgi.SignRequest).
 func BenchmarkEnvelope250_sender(b *testing.B) {
 	f := getFixture(b)
 	cfes := envelope250(b, f)
@@ -119,11 +119,14 @@ func BenchmarkEnvelope250_sender(b *testing.B) {
 			b.Fatal(err)
 		}
 		env.Caratula.IdEmisor = 1
-		if _, err := cfe.BuildEnvelope(env); err != nil {
+		checked, err := cfe.CheckEnvelope(env)
+		if err != nil {
 			b.Fatal(err)
 		}
-		env.Caratula.IdEmisor = 2
-		x, err := cfe.BuildEnvelope(env)
+		if _, err := checked.Build(1, f.at); err != nil {
+			b.Fatal(err)
+		}
+		x, err := checked.Build(2, f.at)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -170,11 +173,14 @@ func BenchmarkEnvelope250_senderVerified(b *testing.B) {
 			b.Fatal(err)
 		}
 		env.Caratula.IdEmisor = 1
-		if _, err := cfe.BuildEnvelope(env); err != nil {
+		checked, err := cfe.CheckEnvelope(env)
+		if err != nil {
 			b.Fatal(err)
 		}
-		env.Caratula.IdEmisor = 2
-		x, err := cfe.BuildEnvelope(env)
+		if _, err := checked.Build(1, f.at); err != nil {
+			b.Fatal(err)
+		}
+		x, err := checked.Build(2, f.at)
 		if err != nil {
 			b.Fatal(err)
 		}
