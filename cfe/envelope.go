@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,111 +128,216 @@ func (h CFEHead) AddressedTo(ruc string) bool {
 	return !info.Contingency && h.ReceiverRUC() == ruc
 }
 
-// cfeHeadXML is the part of a CFE that ReadCFEHead decodes.
-type cfeHeadXML struct {
-	XMLName xml.Name
-	Docs    []struct {
-		XMLName    xml.Name
-		Encabezado struct {
-			IdDoc struct {
-				TipoCFE string
-				Serie   string
-				Nro     string
-			}
-			Emisor struct {
-				RUCEmisor string
-			}
-			Receptor struct {
-				TipoDocRecep string
-				DocRecep     string
-			}
-		}
-	} `xml:",any"`
-}
-
 // ReadCFEHead reads a standalone CFE's type, number, issuer and receiver,
-// without building the model. It returns EINVALID when b is not a CFE
-// document.
+// without building the model. It reads the whole document, so it also checks
+// that it is well-formed XML with nothing but white space after the CFE
+// element. It returns EINVALID when b is not a CFE document.
 func ReadCFEHead(b []byte) (CFEHead, error) {
-	const op = "cfe.ReadCFEHead"
-	elem, err := standaloneCFE(b)
+	h, _, err := readHead(b, true)
 	if err != nil {
-		return CFEHead{}, &Error{Code: EINVALID, Op: op, Message: err.Error()}
-	}
-	var x cfeHeadXML
-	if err := xml.Unmarshal(elem, &x); err != nil {
-		return CFEHead{}, &Error{Code: EINVALID, Op: op, Message: "el CFE no es XML válido", Err: err}
-	}
-	var h CFEHead
-	found := false
-	for _, d := range x.Docs {
-		switch {
-		case d.XMLName.Space == NamespaceDSig && d.XMLName.Local == "Signature":
-			h.Signed = true
-		case d.XMLName.Space == NamespaceCFE && !found:
-			found = true
-			e := d.Encabezado
-			t, _ := strconv.Atoi(strings.TrimSpace(e.IdDoc.TipoCFE))
-			h.Type = Type(t)
-			h.Serie = strings.TrimSpace(e.IdDoc.Serie)
-			h.Nro, _ = strconv.ParseInt(strings.TrimSpace(e.IdDoc.Nro), 10, 64)
-			h.RUCEmisor = strings.TrimSpace(e.Emisor.RUCEmisor)
-			h.TipoDocRecep, _ = strconv.Atoi(strings.TrimSpace(e.Receptor.TipoDocRecep))
-			h.DocRecep = strings.TrimSpace(e.Receptor.DocRecep)
-		}
-	}
-	if !found || !h.Type.Valid() {
-		return CFEHead{}, &Error{Code: EINVALID, Op: op, Message: "el documento no tiene Encabezado/IdDoc/TipoCFE de un tipo de CFE conocido"}
+		return CFEHead{}, &Error{Code: EINVALID, Op: "cfe.ReadCFEHead", Message: err.Error()}
 	}
 	return h, nil
 }
 
-// standaloneCFE returns the CFE element of a standalone CFE document: the
-// bytes from its start tag to its end tag, untouched. Before it there may be
-// only white space and an XML declaration in UTF-8, after it only white space.
-func standaloneCFE(b []byte) ([]byte, error) {
+// readHead reads a standalone CFE document in one pass: its prolog (only
+// white space and an XML declaration in UTF-8), the CFE element's start tag
+// and its document's Encabezado (IdDoc, Emisor, Receptor). It returns the
+// head and the CFE element's bytes, from its start tag to its end tag,
+// untouched.
+//
+// When whole, it reads every token to the end: the document is well-formed,
+// Signed means a ds:Signature child, and only white space follows the CFE
+// element. Otherwise it stops after the Encabezado and checks the document's
+// end by its bytes: the last end tag is the CFE element's, with only white
+// space after it, and Signed means that a Signature element's end tag comes
+// right before it, where an enveloped signature goes. That is what an
+// envelope needs (BuildEnvelope): the rest of each CFE is covered by its
+// signature, which the caller verifies (signer.PrepareEnvelope parses and
+// canonicalizes every CFE), and a CFE cut from a parsed envelope
+// (ParseEnvelope) was read whole with it.
+func readHead(b []byte, whole bool) (CFEHead, []byte, error) {
 	if head := bytes.TrimLeft(b, " \t\r\n"); bytes.HasPrefix(head, []byte("<?xml")) {
 		if end := bytes.Index(head, []byte("?>")); end > 0 {
 			if enc := declaredEncoding(head[:end]); enc != "" && !strings.EqualFold(enc, "utf-8") {
-				return nil, fmt.Errorf("el CFE está en %s: en un sobre va en UTF-8", enc)
+				return CFEHead{}, nil, fmt.Errorf("el CFE está en %s: en un sobre va en UTF-8", enc)
 			}
 		}
 	}
 	d := xml.NewDecoder(bytes.NewReader(b))
+	malformed := func(err error) error {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("el CFE no es XML bien formado: %w", err)
+	}
+	// The prolog, up to the CFE element's start tag.
+	var off int64
 	for {
-		off := d.InputOffset()
+		off = d.InputOffset()
 		tok, err := d.Token()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, errors.New("el documento no contiene un elemento CFE")
+				return CFEHead{}, nil, errors.New("el documento no contiene un elemento CFE")
 			}
-			return nil, fmt.Errorf("el CFE no es XML bien formado: %w", err)
+			return CFEHead{}, nil, malformed(err)
+		}
+		if t, ok := tok.(xml.StartElement); ok {
+			if t.Name.Space != NamespaceCFE || t.Name.Local != "CFE" {
+				return CFEHead{}, nil, fmt.Errorf("el elemento raíz es <%s> y no <CFE> del espacio de nombres %s declarado en él", t.Name.Local, NamespaceCFE)
+			}
+			break
 		}
 		switch t := tok.(type) {
 		case xml.ProcInst:
 			if t.Target != "xml" {
-				return nil, errors.New("el CFE contiene una instrucción de procesamiento antes del elemento CFE")
+				return CFEHead{}, nil, errors.New("el CFE contiene una instrucción de procesamiento antes del elemento CFE")
 			}
 		case xml.CharData:
 			if len(bytes.TrimSpace(t)) > 0 {
-				return nil, errors.New("el CFE tiene texto fuera del elemento CFE")
+				return CFEHead{}, nil, errors.New("el CFE tiene texto fuera del elemento CFE")
 			}
-		case xml.StartElement:
-			if t.Name.Space != NamespaceCFE || t.Name.Local != "CFE" {
-				return nil, fmt.Errorf("el elemento raíz es <%s> y no <CFE> del espacio de nombres %s declarado en él", t.Name.Local, NamespaceCFE)
-			}
-			if err := d.Skip(); err != nil {
-				return nil, fmt.Errorf("el CFE no es XML bien formado: %w", err)
-			}
-			end := d.InputOffset()
-			if len(bytes.TrimSpace(b[end:])) > 0 {
-				return nil, errors.New("el CFE tiene contenido después del elemento CFE")
-			}
-			return b[off:end], nil
 		default:
-			return nil, errors.New("el CFE contiene comentarios o declaraciones antes del elemento CFE")
+			return CFEHead{}, nil, errors.New("el CFE contiene comentarios o declaraciones antes del elemento CFE")
 		}
 	}
+	// The CFE element's content: depth 2 is its children (the document and
+	// the Signature), 3 the document's (Encabezado), 4 the Encabezado's, 5
+	// their fields.
+	var (
+		h                   CFEHead
+		found, inDoc, inEnc bool
+		group, field        string
+		text                []byte
+		tipo, nro, tipoDoc  string
+	)
+	depth := 1
+	for depth > 0 {
+		tok, err := d.Token()
+		if err != nil {
+			return CFEHead{}, nil, malformed(err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			switch {
+			case depth == 2 && t.Name.Space == NamespaceDSig && t.Name.Local == "Signature":
+				h.Signed = true
+			case depth == 2 && t.Name.Space == NamespaceCFE && !found:
+				found, inDoc = true, true
+			case depth == 3 && inDoc && t.Name.Local == "Encabezado":
+				inEnc = true
+			case depth == 4 && inEnc:
+				group = t.Name.Local
+			case depth == 5 && group != "":
+				field, text = t.Name.Local, text[:0]
+			}
+		case xml.CharData:
+			if field != "" {
+				text = append(text, t...)
+			}
+		case xml.EndElement:
+			switch {
+			case depth == 5 && field != "":
+				v := strings.TrimSpace(string(text))
+				switch group + "/" + field {
+				case "IdDoc/TipoCFE":
+					tipo = v
+				case "IdDoc/Serie":
+					h.Serie = v
+				case "IdDoc/Nro":
+					nro = v
+				case "Emisor/RUCEmisor":
+					h.RUCEmisor = v
+				case "Receptor/TipoDocRecep":
+					tipoDoc = v
+				case "Receptor/DocRecep":
+					h.DocRecep = v
+				}
+				field = ""
+			case depth == 4:
+				group = ""
+			case depth == 3 && inEnc:
+				inEnc = false
+				if !whole {
+					depth = -1 // the head is read
+					continue
+				}
+			case depth == 2:
+				inDoc = false
+				if !whole && found {
+					depth = -1 // a document without Encabezado
+					continue
+				}
+			}
+			depth--
+		}
+	}
+	var elem []byte
+	if whole {
+		end := d.InputOffset()
+		if len(bytes.TrimSpace(b[end:])) > 0 {
+			return CFEHead{}, nil, errors.New("el CFE tiene contenido después del elemento CFE")
+		}
+		elem = b[off:end]
+	} else {
+		var err error
+		if elem, h.Signed, err = cfeElement(b, off); err != nil {
+			return CFEHead{}, nil, err
+		}
+	}
+	t, _ := strconv.Atoi(tipo)
+	h.Type = Type(t)
+	h.Nro, _ = strconv.ParseInt(nro, 10, 64)
+	h.TipoDocRecep, _ = strconv.Atoi(tipoDoc)
+	if !found || !h.Type.Valid() {
+		return CFEHead{}, nil, errors.New("el documento no tiene Encabezado/IdDoc/TipoCFE de un tipo de CFE conocido")
+	}
+	return h, elem, nil
+}
+
+// cfeElement returns the CFE element of b whose start tag is at off, found
+// by its end tag: the last one of b, with only white space after it. signed
+// reports whether the end tag of a Signature element comes right before it.
+func cfeElement(b []byte, off int64) (elem []byte, signed bool, err error) {
+	start := b[off:]
+	name := start[1:]
+	if i := bytes.IndexAny(name, " \t\r\n/>"); i >= 0 {
+		name = name[:i]
+	}
+	trimmed := bytes.TrimRight(start, " \t\r\n")
+	endTag, ok := lastEndTag(trimmed)
+	if !ok || string(endTag.name) != string(name) {
+		return nil, false, fmt.Errorf("el CFE no termina en </%s>: tiene contenido después del elemento CFE o está incompleto", name)
+	}
+	before, ok := lastEndTag(bytes.TrimRight(trimmed[:endTag.at], " \t\r\n"))
+	local := before.name
+	if i := bytes.IndexByte(local, ':'); i >= 0 {
+		local = local[i+1:]
+	}
+	return trimmed, ok && string(local) == "Signature", nil
+}
+
+// endTag is an end tag found by lastEndTag: its qualified name and offset.
+type endTag struct {
+	name []byte
+	at   int
+}
+
+// lastEndTag finds the end tag b ends with ("</name>" or "</name >").
+func lastEndTag(b []byte) (endTag, bool) {
+	if len(b) == 0 || b[len(b)-1] != '>' {
+		return endTag{}, false
+	}
+	i := bytes.LastIndex(b, []byte("</"))
+	if i < 0 {
+		return endTag{}, false
+	}
+	name := bytes.TrimRight(b[i+2:len(b)-1], " \t\r\n")
+	if len(name) == 0 || bytes.ContainsAny(name, " \t\r\n<>/\"'=") {
+		return endTag{}, false
+	}
+	return endTag{name: name, at: i}, true
 }
 
 var encodingAttr = regexp.MustCompile(`encoding\s*=\s*["']([A-Za-z0-9._-]+)["']`)
@@ -243,17 +349,16 @@ func declaredEncoding(inst []byte) string {
 	return ""
 }
 
-// check returns a field error for each rule of DGI's envelope the envelope
-// breaks, and the heads of its CFEs.
-func (e *Envelope) check() ([]FieldError, []CFEHead) {
+// caratulaRules returns a field error for each rule of DGI's envelope a
+// Caratula of an envelope of kind breaks.
+func caratulaRules(kind EnvelopeKind, c Caratula) []FieldError {
 	var fs []FieldError
 	add := func(campo, format string, args ...any) {
 		fs = append(fs, FieldError{Campo: campo, Mensaje: fmt.Sprintf(format, args...)})
 	}
-	if e.Kind.Root() == "" {
-		add("tipo", "el tipo de sobre %d no existe", int(e.Kind))
+	if kind.Root() == "" {
+		add("tipo", "el tipo de sobre %d no existe", int(kind))
 	}
-	c := e.Caratula
 	if !ValidRUC(c.RutReceptor) {
 		add("Caratula/RutReceptor", "%q no es un RUC válido", c.RutReceptor)
 	}
@@ -269,29 +374,45 @@ func (e *Envelope) check() ([]FieldError, []CFEHead) {
 	if len(c.Certificate) == 0 {
 		add("Caratula/X509Certificate", "falta el certificado con el que se firmaron los CFE")
 	}
+	return fs
+}
+
+// check returns a field error for each rule of DGI's envelope the envelope
+// breaks, and the CFE element of each CFE (readHead, not whole: see there).
+func (e *Envelope) check() ([]FieldError, [][]byte) {
+	fs := caratulaRules(e.Kind, e.Caratula)
+	add := func(campo, format string, args ...any) {
+		fs = append(fs, FieldError{Campo: campo, Mensaje: fmt.Sprintf(format, args...)})
+	}
+	c := e.Caratula
 	switch n := len(e.CFEs); {
 	case n == 0:
 		add("CFE", "un sobre lleva al menos un CFE")
 	case n > MaxEnvelopeCFEs:
 		add("CFE", "un sobre admite hasta %d CFE (DGI, Formato del Sobre) y se seleccionaron %d", MaxEnvelopeCFEs, n)
 	}
-	heads := make([]CFEHead, len(e.CFEs))
-	seen := map[string]int{}
+	type number struct {
+		t     Type
+		serie string
+		nro   int64
+	}
+	elems := make([][]byte, len(e.CFEs))
+	seen := make(map[number]int, len(e.CFEs))
 	for i, ec := range e.CFEs {
-		campo := fmt.Sprintf("CFE[%d]", i+1)
-		h, err := ReadCFEHead(ec.XML)
+		campo := "CFE[" + strconv.Itoa(i+1) + "]"
+		h, elem, err := readHead(ec.XML, false)
 		if err != nil {
-			add(campo, "%s", ErrorMessage(err))
+			add(campo, "%s", err.Error())
 			continue
 		}
-		heads[i] = h
+		elems[i] = elem
 		if !h.Signed {
 			add(campo, "%s no está firmado", h)
 		}
 		if h.RUCEmisor != c.RUCEmisor {
 			add(campo, "%s es del RUC emisor %s y el sobre del RUC %s: un sobre lleva los CFE de un solo emisor", h, h.RUCEmisor, c.RUCEmisor)
 		}
-		key := fmt.Sprintf("%d/%s/%d", h.Type, h.Serie, h.Nro)
+		key := number{h.Type, h.Serie, h.Nro}
 		if j, dup := seen[key]; dup {
 			add(campo, "%s ya está en el sobre (CFE[%d])", h, j)
 		}
@@ -313,7 +434,7 @@ func (e *Envelope) check() ([]FieldError, []CFEHead) {
 			}
 		}
 	}
-	return fs, heads
+	return fs, elems
 }
 
 func describeReceiver(h CFEHead) string {
@@ -339,14 +460,66 @@ func describeReceiver(h CFEHead) string {
 // standalone CFE, of another issuer, repeated, or (receiver's envelope) not
 // addressed to RutReceptor's RUC or a contingency receipt, and an envelope
 // larger than MaxEnvelopeBytes.
+//
+// Of each CFE it reads the head (up to the Encabezado) and checks the ends
+// (the prolog, the CFE element's end tag with a Signature's right before it,
+// nothing after): it does not parse the rest, whose every byte the CFE's
+// signature covers. Verifying those signatures is the caller's part, before
+// anything is sent: signer.PrepareEnvelope (or signer.MakeEnvelope) does it.
 func BuildEnvelope(e *Envelope) ([]byte, error) {
 	const op = "cfe.BuildEnvelope"
-	fs, _ := e.check()
+	fs, elems := e.check()
 	if len(fs) > 0 {
 		return nil, envelopeInvalid(op, fs)
 	}
+	return e.write(op, elems)
+}
+
+// CheckedEnvelope is an envelope whose rules CheckEnvelope applied, to be
+// written under a Caratula numbered afterwards (Build).
+type CheckedEnvelope struct {
+	env   Envelope
+	elems [][]byte
+}
+
+// CheckEnvelope applies BuildEnvelope's rules to e once, for a caller that
+// checks an envelope before it numbers it (an outbox records the envelope,
+// which gives it its Idemisor, only once it is known to be buildable), and
+// then writes it with Build. It keeps e's CFEs, whose bytes must not change
+// in between. Errors: EINVALID as BuildEnvelope's.
+func CheckEnvelope(e *Envelope) (*CheckedEnvelope, error) {
+	fs, elems := e.check()
+	if len(fs) > 0 {
+		return nil, envelopeInvalid("cfe.CheckEnvelope", fs)
+	}
+	c := &CheckedEnvelope{env: *e, elems: elems}
+	c.env.CFEs = slices.Clone(e.CFEs)
+	return c, nil
+}
+
+// Build writes the checked envelope as BuildEnvelope does, its Caratula's
+// Idemisor and Fecha replaced by idEmisor and fecha (checked again). Its
+// CFEs are not read again. Errors: EINVALID for an Idemisor or Fecha
+// out of range, or an envelope larger than MaxEnvelopeBytes.
+func (c *CheckedEnvelope) Build(idEmisor int64, fecha time.Time) ([]byte, error) {
+	const op = "cfe.BuildEnvelope"
+	e := c.env
+	e.Caratula.IdEmisor, e.Caratula.Fecha = idEmisor, fecha
+	if fs := caratulaRules(e.Kind, e.Caratula); len(fs) > 0 {
+		return nil, envelopeInvalid(op, fs)
+	}
+	return e.write(op, c.elems)
+}
+
+// write writes e, whose CFE elements are elems, once its rules were checked.
+func (e *Envelope) write(op string, elems [][]byte) ([]byte, error) {
 	c := e.Caratula
+	size := 1024 + base64.StdEncoding.EncodedLen(len(c.Certificate))
+	for i, ec := range e.CFEs {
+		size += len(elems[i]) + len(ec.Adenda) + 64
+	}
 	var b bytes.Buffer
+	b.Grow(size)
 	root := e.Kind.Root()
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	fmt.Fprintf(&b, `<%s xmlns="%s" version="%s">`, root, NamespaceCFE, envelopeVersion)
@@ -354,8 +527,8 @@ func BuildEnvelope(e *Envelope) ([]byte, error) {
 		`<CantCFE>%d</CantCFE><Fecha>%s</Fecha><X509Certificate>%s</X509Certificate></Caratula>`,
 		envelopeVersion, c.RutReceptor, c.RUCEmisor, c.IdEmisor, len(e.CFEs),
 		c.Fecha.In(Montevideo).Format("2006-01-02T15:04:05-07:00"), base64.StdEncoding.EncodeToString(c.Certificate))
-	for _, ec := range e.CFEs {
-		elem, _ := standaloneCFE(ec.XML) // checked above
+	for i, ec := range e.CFEs {
+		elem := elems[i]
 		if e.Kind == EnvelopeReceiver {
 			b.WriteString("<CFE_Adenda>")
 			b.Write(elem)

@@ -172,6 +172,10 @@ func TestBuildEnvelope_Rules(t *testing.T) {
 		{"unsigned CFE", base(cfe.EnvelopeDGI, unsigned), "CFE[1]", "no está firmado"},
 		{"not a CFE", base(cfe.EnvelopeDGI, []byte(`<Reporte xmlns="http://cfe.dgi.gub.uy"/>`)), "CFE[1]", "<Reporte>"},
 		{"CFE with text after it", base(cfe.EnvelopeDGI, append(bytes.Clone(cfes[101]), "x"...)), "CFE[1]", "después del elemento CFE"},
+		{"CFE with an element after it", base(cfe.EnvelopeDGI, append(bytes.Clone(cfes[101]), "<x/>"...)), "CFE[1]", "después del elemento CFE"},
+		{"CFE cut short", base(cfe.EnvelopeDGI, cfes[101][:len(cfes[101])-40]), "CFE[1]", "está incompleto"},
+		{"CFE with a comment before it", base(cfe.EnvelopeDGI, append([]byte("<!-- x -->"), cfes[101]...)), "CFE[1]", "comentarios"},
+		{"CFE whose signature is not its last element", base(cfe.EnvelopeDGI, bytes.Replace(cfes[101], []byte("</ns0:CFE>"), []byte("<ns0:Otro/></ns0:CFE>"), 1)), "CFE[1]", "no está firmado"},
 		{"CFE in Latin-1", base(cfe.EnvelopeDGI, append([]byte(`<?xml version="1.0" encoding="ISO-8859-1"?>`), cfes[101]...)), "CFE[1]", "UTF-8"},
 		{"adenda to DGI", func() *cfe.Envelope { e := base(cfe.EnvelopeDGI, cfes[101]); e.CFEs[0].Adenda = "x"; return e }(), "CFE[1]", "no va en el sobre a DGI"},
 		{"receiver: CFE to a person", base(cfe.EnvelopeReceiver, cfes[101]), "CFE[1]", "receptor: documento de tipo 3"},
@@ -256,4 +260,72 @@ func FuzzParseEnvelope(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ReadCFEHead reads the whole document: a CFE broken after its Encabezado
+// is refused, and a whole one gives the same head with or without its XML
+// declaration.
+func TestReadCFEHead_Whole(t *testing.T) {
+	t.Parallel()
+	x := sampleCFEs(t)[111]
+	h, err := cfe.ReadCFEHead(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Type != 111 || h.Serie != "A" || h.Nro != 1 || h.RUCEmisor != sampleRUC || h.TipoDocRecep != 2 || !h.Signed {
+		t.Errorf("head %+v", h)
+	}
+	if d, err := cfe.ReadCFEHead(append([]byte(`<?xml version="1.0" encoding="UTF-8"?>`+"\n"), x...)); err != nil || d != h {
+		t.Errorf("with a declaration: %+v, %v", d, err)
+	}
+	i := bytes.Index(x, []byte("<ns0:Detalle>"))
+	if i < 0 {
+		t.Fatal("no Detalle in the sample")
+	}
+	broken := append(bytes.Clone(x[:i]), append([]byte("<ns0:Detalle><ns0:Item>"), x[i+len("<ns0:Detalle>"):]...)...)
+	if _, err := cfe.ReadCFEHead(broken); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "bien formado") {
+		t.Errorf("a CFE broken after its head: %v, want EINVALID (bien formado)", err)
+	}
+}
+
+// CheckEnvelope reads and checks the CFEs once; Build then writes, under
+// another Idemisor and Fecha, byte for byte what BuildEnvelope writes for
+// them, and refuses a Caratula out of range. CheckEnvelope refuses what
+// BuildEnvelope refuses.
+func TestCheckEnvelope_Build(t *testing.T) {
+	t.Parallel()
+	cfes := sampleCFEs(t)
+	env := &cfe.Envelope{Kind: cfe.EnvelopeDGI, Caratula: cfe.Caratula{RutReceptor: cfe.RUCDGI, RUCEmisor: sampleRUC, IdEmisor: 1,
+		Fecha: envelopeTime, Certificate: sampleCertDER(t)}, CFEs: []cfe.EnvelopeCFE{{XML: cfes[101]}, {XML: cfes[111]}, {XML: cfes[181]}}}
+	checked, err := cfe.CheckEnvelope(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := envelopeTime.Add(90 * time.Second)
+	got, err := checked.Build(4_000_123, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbered := *env
+	numbered.Caratula.IdEmisor, numbered.Caratula.Fecha = 4_000_123, later
+	want, err := cfe.BuildEnvelope(&numbered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || !bytes.Contains(got, []byte("<Idemisor>4000123</Idemisor>")) {
+		t.Errorf("Build differs from BuildEnvelope:\n%.600s\n%.600s", got, want)
+	}
+	if _, err := checked.Build(cfe.MaxEnvelopeID+1, later); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "Idemisor") {
+		t.Errorf("an Idemisor of 11 digits: %v", err)
+	}
+	if _, err := checked.Build(1, time.Date(2010, 1, 1, 0, 0, 0, 0, cfe.Montevideo)); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "Fecha") {
+		t.Errorf("a Fecha before 2011: %v", err)
+	}
+	env.CFEs = append(env.CFEs, cfe.EnvelopeCFE{XML: cfes[101]})
+	if _, err := cfe.CheckEnvelope(env); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "ya está en el sobre") {
+		t.Errorf("a repeated CFE: %v", err)
+	}
+	if again, err := checked.Build(4_000_123, later); err != nil || !bytes.Equal(again, got) {
+		t.Errorf("a change to the caller's envelope after CheckEnvelope changed the checked one: %v", err)
+	}
 }

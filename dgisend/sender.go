@@ -21,8 +21,13 @@
 //     envelope (EFACCONSULTARESTADOCFE).
 //  3. When nothing is unresolved, packs the next pending CFEs in commit
 //     order (number order within each serie) into one envelope of at most
-//     250 CFEs, 2 MB and one certificate, records it durably with its CFEs,
-//     and only then sends it (step 1's rules for its answer).
+//     250 CFEs, 2 MB and one certificate, verifies every CFE's signature
+//     (signer.PrepareEnvelope; a CFE that does not verify is never sent:
+//     nothing is recorded and the error names it), records it durably with
+//     its CFEs, and only then sends it (step 1's rules for its answer).
+//     A CFE is verified once: the sender remembers the bytes that verified,
+//     and while it waits (step 1 unresolved, a retry, the pace) it verifies
+//     the next envelope's CFEs ahead.
 //
 // Envelopes go one at a time, at least Pace apart (the catch-up's pace
 // after days without DGI). Run repeats passes, woken by the store's commit
@@ -118,6 +123,9 @@ type Status struct {
 	LastError string    // Spanish; "" after a success
 	LastSent  time.Time // the last envelope sent (or sent again)
 	NextTry   time.Time // zero when it may send now
+	// Verified counts the CFEs whose signature the sender verified and
+	// remembers (they go in an envelope without being verified again).
+	Verified int
 }
 
 // Sender sends pending CFEs to DGI; see the package comment. Pass and Run
@@ -126,6 +134,11 @@ type Sender struct {
 	cfg  Config
 	log  *slog.Logger
 	kick chan struct{}
+	// verified remembers the CFEs whose signature verified, by their bytes'
+	// SHA-256: a CFE is verified before the first envelope it goes in, and
+	// not again when it goes in another (a smaller one, one sent again, a
+	// refused envelope's CFEs in a new one).
+	verified *signer.VerifiedCFEs
 
 	mu     sync.Mutex
 	status Status
@@ -154,14 +167,17 @@ func New(cfg Config) *Sender {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sender{cfg: cfg, log: log, kick: make(chan struct{}, 1), next: map[int64]time.Time{}}
+	return &Sender{cfg: cfg, log: log, kick: make(chan struct{}, 1), next: map[int64]time.Time{},
+		verified: signer.NewVerifiedCFEs(4 * cfe.MaxEnvelopeCFEs)}
 }
 
 // Status returns the sender's status.
 func (s *Sender) Status() Status {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.status
+	st := s.status
+	s.mu.Unlock()
+	st.Verified = s.verified.Len()
+	return st
 }
 
 // Kick wakes the sender for a pass now.
@@ -274,9 +290,11 @@ func (s *Sender) Pass(ctx context.Context) (bool, error) {
 		}
 	}
 	if unresolved || !s.mayTry(now) {
+		s.verifyAhead(ctx)
 		return progress, nil
 	}
 	if st := s.Status(); s.cfg.Pace > 0 && !st.LastSent.IsZero() && now.Before(st.LastSent.Add(s.cfg.Pace)) {
+		s.verifyAhead(ctx)
 		return progress, nil
 	}
 	sent, err := s.sendNext(ctx, now)
@@ -343,7 +361,8 @@ func (s *Sender) build(ctx context.Context, e *cfe.DGIEnvelope) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: s.cfg.IDBase + e.ID, Fecha: e.Fecha}
+	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: s.cfg.IDBase + e.ID, Fecha: e.Fecha,
+		CFEs: make([]cfe.EnvelopeCFE, 0, len(items)), Verified: s.verified}
 	for _, it := range items {
 		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
 	}
@@ -422,19 +441,25 @@ func (s *Sender) sendNext(ctx context.Context, now time.Time) (bool, error) {
 	items = pack(items, s.cfg.MaxCFEs)
 	// Check the envelope before recording it: a CFE that cannot go in one
 	// stops here, named, and nothing is recorded.
-	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, Fecha: now.Truncate(time.Second)}
+	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, Fecha: now.Truncate(time.Second),
+		CFEs: make([]cfe.EnvelopeCFE, 0, len(items)), Verified: s.verified}
 	for _, it := range items {
 		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
 	}
-	var env *cfe.Envelope
+	// Its CFEs are read and checked once (cfe.CheckEnvelope), then it is
+	// written before it is recorded (its size) and after (its number).
+	var checked *cfe.CheckedEnvelope
 	for {
+		var env *cfe.Envelope
 		if env, err = signer.PrepareEnvelope(req); err == nil {
 			env.Caratula.IdEmisor = s.cfg.IDBase + 1
-			var doc []byte
-			if doc, err = cfe.BuildEnvelope(env); err == nil && len(doc) > cfe.MaxEnvelopeBytes && len(items) > 1 {
-				n := len(items) * 9 / 10
-				items, req.CFEs = items[:n], req.CFEs[:n]
-				continue
+			if checked, err = cfe.CheckEnvelope(env); err == nil {
+				var doc []byte
+				if doc, err = checked.Build(env.Caratula.IdEmisor, env.Caratula.Fecha); err == nil && len(doc) > cfe.MaxEnvelopeBytes && len(items) > 1 {
+					n := len(items) * 9 / 10
+					items, req.CFEs = items[:n], req.CFEs[:n]
+					continue
+				}
 			}
 		}
 		break
@@ -447,13 +472,31 @@ func (s *Sender) sendNext(ctx context.Context, now time.Time) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	env.Caratula.IdEmisor, env.Caratula.Fecha = s.cfg.IDBase+e.ID, e.Fecha
-	doc, err := cfe.BuildEnvelope(env)
+	doc, err := checked.Build(s.cfg.IDBase+e.ID, e.Fecha)
 	if err != nil {
 		return false, err
 	}
 	s.log.Info("dgi: envelope recorded", "envelope", e.ID, "cfes", len(items))
 	return s.send(ctx, e, now, doc)
+}
+
+// verifyAhead verifies, while the sender waits (an envelope unresolved, a
+// retry or the pace), the CFEs of the next envelope, so that it is built
+// without verifying them then: after days without DGI the backlog's next
+// envelope is verified during the outage, and in the catch-up each next
+// one during the pace. Nothing is recorded or refused here: what verifies
+// is remembered (s.verified), and a CFE that does not is verified again
+// by sendNext, which refuses the envelope naming it.
+func (s *Sender) verifyAhead(ctx context.Context) {
+	items, err := s.cfg.Store.DGIPending(ctx, s.cfg.MaxCFEs)
+	if err != nil || len(items) == 0 {
+		return
+	}
+	req := signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, CFEs: make([]cfe.EnvelopeCFE, 0, len(items)), Verified: s.verified}
+	for _, it := range items {
+		req.CFEs = append(req.CFEs, cfe.EnvelopeCFE{XML: it.XML})
+	}
+	_, _ = signer.PrepareEnvelope(req)
 }
 
 // pack takes the longest prefix of items that fits one envelope: at most

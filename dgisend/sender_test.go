@@ -1,6 +1,7 @@
 package dgisend_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -557,4 +558,89 @@ func TestSender_TwoTillsAlikeEnvelopeNumbers(t *testing.T) {
 	if err != nil || e.State != cfe.EnvelopeRefused || !strings.Contains(e.LastError, "otra caja") {
 		t.Fatalf("till 2's first envelope = %+v, %v; want refused as another till's", e, err)
 	}
+}
+
+// tampering signs as the company does, then changes the signed CFE: a CFE
+// whose signature does not verify, stored as any other.
+type tampering struct{ signer.Canonical }
+
+func (s tampering) Sign(unsigned []byte) ([]byte, string, error) {
+	signed, digest, err := s.Canonical.Sign(unsigned)
+	return bytes.Replace(signed, []byte(company.RznSoc), []byte("Empresa de Prueba S.B."), 1), digest, err
+}
+
+// A stored CFE whose signature does not verify never reaches DGI: the
+// sender verifies every CFE before the first envelope it goes in (the
+// issuer signs without parsing what it signs, so this is the one
+// independent check before DGI), records nothing and names the CFE; the
+// CFEs before it in commit order wait with it.
+func TestSender_UnverifiableCFENeverSent(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, dgisend.Config{})
+	good := r.issue(t, 2, 101)
+	r.iss = issuer.New(issuer.Config{Store: r.db, Signer: tampering{r.sign}, Emisor: func() cfe.Emisor { return company },
+		Tax: cfe.DefaultTaxConfig(), Now: r.clk.Now,
+		Zone: func(time.Time) issuer.ZoneStatus {
+			return issuer.ZoneStatus{Name: "America/Montevideo", Source: "test", Offset: -3 * 60 * 60}
+		}})
+	r.clk.Add(time.Second) // another uuid than the first good one's
+	bad := r.issue(t, 1, 101)[0]
+	if !bytes.Contains(bad.XML, []byte("Empresa de Prueba S.B.")) {
+		t.Fatal("the tampered CFE was stored unchanged")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for range 3 {
+		if _, err := r.sender.Pass(ctx); err == nil || !strings.Contains(err.Error(), "firma inválida") || !strings.Contains(err.Error(), "CFE[3]") {
+			t.Fatalf("Pass: %v, want the third CFE's invalid signature", err)
+		}
+		r.clk.Add(time.Hour) // past the retry wait
+	}
+	if st := r.sender.Status(); !strings.Contains(st.LastError, "firma inválida") || !strings.Contains(st.LastError, bad.Serie) {
+		t.Errorf("status %q does not name the CFE", st.LastError)
+	}
+	if c := counts(t, r.db); c.Pendientes != 3 || c.Enviados != 0 {
+		t.Errorf("counts %+v, want 3 pending and none sent", c)
+	}
+	if got := emulatorCounts(t, r.em); len(got) != 0 {
+		t.Errorf("DGI received %v (good ones: %s, %s)", got, key(good[0]), key(good[1]))
+	}
+}
+
+// While the sender waits (DGI unreachable: the retry wait), it verifies the
+// next envelope's CFEs ahead, so that the envelope is built without
+// verifying them then; once DGI is back every CFE is accepted.
+func TestSender_VerifiesAheadWhileWaiting(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, dgisend.Config{MaxCFEs: 10})
+	ctx := context.Background()
+	if err := r.em.SetUnreachable(true); err != nil {
+		t.Fatal(err)
+	}
+	docs := r.issue(t, 4, 101)
+	if _, err := r.sender.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.sender.Status(); st.LastError == "" || st.Verified != 4 {
+		t.Fatalf("after a failed envelope of 4: %+v, want an error and 4 CFEs verified", st)
+	}
+	r.clk.Add(time.Second) // within the retry wait
+	docs = append(docs, r.issue(t, 12, 101)...)
+	if _, err := r.sender.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := r.em.EnvelopeCount(); n != 0 {
+		t.Fatalf("%d envelopes reached DGI while it was unreachable", n)
+	}
+	if st := r.sender.Status(); st.Verified != 4+10 {
+		t.Fatalf("while waiting: %d CFEs verified, want the recorded envelope's 4 and the next envelope's 10", st.Verified)
+	}
+	if err := r.em.SetUnreachable(false); err != nil {
+		t.Fatal(err)
+	}
+	r.drain(t, 200)
+	if got, want := counts(t, r.db), (cfe.DGICounts{Enviados: len(docs), Aceptados: len(docs)}); got != want {
+		t.Fatalf("counts = %+v, want %+v", got, want)
+	}
+	checkOnce(t, r, docs, dgi.CFEReceived)
 }

@@ -122,3 +122,60 @@ func TestMakeEnvelope_Refuses(t *testing.T) {
 		})
 	}
 }
+
+// PrepareEnvelope verifies every CFE, whole: a CFE malformed after its head
+// (which cfe.BuildEnvelope alone does not parse) is refused. With a
+// VerifiedCFEs, a CFE verified once is found again only by its very bytes:
+// a copy changed after signing is verified, and refused, although the
+// original was remembered.
+func TestPrepareEnvelope_VerifiedCFEs(t *testing.T) {
+	t.Parallel()
+	s := newTestSigner(t, RSASHA1)
+	cfes := signedFixtures(t, s)
+	req := func(cache *VerifiedCFEs, xs ...[]byte) EnvelopeRequest {
+		r := EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: 3, Fecha: testNow, Verified: cache}
+		for _, x := range xs {
+			r.CFEs = append(r.CFEs, cfe.EnvelopeCFE{XML: x})
+		}
+		return r
+	}
+	detalle := bytes.Index(cfes[1], []byte("</Detalle>"))
+	if detalle < 0 {
+		t.Fatal("no Detalle in the fixture")
+	}
+	malformed := append(append(bytes.Clone(cfes[1][:detalle]), "</Detallex>"...), cfes[1][detalle+len("</Detalle>"):]...)
+	if _, err := MakeEnvelope(req(nil, cfes[0], malformed)); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "CFE[2]") ||
+		!strings.Contains(err.Error(), "firma inválida") {
+		t.Errorf("a CFE malformed after its head: %v, want EINVALID naming CFE[2] (firma inválida)", err)
+	}
+
+	cache := NewVerifiedCFEs(0)
+	first, err := MakeEnvelope(req(cache, cfes...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cache.Len() != len(cfes) {
+		t.Fatalf("the cache holds %d CFEs, want %d", cache.Len(), len(cfes))
+	}
+	again, err := MakeEnvelope(req(cache, cfes...))
+	if err != nil || !bytes.Equal(again, first) {
+		t.Fatalf("from the cache: err %v, same envelope %v", err, bytes.Equal(again, first))
+	}
+	tampered := bytes.Replace(cfes[0], []byte("Fernández Crespo 1534"), []byte("Fernández Crespo 1535"), 1)
+	if bytes.Equal(tampered, cfes[0]) {
+		t.Fatal("the fixture lacks the address")
+	}
+	if _, err := MakeEnvelope(req(cache, tampered, cfes[1])); cfe.ErrorCode(err) != cfe.EINVALID || !strings.Contains(err.Error(), "firma inválida") {
+		t.Errorf("a changed copy of a remembered CFE: %v, want EINVALID (firma inválida)", err)
+	}
+	if cache.Len() != len(cfes) {
+		t.Errorf("the cache holds %d CFEs after a refused one, want %d", cache.Len(), len(cfes))
+	}
+	small := NewVerifiedCFEs(2)
+	if _, err := PrepareEnvelope(req(small, cfes...)); err != nil {
+		t.Fatal(err)
+	}
+	if small.Len() > 2 || small.Len() == 0 {
+		t.Errorf("a cache of 2 holds %d CFEs", small.Len())
+	}
+}

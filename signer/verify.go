@@ -106,9 +106,14 @@ func verifyDocument(doc *etree.Document, opts VerifyOptions) (*Verified, error) 
 		return nil, invalid(op, fmt.Sprintf("la firma no es válida con el certificado %q", cert.Subject.CommonName), fmt.Errorf("%w: %w", ErrBadSignature, err))
 	}
 
-	content := root.Copy()
-	content.RemoveChildAt(sigEl.Index())
-	canonical, err := dsig.MakeC14N10RecCanonicalizer().Canonicalize(content)
+	// The enveloped-signature transform: the root without its Signature.
+	// The canonicalizer copies what it is given, so the Signature is taken
+	// out of the parsed tree for it and put back after, instead of copying
+	// the whole document once more.
+	at := sigEl.Index()
+	root.RemoveChildAt(at)
+	canonical, err := dsig.MakeC14N10RecCanonicalizer().Canonicalize(root)
+	root.InsertChildAt(at, sigEl)
 	if err != nil {
 		return nil, invalid(op, "no se pudo canonicalizar el documento", err)
 	}
@@ -126,6 +131,9 @@ func verifyDocument(doc *etree.Document, opts VerifyOptions) (*Verified, error) 
 func (s *signature) others(cert *x509.Certificate) []*x509.Certificate {
 	var out []*x509.Certificate
 	for _, der := range s.certificates {
+		if bytes.Equal(der, cert.Raw) {
+			continue // the signing certificate, parsed already
+		}
 		if c, err := x509.ParseCertificate(der); err == nil && !c.Equal(cert) {
 			out = append(out, c)
 		}

@@ -102,3 +102,92 @@ func BenchmarkEnvelope250_signRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEnvelope250_sender: what dgisend's sender does with 250 stored
+// CFEs before they leave, without the store and the network: it checks them
+// (signer.PrepareEnvelope: every signature verified, one certificate), reads
+// and checks them for the envelope once (cfe.CheckEnvelope), writes the
+// envelope to learn its size and again once the store has numbered it
+// (Build), and the client signs the SOAP request (dgi.SignRequest).
+func BenchmarkEnvelope250_sender(b *testing.B) {
+	f := getFixture(b)
+	cfes := envelope250(b, f)
+	b.ReportAllocs()
+	for b.Loop() {
+		env, err := signer.PrepareEnvelope(signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, Fecha: f.at, CFEs: cfes})
+		if err != nil {
+			b.Fatal(err)
+		}
+		env.Caratula.IdEmisor = 1
+		checked, err := cfe.CheckEnvelope(env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := checked.Build(1, f.at); err != nil {
+			b.Fatal(err)
+		}
+		x, err := checked.Build(2, f.at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req, err := dgi.SignRequest(dgi.OpSendEnvelope, f.creds, x)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(req)))
+	}
+}
+
+// BenchmarkEnvelope250_build: cfe.BuildEnvelope alone, from a prepared
+// Caratula: each CFE's head read, the rules checked, the envelope written.
+func BenchmarkEnvelope250_build(b *testing.B) {
+	f := getFixture(b)
+	env, err := signer.PrepareEnvelope(signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, IdEmisor: 1, Fecha: f.at, CFEs: envelope250(b, f)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		x, err := cfe.BuildEnvelope(env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(x)))
+	}
+}
+
+// BenchmarkEnvelope250_senderVerified: BenchmarkEnvelope250_sender when the
+// sender verified the 250 CFEs ahead, while it waited (dgisend's
+// verifyAhead): PrepareEnvelope finds each CFE by its bytes' SHA-256.
+func BenchmarkEnvelope250_senderVerified(b *testing.B) {
+	f := getFixture(b)
+	cfes := envelope250(b, f)
+	verified := signer.NewVerifiedCFEs(0)
+	if _, err := signer.PrepareEnvelope(signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, CFEs: cfes, Verified: verified}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		env, err := signer.PrepareEnvelope(signer.EnvelopeRequest{Kind: cfe.EnvelopeDGI, RutReceptor: cfe.RUCDGI, Fecha: f.at, CFEs: cfes, Verified: verified})
+		if err != nil {
+			b.Fatal(err)
+		}
+		env.Caratula.IdEmisor = 1
+		checked, err := cfe.CheckEnvelope(env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := checked.Build(1, f.at); err != nil {
+			b.Fatal(err)
+		}
+		x, err := checked.Build(2, f.at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req, err := dgi.SignRequest(dgi.OpSendEnvelope, f.creds, x)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(req)))
+	}
+}
