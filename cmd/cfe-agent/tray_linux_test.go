@@ -326,13 +326,16 @@ func TestAgent_trayOverDBus(t *testing.T) {
 		t.Fatalf("/state's last receipt is %s, want %s", last.UUID, signed.UUID)
 	}
 	wantLast := "Último comprobante: e-Ticket " + last.Serie + "-" + itoa(last.Numero)
-	m = waitMenu(t, conn, item, wantLast, func(m menuItem) bool {
+	wantPending := "Envíos pendientes: " + itoa(int64(st.Outbox.Pending))
+	// A refresh updates the menu's items one by one over D-Bus: wait until
+	// the last receipt, the pending line and the reprint item all show it.
+	m = waitMenu(t, conn, item, wantLast+", "+wantPending+" and reprint enabled", func(m menuItem) bool {
 		f, ok := m.find("Último comprobante: ")
-		return ok && strings.HasPrefix(f.label(), wantLast)
+		p, okp := m.find("Envíos pendientes: ")
+		r, okr := m.find("Reimprimir último comprobante")
+		return ok && strings.HasPrefix(f.label(), wantLast) && okp && strings.HasPrefix(p.label(), wantPending) &&
+			okr && r.bool("enabled", true)
 	})
-	if f, _ := m.find("Envíos pendientes: "); !strings.HasPrefix(f.label(), "Envíos pendientes: "+itoa(int64(st.Outbox.Pending))) {
-		t.Errorf("pending line %q, /state says %d", f.label(), st.Outbox.Pending)
-	}
 	reprint, _ := m.find("Reimprimir último comprobante")
 	if !reprint.bool("enabled", true) {
 		t.Fatal("reprint stays disabled after a receipt was signed")
