@@ -26,8 +26,8 @@ import (
 var company = cfe.Emisor{RUCEmisor: "219999830019", RznSoc: "Empresa de Prueba S.A.", CdgDGISucur: 1,
 	DomFiscal: "Av. 18 de Julio 1234", Ciudad: "Montevideo", Departamento: "Montevideo"}
 
-// examples are the requests examples/ holds, by type; derived makes the other types' from them.
-// (examples/*.json), by type.
+// examples are the requests examples/*.json holds, by type; derived makes
+// the other types' requests from them.
 var examples = map[cfe.Type]string{
 	101: "e-ticket.json", 102: "nota-credito-e-ticket.json", 111: "e-factura.json", 112: "nota-credito-e-factura.json",
 	113: "nota-debito-e-factura.json", 121: "e-factura-exportacion.json", 122: "nota-credito-e-factura-exportacion.json",
