@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/beevik/etree"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
@@ -520,59 +521,48 @@ func (c *Client) SendReport(ctx context.Context, report []byte) (*ACKRepDiario, 
 // such CFE of the company; EUNAVAILABLE with ErrNotProcessed when DGI has
 // it in an envelope not yet processed; EINVALID for a malformed query.
 func (c *Client) CFEState(ctx context.Context, q CFEQuery) (*CFEState, error) {
-	const op = OpCFEStatus
-	if msg := q.Check(); msg != "" {
-		return nil, failure(op, cfe.EINVALID, msg)
+	st, err := ask(ctx, c, OpCFEStatus, q, readCFEState)
+	if err == nil && st == nil {
+		return nil, &cfe.Error{Code: cfe.ENOTFOUND, Op: "dgi." + string(OpCFEStatus), Message: fmt.Sprintf("DGI no tiene el CFE %d %s-%d", int(q.Tipo), q.Serie, q.Nro)}
 	}
-	m, err := c.signedQuery(ctx, op, q)
-	if err != nil {
-		return nil, err
-	}
-	st, err := readCFEState(m.Element)
-	if err != nil {
-		return nil, failure(op, cfe.EUNAVAILABLE, "la respuesta de DGI no se puede leer: "+err.Error(), ErrBadAnswer)
-	}
-	if st == nil {
-		return nil, &cfe.Error{Code: cfe.ENOTFOUND, Op: "dgi." + string(op), Message: fmt.Sprintf("DGI no tiene el CFE %d %s-%d", int(q.Tipo), q.Serie, q.Nro)}
-	}
-	return st, nil
+	return st, err
 }
 
 // Envelopes lists the envelopes DGI received from the company in a period
 // (EFACCONSULTARENVIOSSOBRE). Errors: EINVALID for a period DGI refuses;
 // the others of call.
 func (c *Client) Envelopes(ctx context.Context, q EnvelopeQuery) ([]EnvelopeInfo, error) {
-	const op = OpEnvelopes
-	if msg := q.Check(); msg != "" {
-		return nil, failure(op, cfe.EINVALID, msg)
-	}
-	m, err := c.signedQuery(ctx, op, q)
-	if err != nil {
-		return nil, err
-	}
-	list, err := readEnvelopes(m.Element)
-	if err != nil {
-		return nil, failure(op, cfe.EUNAVAILABLE, "la respuesta de DGI no se puede leer: "+err.Error(), ErrBadAnswer)
-	}
-	return list, nil
+	return ask(ctx, c, OpEnvelopes, q, readEnvelopes)
 }
 
 // Reports lists the company's daily reports of a date
 // (EFACCONSULTARENVIOSREPORTE).
 func (c *Client) Reports(ctx context.Context, q ReportQuery) ([]ReportInfo, error) {
-	const op = OpReports
+	return ask(ctx, c, OpReports, q, readReports)
+}
+
+// query is a query service's request: checked, then written as its body.
+type query interface {
+	queryContent
+	Check() string
+}
+
+// ask is the path every query takes: q checked (EINVALID), sent signed, and
+// its answer read by read (EUNAVAILABLE with ErrBadAnswer when it cannot be).
+func ask[T any](ctx context.Context, c *Client, op Operation, q query, read func(*etree.Element) (T, error)) (T, error) {
+	var none T
 	if msg := q.Check(); msg != "" {
-		return nil, failure(op, cfe.EINVALID, msg)
+		return none, failure(op, cfe.EINVALID, msg)
 	}
 	m, err := c.signedQuery(ctx, op, q)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	list, err := readReports(m.Element)
+	v, err := read(m.Element)
 	if err != nil {
-		return nil, failure(op, cfe.EUNAVAILABLE, "la respuesta de DGI no se puede leer: "+err.Error(), ErrBadAnswer)
+		return none, failure(op, cfe.EUNAVAILABLE, "la respuesta de DGI no se puede leer: "+err.Error(), ErrBadAnswer)
 	}
-	return list, nil
+	return v, nil
 }
 
 func (c *Client) signedQuery(ctx context.Context, op Operation, q queryContent) (*Message, error) {
