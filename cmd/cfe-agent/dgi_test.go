@@ -122,46 +122,9 @@ func TestAgent_DGIDirectMode(t *testing.T) {
 	for _, u := range []string{"dgi-1", "dgi-2", "dgi-3"} {
 		p.signExample(u)
 	}
-	var st dgiState
-	var last []byte
-	if !testtool.WaitUntil(t, time.Minute, func() bool {
-		_, last = getAccept(t, p.baseURL+"/state", "application/json")
-		st = dgiState{}
-		if err := json.Unmarshal(last, &st); err != nil {
-			t.Fatalf("/state: %v: %s", err, last)
-		}
-		return st.DGI["aceptados"]+st.DGI["rechazados"] == 3
-	}) {
-		t.Fatalf("DGI's verdicts never reached /state: %s", last)
-	}
-	want := map[string]int{"enviados": 3, "aceptados": 2, "rechazados": 1, "observados": 0, "pendientes": 0, "desconocidos": 0}
-	if len(st.DGI) != len(want) {
-		t.Errorf("dgi block %v, want exactly %v", st.DGI, want)
-	}
-	for k, v := range want {
-		if got, ok := st.DGI[k]; !ok || got != v {
-			t.Errorf("dgi.%s = %d (present %v), want %d", k, got, ok, v)
-		}
-	}
-	var warning string
-	for _, w := range st.Warnings {
-		if strings.Contains(w, "e-Ticket A-2") {
-			warning = w
-		}
-	}
-	if st.Status != "degraded" || !strings.Contains(warning, "E04") || !strings.Contains(warning, "emita un comprobante nuevo") {
-		t.Fatalf("status %s, warnings %q: want degraded naming e-Ticket A-2, E04 and what to do", st.Status, st.Warnings)
-	}
-	_, page := getAccept(t, p.baseURL+"/", "text/html")
-	if !bytes.Contains(page, []byte("e-Ticket A-2")) || !bytes.Contains(page, []byte("E04")) {
-		t.Errorf("the status page does not show the rejection:\n%s", page)
-	}
-	// doctor, through the running agent, says the same.
-	out, _ := runCLI(t, env, "doctor")
-	if !strings.Contains(out, "WARN DGI (envío directo): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta") ||
-		!regexp.MustCompile(`(?m)^WARN DGI \(envío directo\): DGI rechazó el comprobante e-Ticket A-2 .*E04`).MatchString(out) {
-		t.Errorf("doctor does not report the DGI state and the rejection:\n%s", out)
-	}
+	// DGI's verdicts reach /state, health, the page and doctor (through the
+	// running agent).
+	assertDGIRejection(t, p, env, "E04", "envío directo")
 	// Exactly one envelope carried each CFE.
 	resp, err := http.Get(admin + "/admin/cfes")
 	if err != nil {
@@ -229,6 +192,16 @@ func TestAgent_DGIProviderMode(t *testing.T) {
 	for _, u := range []string{"prov-1", "prov-2", "prov-3"} {
 		p.signExample(u)
 	}
+	assertDGIRejection(t, p, env, "E05", "por el proveedor")
+}
+
+// assertDGIRejection waits until /state's dgi block has DGI's verdicts on the
+// three CFEs p signed, e-Ticket A-2 rejected with code, then checks exactly
+// its six counts, the degraded warning naming A-2, the code and what to do,
+// the status page, and doctor's lines under label ("envío directo", "por el
+// proveedor").
+func assertDGIRejection(t *testing.T, p *agentProc, env []string, code, label string) {
+	t.Helper()
 	var st dgiState
 	var last []byte
 	if !testtool.WaitUntil(t, time.Minute, func() bool {
@@ -256,16 +229,16 @@ func TestAgent_DGIProviderMode(t *testing.T) {
 			warning = w
 		}
 	}
-	if st.Status != "degraded" || !strings.Contains(warning, "E05") || !strings.Contains(warning, "emita un comprobante nuevo") {
-		t.Fatalf("status %s, warnings %q: want degraded naming e-Ticket A-2, E05 and what to do", st.Status, st.Warnings)
+	if st.Status != "degraded" || !strings.Contains(warning, code) || !strings.Contains(warning, "emita un comprobante nuevo") {
+		t.Fatalf("status %s, warnings %q: want degraded naming e-Ticket A-2, %s and what to do", st.Status, st.Warnings, code)
 	}
 	_, page := getAccept(t, p.baseURL+"/", "text/html")
-	if !bytes.Contains(page, []byte("e-Ticket A-2")) || !bytes.Contains(page, []byte("E05")) {
+	if !bytes.Contains(page, []byte("e-Ticket A-2")) || !bytes.Contains(page, []byte(code)) {
 		t.Errorf("the status page does not show the rejection:\n%s", page)
 	}
 	out, _ := runCLI(t, env, "doctor")
-	if !strings.Contains(out, "WARN DGI (por el proveedor): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta") ||
-		!regexp.MustCompile(`(?m)^WARN DGI \(por el proveedor\): DGI rechazó el comprobante e-Ticket A-2 .*E05`).MatchString(out) {
+	if !strings.Contains(out, "WARN DGI ("+label+"): 3 enviados, 2 aceptados, 1 rechazados, 0 observados, 0 pendientes, 0 sin respuesta") ||
+		!regexp.MustCompile(`(?m)^WARN DGI \(`+regexp.QuoteMeta(label)+`\): DGI rechazó el comprobante e-Ticket A-2 .*`+code).MatchString(out) {
 		t.Errorf("doctor does not report the DGI state and the rejection:\n%s", out)
 	}
 }
