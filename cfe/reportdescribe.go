@@ -13,7 +13,8 @@ import (
 // DescribeReport summarizes a Reporte (a daily report, signed or not) in
 // Spanish for the technician: its day and sequence, CantComprobantes, and
 // per type the numbers used and annulled with their ranges, the CFCs and
-// the total in pesos (TotMntTotal summed over its items).
+// the total in pesos (TotMntTotal summed over its items; for e-Resguardos
+// TotMntRetenido) and the branches.
 //
 // Errors: EINVALID when b is not a Reporte.
 func DescribeReport(b []byte) (string, error) {
@@ -69,15 +70,25 @@ func DescribeReport(b []byte) (string, error) {
 			s.WriteString(")")
 		}
 		if m := d.child("Montos"); m != nil {
-			total := decimal.Zero
+			total, retenido := decimal.Zero, decimal.Zero
+			var hasTotal, hasRetenido bool
 			sucs := map[string]bool{}
 			for _, it := range m.Nodes {
 				if v, err := decimal.NewFromString(it.text("TotMntTotal")); err == nil {
-					total = total.Add(v)
+					total, hasTotal = total.Add(v), true
+				}
+				if v, err := decimal.NewFromString(it.text("TotMntRetenido")); err == nil {
+					retenido, hasRetenido = retenido.Add(v), true
 				}
 				sucs[it.text("CodSuc")] = true
 			}
-			fmt.Fprintf(&s, ", total $ %s en %d sucursal(es)", total.StringFixed(2), len(sucs))
+			switch {
+			case hasTotal:
+				fmt.Fprintf(&s, ", total $ %s", total.StringFixed(2))
+			case hasRetenido:
+				fmt.Fprintf(&s, ", retenido $ %s", retenido.StringFixed(2))
+			}
+			fmt.Fprintf(&s, " en %d sucursal(es)", len(sucs))
 		}
 	}
 	return s.String(), nil

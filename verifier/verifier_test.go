@@ -77,7 +77,19 @@ func TestDescribeDocument(t *testing.T) {
 		{"a CAE file of 2016", "CAE_215071660012_90160134272_e-Factura.xml", "archivo CAE", assets.SchemaCAE, kindCAE, "", "TmstFrma"},
 		{"a CAE file of 2012", "CAE_219999830019_90120000194_e-Ticket.xml", "archivo CAE (formato 2012, sin TA)",
 			assets.SchemaCAE2012, kindCAE, "", "TmstFrma"},
-		{"a daily report", "Rep_219000090011_20120511_01_Ej_Mod_27032014.xml", "reporte diario", assets.SchemaReport,
+		{"a daily report", "Rep_219000090011_20120511_01_Ej_Mod_27032014.xml", "reporte diario del 2012-07-26 (RUC 219000090011, secuencia 1): " +
+			"28 comprobantes; e-Ticket: 4 usados, 4 emitidos, 0 anulados (usados A 1-4), total $ 846316.00 en 1 sucursal(es); " +
+			"Nota de Crédito de e-Ticket: 2 usados, 2 emitidos, 0 anulados (usados A 1-2), total $ 144030.00 en 1 sucursal(es); " +
+			"Nota de Débito de e-Ticket: 2 usados, 2 emitidos, 0 anulados (usados A 1-2), total $ 60466.00 en 1 sucursal(es); " +
+			"e-Ticket Contingencia: 1 emitidos, total $ 5540540.10 en 1 sucursal(es); " +
+			"e-Factura: 4 usados, 4 emitidos, 0 anulados (usados A 1-4), total $ 3318900.00 en 1 sucursal(es); " +
+			"Nota de Crédito de e-Factura: 2 usados, 2 emitidos, 0 anulados (usados A 1-2), total $ 176530.00 en 1 sucursal(es); " +
+			"Nota de Débito de e-Factura: 2 usados, 2 emitidos, 0 anulados (usados A 1-2), total $ 366.00 en 1 sucursal(es); " +
+			"e-Factura Contingencia: 1 emitidos, total $ 1316609.96 en 1 sucursal(es); " +
+			"e-Remito: 4 usados, 4 emitidos, 0 anulados (usados A 1-4) en 1 sucursal(es); " +
+			"e-Remito Contingencia: 1 emitidos en 1 sucursal(es); " +
+			"e-Resguardo: 4 usados, 4 emitidos, 0 anulados (usados A 1-4), retenido $ 140050.00 en 1 sucursal(es); " +
+			"e-Resguardo Contingencia: 1 emitidos, retenido $ 0.00 en 1 sucursal(es)", assets.SchemaReport,
 			kindReport, "219000090011", "TmstFirmaEnv"},
 		{"an envelope", "Sob_219999830019_Ej_Mod_19072016.xml", "sobre de CFE", assets.SchemaEnvelope, kindEnvelope, "", ""},
 	}
