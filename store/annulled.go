@@ -207,7 +207,8 @@ func (q *sequence) skipAnnulled(n int64) int64 {
 // contingency type, a malformed range, no reason, numbers already used
 // (at or below the serie's last number), numbers outside every loaded CAE
 // range of the serie, or numbers already annulled; EUNAVAILABLE while a CFE
-// of the serie is being signed.
+// of the serie is being signed or the serie's numbering is held (hold.go:
+// the store may be behind what was used).
 func (db *DB) AnnulNumbers(ctx context.Context, a cfe.AnnulledRange) error {
 	const op = "store.AnnulNumbers"
 	a.Reason = cfe.AnnulTechnician
@@ -229,6 +230,13 @@ func (db *DB) AnnulNumbers(ctx context.Context, a cfe.AnnulledRange) error {
 		return errClosed(op)
 	}
 	k := seqKey{a.Type, a.Serie}
+	if db.hold != nil && db.hold.holds(k) {
+		// The store may be behind what was used: a number above its last
+		// one may have been signed by the file that was lost.
+		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op, Message: fmt.Sprintf(
+			"la numeración de %s serie %s está detenida hasta saber por qué número sigue (cae used-elsewhere o el servicio en línea): no se anulan números hasta entonces",
+			a.Type.Name(), a.Serie)}
+	}
 	q := db.seq(k)
 	if len(q.slots) > 0 {
 		return &cfe.Error{Code: cfe.EUNAVAILABLE, Op: op,

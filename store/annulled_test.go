@@ -290,3 +290,27 @@ func TestDB_Annulled_EveryNumberAccounted(t *testing.T) {
 	// the restore's journal as the lost store's block did.
 	accountFor(t, db, cfe.ETicket, "A", issuedA, map[int64]bool{4: true})
 }
+
+// TestDB_AnnulNumbers_Held: while numbering is held (the store may be
+// behind what a lost file used) no number is voided; once the serie is
+// settled it is.
+func TestDB_AnnulNumbers_Held(t *testing.T) {
+	t.Parallel()
+	storePath, journalPath := journalDirs(t)
+	db := openAt(t, storePath, store.Options{Journal: journalPath, HoldWithoutJournal: true})
+	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
+	if db.NumberingHold() == nil {
+		t.Fatal("a new store without its journal is not held")
+	}
+	void := cfe.AnnulledRange{Type: cfe.ETicket, Serie: "A", From: 10, To: 12, Note: "prueba"}
+	ce := wantCode(t, db.AnnulNumbers(ctx, void), cfe.EUNAVAILABLE)
+	if !strings.Contains(ce.Message, "está detenida") || len(annulledOf(t, db)) != 0 {
+		t.Fatalf("held: %q, annulled %v", ce.Message, annulledOf(t, db))
+	}
+	if err := db.ResumeNumbering(ctx, "el servicio", []cfe.LastNumber{{Type: cfe.ETicket, Serie: "A", Last: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AnnulNumbers(ctx, void); err != nil {
+		t.Fatalf("after the serie was settled: %v", err)
+	}
+}
