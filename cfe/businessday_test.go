@@ -39,7 +39,9 @@ func TestNextBusinessDay(t *testing.T) {
 func TestReportUrgency(t *testing.T) {
 	t.Parallel()
 	day := cfe.Date{Year: 2026, Month: time.November, Day: 27} // a Friday: its next business day is Monday 30
-	at := func(dd, hh, mm int) time.Time { return time.Date(2026, time.November, dd, hh, mm, 0, 0, cfe.Montevideo) }
+	at := func(dd, hh, mm int) time.Time {
+		return time.Date(2026, time.November, dd, hh, mm, 0, 0, cfe.Montevideo)
+	}
 	for _, c := range []struct {
 		now  time.Time
 		want string
