@@ -230,24 +230,24 @@ func (db *DB) DGIReportStates(ctx context.Context, n int) ([]cfe.DailyReportStat
 }
 
 // DGIReportStart returns the first day direct mode reports on: the
-// signature date of the first CFE it put in an envelope (ok false while
-// none).
+// signature date of the first CFE it sends (the first committed after
+// DGIBegin's start still in the store); ok false while there is none.
 func (db *DB) DGIReportStart(ctx context.Context) (d cfe.Date, ok bool, err error) {
 	const op = "store.DGIReportStart"
 	err = db.view(ctx, op, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketDGICFEs)
-		if b == nil {
+		if !dgiBegun(tx) {
 			return nil
 		}
-		k, v := b.Cursor().First()
-		if k == nil {
+		start := seqOf(tx.Bucket(bucketDGIMeta).Get(keyDGIStart))
+		c := tx.Bucket(bucketXML).Cursor()
+		for k, _ := c.Seek(seqBytes(start + 1)); k != nil; k, _ = c.Next() {
+			it, err := dgiItemAt(tx, op, seqOf(k))
+			if err != nil || it == nil {
+				continue // damaged: the next one dates the start (the quarantine reports it)
+			}
+			d, ok = cfe.DateOf(it.TmstFirma.In(cfe.Montevideo)), true
 			return nil
 		}
-		var r dgiCFERecord
-		if err := json.Unmarshal(v, &r); err != nil {
-			return err
-		}
-		d, ok = cfe.DateOf(r.TmstFirma.In(cfe.Montevideo)), true
 		return nil
 	})
 	return d, ok, err
