@@ -41,7 +41,7 @@ func reporterConfig(a *Agent) (dgisend.ReporterConfig, error) {
 	return dgisend.ReporterConfig{Store: a.DB, Since: since, Logger: a.Log.With("component", "dgi-report")}, nil
 }
 
-// newDailyReports sets a.Reports in direct mode (Open): the days' states,
+// newDailyReports sets a.ReportDays in direct mode (Open): the days' states,
 // read from the store whether or not the reporter runs.
 func newDailyReports(a *Agent) {
 	if !a.Profile.DGI.Direct() {
@@ -52,7 +52,7 @@ func newDailyReports(a *Agent) {
 		a.ReportError = cfe.ErrorMessage(err)
 		return
 	}
-	a.Reports = directReports{r: dgisend.NewReporter(cfg)}
+	a.ReportDays = directReports{r: dgisend.NewReporter(cfg)}
 }
 
 // newReporter returns the direct-mode reporter of a serving agent, nil
@@ -62,10 +62,10 @@ func newReporter(a *Agent) *dgisend.Reporter {
 	if a.DGIClient == nil || a.ReportError != "" {
 		return nil
 	}
-	build := a.signedReport()
-	if build == nil {
-		a.ReportError = "este agente no sabe armar el reporte diario"
-		a.Log.Error("direct mode without a daily report builder: no daily report is sent")
+	build, err := a.signedReport()
+	if err != nil {
+		a.ReportError = cfe.ErrorMessage(err)
+		a.Log.Error("direct mode cannot build the daily report: no daily report is sent", "err", err)
 		return nil
 	}
 	cfg, _ := reporterConfig(a)
@@ -77,10 +77,10 @@ func newReporter(a *Agent) *dgisend.Reporter {
 // reportState reads the days' reports for the state, and why the next one
 // is not sent ("" when nothing is held back).
 func reportState(ctx context.Context, a *Agent, now time.Time) ([]cfe.DailyReportState, string, error) {
-	if a.Reports == nil {
+	if a.ReportDays == nil {
 		return nil, a.ReportError, nil
 	}
-	days, err := a.Reports.DailyReports(ctx, now)
+	days, err := a.ReportDays.DailyReports(ctx, now)
 	if err != nil {
 		return nil, "", err
 	}

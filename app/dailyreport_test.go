@@ -68,7 +68,7 @@ func TestDGI_DailyReportShown(t *testing.T) {
 	}
 	cfg.DGI, cfg.Build, cfg.Now = a.DGIClient, zero, clk.Now
 	a.Reporter = dgisend.NewReporter(cfg)
-	a.Reports = directReports{r: a.Reporter}
+	a.ReportDays = directReports{r: a.Reporter}
 	clk.Set(today.AddDays(1).Time(cfe.Montevideo).Add(10 * time.Minute))
 	ctx := context.Background()
 	if _, err := a.Reporter.Pass(ctx); err != nil {

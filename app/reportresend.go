@@ -91,8 +91,8 @@ func ResendReport(ctx context.Context, opts Options, fecha string, log *slog.Log
 	if err != nil {
 		return nil, false, err
 	}
-	if rcfg.Build = a.signedReport(); rcfg.Build == nil {
-		return nil, false, cfe.Errorf(cfe.EUNAVAILABLE, "este agente no sabe armar el reporte diario")
+	if rcfg.Build, err = a.signedReport(); err != nil {
+		return nil, false, err
 	}
 	rep, err := dgisend.NewReporter(rcfg).Resend(ctx, d)
 	if err != nil {
