@@ -62,7 +62,7 @@ func TestDGI_DailyReportShown(t *testing.T) {
 		}
 		return s.XML, nil
 	}
-	cfg, err := reporterConfig(a)
+	cfg, _, err := reporterConfig(a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func ResendReport(ctx context.Context, opts Options, fecha string, log *slog.Log
 	if !a.Profile.DGI.Direct() {
 		return nil, false, cfe.Errorf(cfe.EINVALID, "el perfil %s está en modo proveedor: el servicio en la nube envía el reporte diario a DGI", a.Name)
 	}
-	rcfg, err := reporterConfig(a)
+	rcfg, _, err := reporterConfig(a)
 	if err != nil {
 		return nil, false, err
 	}
