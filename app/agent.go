@@ -45,8 +45,9 @@ type Agent struct {
 	DGIClient *dgi.Client
 	DGISender *dgisend.Sender
 	DGIError  string // why direct mode could not start (Spanish), "" when it runs
-	// ReportDays is where the daily reports stand (dailyreport.go): set in
-	// direct mode while the agent serves; Reporter sends them (nil when it
+	// ReportDays is where the daily reports stand (dailyreport.go): the
+	// store's in direct mode, the hosted service's in provider mode; in
+	// direct mode Reporter sends them while the agent serves (nil when it
 	// cannot: ReportError says why, in Spanish).
 	ReportDays  DailyReports
 	Reporter    *dgisend.Reporter

@@ -49,7 +49,7 @@ func addDailyReports(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 	for i := len(d.Reports) - 1; i >= 0; i-- { // oldest first
 		s := d.Reports[i]
 		switch s.State {
-		case cfe.ReportRejected:
+		case cfe.ReportRejected, "BA": // BA: the file rejected (ACKRepDiario's XSD)
 			Flag(rep, apitype.HealthDegraded, fmt.Sprintf("DGI rechazó el reporte diario del %s (secuencia %d: %s): corríjalo y reenvíelo con "+
 				"«cfe-agent reporte reenviar --fecha %s»", s.Date, s.Seq, reasons(s.Reasons), s.Date))
 		case cfe.ReportMismatch:
