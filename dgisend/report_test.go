@@ -305,7 +305,7 @@ func TestReporter_UnknownOutcomeAsksFirst(t *testing.T) {
 	t.Parallel()
 	r, b, _ := reportRig(t, nil)
 	short, err := dgi.New(dgi.Config{ReceptionURL: r.em.URL() + dgi.PathReception, QueryURL: r.em.URL() + dgi.PathQueries,
-		Credentials: r.sign.Signer.Credentials(), DGICertificate: r.em.Certificate(), Timeout: 3 * time.Second})
+		Credentials: r.sign.Credentials(), DGICertificate: r.em.Certificate(), Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
