@@ -45,6 +45,13 @@ type Agent struct {
 	DGIClient *dgi.Client
 	DGISender *dgisend.Sender
 	DGIError  string // why direct mode could not start (Spanish), "" when it runs
+	// ReportDays is where the daily reports stand (dailyreport.go): the
+	// store's in direct mode, the hosted service's in provider mode; in
+	// direct mode Reporter sends them while the agent serves (nil when it
+	// cannot: ReportError says why, in Spanish).
+	ReportDays  DailyReports
+	Reporter    *dgisend.Reporter
+	ReportError string
 	// DGIReader reads DGI's verdicts back from the hosted service in
 	// provider mode; it exists only while the agent serves (dgi.go).
 	DGIReader *hosted.DGIReader
@@ -135,6 +142,7 @@ func OpenLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 		Tax:    taxConfig(a.Profile.Tax),
 		Zone:   machinezone.Read,
 	})
+	newDailyReports(a) // direct mode: the days' reports, read from the store
 	return a, nil
 }
 

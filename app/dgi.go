@@ -116,7 +116,7 @@ func newDGIReader(ctx context.Context, a *Agent) *hosted.DGIReader {
 // reported nothing: a service that does not report DGI's states).
 func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, error) {
 	if !a.Profile.DGI.Direct() {
-		return providerDGIState(ctx, a)
+		return providerDGIState(ctx, a, now)
 	}
 	counts, err := a.DB.DGICounts(ctx)
 	if err != nil {
@@ -140,21 +140,28 @@ func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, 
 		st.LastError = s.Status().LastError
 	}
 	st.Stopped = a.DGIError
+	if st.Reports, st.ReportNote, err = reportState(ctx, a, now); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 
 // providerDGIState is dgiState in provider mode: the counts and rejections
 // the hosted service reported (no overdue list: the provider decides when
 // it sends, and the agent only learns it after the fact).
-func providerDGIState(ctx context.Context, a *Agent) (*health.DGIStatus, error) {
+func providerDGIState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, error) {
 	counts, err := a.DB.DGIProviderCounts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if counts == (cfe.DGICounts{}) {
+	reports, note, err := reportState(ctx, a, now) // a.ReportDays: provider mode's, when it reports them
+	if err != nil {
+		return nil, err
+	}
+	if counts == (cfe.DGICounts{}) && len(reports) == 0 {
 		return nil, nil
 	}
-	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault()}
+	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault(), Reports: reports, ReportNote: note}
 	if counts.Rechazados > 0 {
 		if st.Rejections, err = a.DB.DGIRejections(ctx, 4*dgiListed); err != nil {
 			return nil, err

@@ -88,6 +88,9 @@ type ServerConfig struct {
 	// Repairs answers POST /recuperar (recover.go) on the same terms as
 	// Backups; without it (or AdminToken) it answers 503.
 	Repairs Repairs
+	// ReportResends answers POST /reporte/reenviar (reportresend.go) on the
+	// same terms; without it (or AdminToken) it answers 503.
+	ReportResends ReportResends
 	// DailyReports answers POST /reporte-diario (dailyreport.go) on the
 	// same terms as Backups; without it (or AdminToken) it answers 503.
 	DailyReports DailyReports
@@ -196,6 +199,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerFaviconRoutes(r)
 	s.registerBackupRoutes(r)
 	s.registerRecoverRoutes(r)
+	s.registerReportResendRoutes(r)
 	s.registerDailyReportRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later;

@@ -45,6 +45,7 @@ func newRootCommand() *cobra.Command {
 		newReportCommand(&opts), newNumbersCommand(&opts), newRatesCommand(&opts),
 	)
 	addServeCommands(root, &opts)
+	addReportResendCommand(root, &opts)
 	spanishCommandLine(root)
 	return root
 }
