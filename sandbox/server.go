@@ -81,6 +81,8 @@ type Server struct {
 
 	dgiEmulator *emulator.Emulator
 	dgiProvider *dgi.Provider
+	dgiReporter *dgi.Reporter
+	reportDone  chan struct{}
 	dgiStop     context.CancelFunc
 	dgiDone     chan struct{}
 

@@ -51,25 +51,10 @@ type ReportContent struct {
 	RUC      string
 	Date     cfe.Date
 	Seq      int
-	CFEs     [][]byte      // the signed CFEs of the day, in id order (DGI's rejections too: Annulled says so)
-	Annulled []AnnulledRun // the numbers annulled that day
+	CFEs     [][]byte            // the signed CFEs of the day, in id order (DGI's rejections too: Annulled says so)
+	Annulled []cfe.AnnulledRange // the numbers annulled that day (Day set)
 	Now      time.Time
 }
-
-// AnnulledRun is a run of annulled numbers as the report lists it.
-type AnnulledRun struct {
-	Type     cfe.Type
-	Serie    string
-	From, To int64
-	Reason   string // the agent's code, or "dgi-rejected"
-	Note     string
-	At       time.Time
-	Day      cfe.Date // the day whose report counts it
-}
-
-// ReasonDGIRejected is the reason of a number annulled because DGI rejected
-// its CFE (BE).
-const ReasonDGIRejected = "dgi-rejected"
 
 // ReporterConfig configures a Reporter. DB, Credentials, NewDGI and Build
 // are required.
@@ -77,21 +62,30 @@ type ReporterConfig struct {
 	DB          *data.DB
 	Credentials func(ctx context.Context, company int64) (*signer.Credentials, error)
 	NewDGI      func(creds *signer.Credentials) (ReportDGI, error)
-	// Build writes the unsigned report of c (cfe.BuildReport).
+	// Build writes the unsigned report of c (cfe.BuildReport), in its
+	// canonical form (it is signed as it is).
 	Build func(c ReportContent) ([]byte, error)
 	// Poll is the wait between rounds (DefaultReportPoll); Kick cuts it
 	// short. Check is the wait between two questions about a report's
 	// later state (DefaultReportCheck).
 	Poll  time.Duration
 	Check time.Duration
-	Now   func() time.Time
-	Log   *slog.Logger
+	// Settle is how long after its day ends a day's report waits for DGI's
+	// verdict on each of the day's CFEs (DefaultReportSettle): DGI checks
+	// a report against the CFEs it received, so the report is built once
+	// the provider's envelopes of the day are answered, or at the latest
+	// Settle after midnight, well within DGI's deadline (the first 18
+	// hours of the next business day).
+	Settle time.Duration
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
 // Defaults of ReporterConfig.
 const (
-	DefaultReportPoll  = time.Minute
-	DefaultReportCheck = 10 * time.Minute
+	DefaultReportPoll   = time.Minute
+	DefaultReportCheck  = 10 * time.Minute
+	DefaultReportSettle = 12 * time.Hour
 )
 
 // Reporter builds and sends the companies' daily reports; see above.
@@ -113,6 +107,9 @@ func NewReporter(cfg ReporterConfig) *Reporter {
 	}
 	if cfg.Check <= 0 {
 		cfg.Check = DefaultReportCheck
+	}
+	if cfg.Settle <= 0 {
+		cfg.Settle = DefaultReportSettle
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -277,7 +274,7 @@ func (r *Reporter) company(ctx context.Context, company int64, now time.Time, to
 				return err
 			}
 		}
-		if w.build && (rec == nil || rec.State != "" || rec.Attempts == 0) {
+		if w.build && (rec == nil || rec.State != "" || rec.Attempts == 0) && r.settled(company, w.day, now) {
 			if rec, err = r.rebuild(company, w.day, rec, sg, w.dirty); err != nil {
 				return err
 			}
@@ -322,6 +319,27 @@ func (r *Reporter) clientOf(ctx context.Context, company int64) (ReportDGI, *sig
 	return client, sg, nil
 }
 
+// settled reports whether day d's report may be built now: every CFE of
+// company signed that day has DGI's verdict, or Settle has passed since
+// the day ended.
+func (r *Reporter) settled(company int64, d cfe.Date, now time.Time) bool {
+	if !now.Before(d.AddDays(1).Time(cfe.Montevideo).Add(r.cfg.Settle)) {
+		return true
+	}
+	settled := true
+	err := r.cfg.DB.View(func(tx *bolt.Tx) error {
+		return data.CompanyCFEs(tx, company, func(rec *data.CFERecord) error {
+			if !settled || rec.SignatureDay() != d {
+				return nil
+			}
+			st, err := data.GetDGI(tx, rec.ID)
+			settled = err == nil && st != nil && cfe.DGIFinal(st.State)
+			return err
+		})
+	})
+	return err == nil && settled
+}
+
 // content reads company's content of day d and its fingerprint.
 func content(tx *bolt.Tx, company int64, d cfe.Date) (ReportContent, string, error) {
 	co, err := data.GetCompany(tx, company)
@@ -343,8 +361,8 @@ func content(tx *bolt.Tx, company int64, d cfe.Date) (ReportContent, string, err
 			for _, m := range st.Reasons {
 				note += m.Codigo + " " + m.Glosa + "; "
 			}
-			c.Annulled = append(c.Annulled, AnnulledRun{Type: rec.Type, Serie: rec.Serie, From: rec.Nro, To: rec.Nro,
-				Reason: ReasonDGIRejected, Note: note, At: st.UpdatedAt, Day: d})
+			c.Annulled = append(c.Annulled, cfe.AnnulledRange{Type: rec.Type, Serie: rec.Serie, From: rec.Nro, To: rec.Nro,
+				Reason: cfe.AnnulDGIRejected, Note: note, At: st.UpdatedAt, Day: d})
 		}
 		c.CFEs = append(c.CFEs, rec.XML)
 		fmt.Fprintf(h, "cfe %d\n", rec.ID)
@@ -373,7 +391,7 @@ func content(tx *bolt.Tx, company int64, d cfe.Date) (ReportContent, string, err
 		from := a.From
 		for _, n := range append(used, a.To+1) {
 			if n > from {
-				c.Annulled = append(c.Annulled, AnnulledRun{Type: a.Type, Serie: a.Serie, From: from, To: n - 1,
+				c.Annulled = append(c.Annulled, cfe.AnnulledRange{Type: a.Type, Serie: a.Serie, From: from, To: n - 1,
 					Reason: a.Reason, Note: a.Note, At: a.At, Day: d})
 			}
 			from = n + 1
@@ -383,7 +401,7 @@ func content(tx *bolt.Tx, company int64, d cfe.Date) (ReportContent, string, err
 	if err != nil {
 		return c, "", err
 	}
-	slices.SortFunc(c.Annulled, func(a, b AnnulledRun) int {
+	slices.SortFunc(c.Annulled, func(a, b cfe.AnnulledRange) int {
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Serie, b.Serie), cmp.Compare(a.From, b.From))
 	})
 	for _, a := range c.Annulled {
@@ -441,7 +459,7 @@ func (r *Reporter) rebuild(company int64, d cfe.Date, prev *data.DailyReportReco
 		if err != nil {
 			return err
 		}
-		signed, err := sg.Sign(unsigned)
+		signed, err := sg.SignCanonical(unsigned)
 		if err != nil {
 			return err
 		}
