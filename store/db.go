@@ -98,6 +98,11 @@ type Options struct {
 	// checkSnapshot runs in the background check's read transaction once
 	// its meta page is read, before the walk.
 	checkSnapshot func()
+
+	// restoring is set by Restore when it opens the restored copy: the
+	// numbers the journal makes Open skip are annulled by the restore
+	// itself, which also knows the confirmed numbers (restoreSkipped).
+	restoring bool
 }
 
 func (o Options) withDefaults() Options {
@@ -385,6 +390,9 @@ func (db *DB) init() error {
 			db.rejected.Store(int64(tx.Bucket(bucketRejected).Stats().KeyN))
 		}
 		db.quarantined.Store(int64(tx.Bucket(bucketQuarantine).Stats().KeyN)) // a few entries at most: counted at every Open
+		if err := db.loadAnnulled(tx); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketCounters).ForEach(func(_, v []byte) error {
 			var c counterRecord
 			if err := json.Unmarshal(v, &c); err != nil {

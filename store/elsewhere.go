@@ -106,16 +106,24 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 	if err := db.raiseJournal(op, db.opts.Now(), cfe.LastNumber{Type: t, Serie: serie, Last: upTo}); err != nil {
 		return err
 	}
+	var annulled []cfe.AnnulledRange
 	err = db.update(ctx, op, func(tx *bolt.Tx) error {
 		if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord{Type: t, Serie: serie, Last: upTo}); err != nil {
 			return err
 		}
-		return appendAudit(tx, AuditEvent{At: db.opts.Now(), Kind: AuditUsedElsewhere, Type: t, Serie: serie,
-			Nro: upTo, RangeID: r.ID, Detail: fmt.Sprintf("numbers %d-%d used elsewhere: %s", max(q.last+1, r.DNro), upTo, reason)})
+		if err := appendAudit(tx, AuditEvent{At: db.opts.Now(), Kind: AuditUsedElsewhere, Type: t, Serie: serie,
+			Nro: upTo, RangeID: r.ID, Detail: fmt.Sprintf("numbers %d-%d used elsewhere: %s", max(q.last+1, r.DNro), upTo, reason)}); err != nil {
+			return err
+		}
+		// They will never be signed here: annulled for the daily report.
+		annulled, err = putAnnulledTx(tx, cfe.AnnulledRange{Type: t, Serie: serie, From: max(q.last+1, r.DNro), To: upTo,
+			Reason: cfe.AnnulUsedElsewhere, Note: reason, At: db.opts.Now()})
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	db.noteAnnulledLocked(annulled)
 	q.last = upTo
 	return db.releaseLocked(ctx, op, k, reason)
 }

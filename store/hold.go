@@ -170,16 +170,25 @@ func (db *DB) openNumbering() error {
 		replaced := jf.StoreID != id
 		var raised []cfe.LastNumber
 		var details []string
+		var skipped []cfe.AnnulledRange
 		for _, e := range jf.Sequences {
 			k := seqKey{e.Type, e.Serie}
 			last := db.seq(k).last
 			if floor, behind := jf.floorFor(e, replaced, last); behind {
+				// The numbers up to the journal's committed mark were issued by
+				// the lost file; those above it, up to the reserved mark Open
+				// resumes after a crash, may never have been: annulled.
+				if certain := max(last, e.Committed); floor > certain && !db.opts.restoring {
+					skipped = append(skipped, cfe.AnnulledRange{Type: e.Type, Serie: e.Serie, From: certain + 1, To: floor,
+						Reason: cfe.AnnulSkippedBlock, At: now,
+						Note: fmt.Sprintf("bloque del diario de numeración omitido al abrir (archivo %s, diario escrito %s)", id, jf.WrittenAt.Format(time.RFC3339))})
+				}
 				raised = append(raised, cfe.LastNumber{Type: e.Type, Serie: e.Serie, Last: floor})
 				details = append(details, fmt.Sprintf("the store file (id %s) is behind the numbering journal %s (store %s, clean %v, written %s): counter %d raised to %d; numbers %d-%d were issued by the lost file or never used (unused ones must be reported to DGI as annulled)",
 					id, path, jf.StoreID, jf.Clean, jf.WrittenAt.Format(time.RFC3339), last, floor, last+1, floor))
 			}
 		}
-		if err := db.raiseAtOpen(now, raised, details); err != nil {
+		if err := db.raiseAtOpen(now, raised, details, skipped...); err != nil {
 			return err
 		}
 	}
@@ -302,11 +311,19 @@ func describeMarks(marks []holdMark) string {
 // raiseAtOpen raises counters Open found behind (the journal's or the
 // witness's marks), with an audit event each; details go to ResumedAtOpen.
 // The caller owns db.
-func (db *DB) raiseAtOpen(now time.Time, raised []cfe.LastNumber, details []string) error {
+func (db *DB) raiseAtOpen(now time.Time, raised []cfe.LastNumber, details []string, skipped ...cfe.AnnulledRange) error {
 	if len(raised) == 0 {
 		return nil
 	}
+	var annulled []cfe.AnnulledRange
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		for _, s := range skipped {
+			w, err := putAnnulledTx(tx, s)
+			if err != nil {
+				return err
+			}
+			annulled = append(annulled, w...)
+		}
 		for i, r := range raised {
 			if err := putJSON(tx.Bucket(bucketCounters), counterKey(seqKey{r.Type, r.Serie}), counterRecord(r)); err != nil {
 				return err
@@ -323,6 +340,7 @@ func (db *DB) raiseAtOpen(now time.Time, raised []cfe.LastNumber, details []stri
 	for _, r := range raised {
 		db.seq(seqKey{r.Type, r.Serie}).last = r.Last
 	}
+	db.noteAnnulledLocked(annulled)
 	db.resumed = append(db.resumed, details...)
 	return nil
 }

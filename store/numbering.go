@@ -51,6 +51,9 @@ type sequence struct {
 	slots   map[int64]*slot     // numbers handed out, by number
 	holes   map[int64]time.Time // numbers given back below a higher slot, with when
 	changed chan struct{}       // closed and replaced whenever holes or slots change in a way waiters care about
+	// annulled are the serie's annulled runs (annulled.go), in number
+	// order: never handed out.
+	annulled []numberRun
 }
 
 // seq returns the sequence of k, creating it. The caller holds db.mu.
@@ -89,12 +92,13 @@ func (q *sequence) lowestHole() (int64, bool) {
 
 // next returns the number range r would hand out: the lowest hole if the
 // sequence has one (holes are refilled before anything else, so r qualifies
-// only if it holds it), else the number after the top, but at least r.DNro.
+// only if it holds it), else the number after the top, but at least r.DNro,
+// past the annulled numbers that follow it.
 func (q *sequence) next(r cfe.CAERange) (n int64, fillsHole, ok bool) {
 	if h, found := q.lowestHole(); found {
 		return h, true, r.DNro <= h && h <= r.HNro
 	}
-	n = max(q.top()+1, r.DNro)
+	n = q.skipAnnulled(max(q.top()+1, r.DNro))
 	return n, false, n <= r.HNro
 }
 

@@ -145,7 +145,7 @@ func (db *DB) rangeStatus(tx *bolt.Tx, r cfe.CAERange, today cfe.Date) (cfe.Rang
 	st := cfe.RangeUse{Range: r, Used: usedIn(tx, k, r), Expired: r.Expired(today),
 		DaysLeft: int(r.Vencimiento.Time(time.UTC).Sub(today.Time(time.UTC)).Hours() / 24)}
 	if !st.Expired && c.Last < r.HNro {
-		st.Remaining = r.HNro - max(c.Last, r.DNro-1)
+		st.Remaining = r.HNro - max(c.Last, r.DNro-1) - annulledWithin(tx, k.Type, k.Serie, max(c.Last+1, r.DNro), r.HNro)
 	}
 	st.Skipped = r.Size() - st.Used - st.Remaining
 	pct := int64(db.opts.NearlyUsedUpPercent)
@@ -179,7 +179,9 @@ func liveIn(tx *bolt.Tx, k seqKey, r cfe.CAERange) int64 {
 	case !bytes.Equal(last, hi):
 		last, _ = c.Prev()
 	}
-	return nroOf(last) - nroOf(first) + 1
+	// Numbers a technician annulled between two committed ones were passed
+	// over (annulled.go): they are not used by this store.
+	return nroOf(last) - nroOf(first) + 1 - annulledWithin(tx, k.Type, k.Serie, nroOf(first)+1, nroOf(last)-1)
 }
 
 // nroOf reads the number at the end of a by_number key.

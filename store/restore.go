@@ -265,11 +265,14 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 		if err := unsealBackup(tmp, info, res, fam, now); err != nil {
 			return err
 		}
-		db, err := Open(tmp, Options{Journal: o.Journal, Witness: o.Witness, WitnessKey: o.WitnessKey, Now: o.Now})
+		db, err := Open(tmp, Options{Journal: o.Journal, Witness: o.Witness, WitnessKey: o.WitnessKey, Now: o.Now, restoring: true})
 		if err != nil {
 			return err
 		}
 		err = db.ResumeNumbering(ctx, "the restore of backup "+o.Backup, lasts)
+		if err == nil {
+			err = db.annulSkipped(ctx, "store.Restore", restoreSkipped(series, o, now))
+		}
 		if err == nil && o.Hold && db.hold == nil {
 			err = db.putHold(holdRecord{Since: now, Reason: holdRestoredReason}, AuditEvent{At: now, Kind: AuditNumberingHeld,
 				Detail: "restored without a numbering journal and without the hosted service's last numbers: signing held until they are known"})
@@ -494,4 +497,24 @@ func unsealBackup(path string, info *BackupInfo, res *RestoreResult, fam family,
 			return appendAudit(tx, AuditEvent{At: now, Kind: AuditRestored, Detail: detail})
 		})
 	})
+}
+
+// restoreSkipped returns, per serie a restore resumes above what was
+// certainly used (the highest of the replaced store's counter, the
+// journal's committed mark, the hosted service's last, the backup's last
+// and the technician's confirmed number), the numbers in between: never
+// signed, annulled for the daily report (AnnulRestoreBound).
+func restoreSkipped(series []RestoreSerie, o RestoreOptions, now time.Time) []cfe.AnnulledRange {
+	var out []cfe.AnnulledRange
+	for _, s := range series {
+		certain := max(s.Used, s.Backup)
+		if c, ok := confirmedFor(o.Confirmed, s.Type, s.Serie); ok {
+			certain = max(certain, c)
+		}
+		if s.Resume > certain {
+			out = append(out, cfe.AnnulledRange{Type: s.Type, Serie: s.Serie, From: certain + 1, To: s.Resume,
+				Reason: cfe.AnnulRestoreBound, At: now, Note: fmt.Sprintf("restauración de %s: %s", o.Backup, s.Source)})
+		}
+	}
+	return out
 }
