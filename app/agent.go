@@ -45,6 +45,12 @@ type Agent struct {
 	DGIClient *dgi.Client
 	DGISender *dgisend.Sender
 	DGIError  string // why direct mode could not start (Spanish), "" when it runs
+	// Reports is where the daily reports stand (dailyreport.go): set in
+	// direct mode while the agent serves; Reporter sends them (nil when it
+	// cannot: ReportError says why, in Spanish).
+	Reports     DailyReports
+	Reporter    *dgisend.Reporter
+	ReportError string
 	// DGIReader reads DGI's verdicts back from the hosted service in
 	// provider mode; it exists only while the agent serves (dgi.go).
 	DGIReader *hosted.DGIReader
@@ -135,6 +141,7 @@ func OpenLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 		Tax:    taxConfig(a.Profile.Tax),
 		Zone:   machinezone.Read,
 	})
+	newDailyReports(a) // direct mode: the days' reports, read from the store
 	return a, nil
 }
 

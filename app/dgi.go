@@ -140,6 +140,9 @@ func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, 
 		st.LastError = s.Status().LastError
 	}
 	st.Stopped = a.DGIError
+	if st.Reports, st.ReportNote, err = reportState(ctx, a, now); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 

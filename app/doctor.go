@@ -132,6 +132,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.quarantine(report)
 	d.provider = !p.DGI.Direct()
 	d.dgi(report)
+	d.dailyReports(report)
 	d.hosted(ctx, p)
 	d.printers(ctx, p)
 	d.sumatra(p, d.cfg.GOOS, *d.cfg.Sumatra)

@@ -24,7 +24,7 @@ func (d *doctor) dgi(r *apitype.StateReport) {
 	}
 	var problems []string
 	for _, w := range r.Warnings {
-		if strings.Contains(w, "DGI") {
+		if strings.Contains(w, "DGI") && !strings.Contains(w, "reporte diario") {
 			problems = append(problems, w)
 		}
 	}

@@ -146,6 +146,7 @@ func (r *Runner) open(ctx context.Context) error {
 	// Direct mode begins before the deliverer runs (app/dgi.go).
 	dgiWake, dgiUnwatch := a.DB.WatchCommits()
 	ds := newDGISender(ctx, a, dgiWake)
+	rs := newReporter(a) // direct mode: the daily report (app/dailyreport.go)
 	wake, unwatch := a.DB.WatchCommits()
 	dr := newDGIReader(ctx, a) // provider mode: DGI's verdicts read back (app/dgi.go)
 	d := newDeliverer(a, wake) // sets a.Deliverer, which requests read (hostedState)
@@ -172,6 +173,9 @@ func (r *Runner) open(ctx context.Context) error {
 	}
 	if dr != nil {
 		s.done.Go(func() { dr.Run(bg) })
+	}
+	if rs != nil {
+		s.done.Go(func() { rs.Run(bg) })
 	}
 	if settle != nil {
 		s.done.Go(func() { settle(bg) })

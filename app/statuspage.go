@@ -144,7 +144,18 @@ type statusView struct {
 
 	Chart *salesChart // nil when the store could not be read
 
+	// Reports are the last days' daily reports to DGI (absent where the
+	// agent knows none).
+	Reports []viewReport
+
 	Updated string
+}
+
+// viewReport is one day's daily report to DGI.
+type viewReport struct {
+	Fecha, Code                    string // the day (AAAA-MM-DD) and DGI's code, for scripts and tests
+	Day, State, Seq, Sent, Reasons string
+	Warn                           bool // not (yet) received by DGI
 }
 
 type viewWarning struct {
@@ -216,6 +227,7 @@ func newStatusView(rep *apitype.StateReport, sales *salesToday, currency func(uu
 		})
 	}
 	v.addCAE(rep.CAE)
+	v.addReports(rep.DGI)
 	if sales != nil {
 		v.Chart = newSalesChart(sales, now)
 	}
@@ -367,4 +379,37 @@ func currencyOf(signed []byte) string {
 		return t.Currency
 	}
 	return cfe.CurrencyUYU
+}
+
+// reportStates names DGI's states of a daily report for a person.
+var reportStates = map[string]string{
+	"": "sin enviar", cfe.ReportReceived: "recibido (AR)", cfe.ReportRejected: "rechazado (BR)", "BA": "rechazado (BA)",
+	cfe.ReportProcessed: "procesado (DR)", cfe.ReportMismatch: "con inconsistencias (ER)", cfe.ReportSuperseded: "reemplazado (FR)",
+}
+
+// addReports writes out the last days' daily reports.
+func (v *statusView) addReports(d *apitype.DGIReport) {
+	if d == nil {
+		return
+	}
+	for _, r := range d.Reportes {
+		vr := viewReport{Fecha: r.Fecha.String(), Code: r.Estado, Day: formatDate(r.Fecha), State: label(reportStates, r.Estado), Seq: "—", Sent: "—",
+			Warn: r.Estado != cfe.ReportReceived && r.Estado != cfe.ReportProcessed}
+		if r.SecEnvio > 0 {
+			vr.Seq = strconv.Itoa(r.SecEnvio)
+		}
+		if r.Enviado != nil {
+			vr.Sent = formatDateTime(*r.Enviado)
+		}
+		var reasons []string
+		for _, m := range r.Motivos {
+			s := strings.TrimSpace(m.Codigo + " " + m.Glosa)
+			if m.Detalle != "" {
+				s += ": " + m.Detalle
+			}
+			reasons = append(reasons, s)
+		}
+		vr.Reasons = strings.Join(reasons, "; ")
+		v.Reports = append(v.Reports, vr)
+	}
 }

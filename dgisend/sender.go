@@ -33,6 +33,9 @@
 // after days without DGI). Run repeats passes, woken by the store's commit
 // notification (Wake) like hosted's deliverer, by Kick, and by a poll.
 //
+// Reporter (report.go) sends the daily report (Reporte) of every day and
+// follows its states at DGI.
+//
 // It imports cfe, dgi (its client's types) and signer (the envelope's
 // checks), never the store or the local module.
 package dgisend

@@ -42,6 +42,12 @@ type DGIStatus struct {
 	// Stopped is why direct sending could not start (Spanish: no usable
 	// certificate, DGI's certificate expired…); "" when it runs.
 	Stopped string
+	// Reports are the days whose daily report the agent answers for,
+	// newest first, each with its last report's state ("" when none
+	// reached DGI yet): app.DailyReports. ReportNote is the reporter's own
+	// word on why a day is not reported yet (Spanish; "" when none).
+	Reports    []cfe.DailyReportState
+	ReportNote string
 }
 
 // dgiName is a CFE as a cashier reads it: "e-Factura A-12".
@@ -61,6 +67,7 @@ func addDGI(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 	c := d.Counts
 	rep.DGI = &apitype.DGIReport{Enviados: c.Enviados, Aceptados: c.Aceptados, Rechazados: c.Rechazados,
 		Observados: c.Observados, Pendientes: c.Pendientes, Desconocidos: c.Desconocidos}
+	addDailyReports(rep, d, now)
 	if d.Stopped != "" {
 		Flag(rep, apitype.HealthDegraded, "no se envían comprobantes a DGI: "+d.Stopped+"; se siguen firmando y quedan pendientes")
 	}

@@ -1,6 +1,7 @@
 package health_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func TestAssess_dgi(t *testing.T) {
 			}
 			c := tc.dgi.Counts
 			if want := (apitype.DGIReport{Enviados: c.Enviados, Aceptados: c.Aceptados, Rechazados: c.Rechazados, Observados: c.Observados,
-				Pendientes: c.Pendientes, Desconocidos: c.Desconocidos}); rep.DGI == nil || *rep.DGI != want {
+				Pendientes: c.Pendientes, Desconocidos: c.Desconocidos}); rep.DGI == nil || !reflect.DeepEqual(*rep.DGI, want) {
 				t.Errorf("dgi block %+v, want %+v", rep.DGI, want)
 			}
 		})

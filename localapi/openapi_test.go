@@ -346,10 +346,16 @@ func TestOpenAPI_AnswersValidate(t *testing.T) {
 	direct := healthyState()
 	direct.DGI = &health.DGIStatus{Counts: cfe.DGICounts{Enviados: 3, Aceptados: 2, Rechazados: 1, Pendientes: 1, Desconocidos: 1},
 		Rejections: []cfe.DGIRejection{{UUID: "venta-0003", Type: cfe.ETicket, Serie: "A", Nro: 3, TmstFirma: now,
-			Reasons: []cfe.DGIReason{{Codigo: "E05", Glosa: "Formato"}}, At: now}}, UrgentAfter: 10 * time.Minute}
+			Reasons: []cfe.DGIReason{{Codigo: "E05", Glosa: "Formato"}}, At: now}}, UrgentAfter: 10 * time.Minute,
+		Reports: []cfe.DailyReportState{
+			{Date: cfe.DateOf(now.In(cfe.Montevideo)).AddDays(-1)},
+			{Date: cfe.DateOf(now.In(cfe.Montevideo)).AddDays(-2), Seq: 1, State: "BR", ReceiverID: 8,
+				Reasons: []cfe.DGIReason{{Codigo: "R05", Glosa: "Secuencia", Detalle: "se esperaba 2"}}, SentAt: now, CheckedAt: now},
+			{Date: cfe.DateOf(now.In(cfe.Montevideo)).AddDays(-3), Seq: 2, State: "DR", ReceiverID: 7, SentAt: now, CheckedAt: now}}}
 	withDGI := startServer(t, func(c *localapi.ServerConfig) { c.State = fixedState{st: direct} })
 	resp, b = withDGI.send(t, request{path: "/state"})
-	if !strings.Contains(string(b), `"dgi":{"enviados":3,"aceptados":2,"rechazados":1,"observados":0,"pendientes":1,"desconocidos":1}`) {
+	if !strings.Contains(string(b), `"dgi":{"enviados":3,"aceptados":2,"rechazados":1,"observados":0,"pendientes":1,"desconocidos":1,"reportes":[{`) ||
+		!strings.Contains(string(b), `"estado":"BR","motivos":[{"codigo":"R05"`) {
 		t.Errorf("/state in direct mode lacks its dgi block: %s", b)
 	}
 	keep("StateReport", "state-dgi", resp.StatusCode, http.StatusOK, b)

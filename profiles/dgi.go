@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
 )
 
 // DGIMode is how the company's CFEs reach DGI.
@@ -61,6 +63,18 @@ type DGI struct {
 	// hosted service for DGI's verdicts on the CFEs it delivered (0: the
 	// default, 30 s).
 	ConsultaProveedor time.Duration `yaml:"consulta_proveedor,omitempty"`
+	// ReportesDesde is, in direct mode, the first day (AAAA-MM-DD) whose
+	// daily report the agent sends; empty means the signature date of the
+	// first CFE it sends to DGI (docs/dgi-direct.md).
+	ReportesDesde string `yaml:"reportes_desde,omitempty"`
+}
+
+// ReportsSince returns ReportesDesde as a date, zero when unset.
+func (d DGI) ReportsSince() (cfe.Date, error) {
+	if d.ReportesDesde == "" {
+		return cfe.Date{}, nil
+	}
+	return cfe.ParseDate(d.ReportesDesde)
 }
 
 // Direct reports whether the agent sends to DGI itself.
@@ -139,6 +153,9 @@ func (v *validator) dgi(at string, d DGI) {
 	default:
 		v.fail(at+".modo", "se espera %q (el servicio hosteado envía a DGI) o %q (el agente envía a DGI)", DGIProvider, DGIDirect)
 		return
+	}
+	if _, err := d.ReportsSince(); err != nil {
+		v.fail(at+".reportes_desde", "%s", err.Error())
 	}
 	for _, u := range []struct{ name, url string }{{"url_recepcion", d.URLRecepcion}, {"url_consultas", d.URLConsultas}} {
 		if u.url == "" {

@@ -71,6 +71,9 @@ func TestValidator_DGI(t *testing.T) {
 			AvisoSinRecibir: time.Second, PausaEntreSobres: 2 * time.Hour},
 			[]string{"profiles.caja1.dgi.aviso_sin_recibir", "profiles.caja1.dgi.pausa_entre_sobres"}},
 		{"provider mode, its pace", DGI{ConsultaProveedor: time.Second}, nil},
+		{"reports since a day", DGI{Modo: DGIDirect, URLRecepcion: rec, URLConsultas: cons, Certificado: cert, ReportesDesde: "2026-11-01"}, nil},
+		{"reports since no day", DGI{Modo: DGIDirect, URLRecepcion: rec, URLConsultas: cons, Certificado: cert, ReportesDesde: "1/11/2026"},
+			[]string{"profiles.caja1.dgi.reportes_desde"}},
 		{"provider mode asked too often", DGI{Modo: DGIProvider, ConsultaProveedor: time.Millisecond},
 			[]string{"profiles.caja1.dgi.consulta_proveedor"}},
 	} {

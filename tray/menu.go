@@ -82,6 +82,7 @@ type menu struct {
 	reason    *systray.MenuItem // the red or amber reason, first; hidden when all is well
 	lines     [4]*systray.MenuItem
 	backup    *systray.MenuItem // the last backup (backupline.go)
+	report    *systray.MenuItem // the daily report to DGI (reportline.go); hidden when the agent knows none
 	notice    *systray.MenuItem
 	reprint   *systray.MenuItem
 	profiles  choiceMenu
@@ -113,6 +114,9 @@ func (m *menu) build() {
 	}
 	m.backup = systray.AddMenuItem("", "")
 	m.backup.Disable()
+	m.report = systray.AddMenuItem("", "")
+	m.report.Disable()
+	m.report.Hide()
 	m.notice = systray.AddMenuItem("", "")
 	m.notice.Disable()
 	m.notice.Hide()
@@ -190,12 +194,22 @@ func (m *menu) refresh(ctx context.Context) {
 		m.reason.Show()
 	}
 	if m.red.turnedRed(a.State) {
-		m.notify(Notification{Summary: "El agente CFE no puede firmar", Body: a.Reason, Urgent: true})
+		summary := "El agente CFE no puede firmar"
+		if a.Signs {
+			summary = "El agente CFE necesita atención urgente"
+		}
+		m.notify(Notification{Summary: summary, Body: a.Reason, Urgent: true})
 	}
 	for i, l := range statusLines(rep, m.settings.Profile) {
 		m.lines[i].SetTitle(l)
 	}
 	m.backup.SetTitle(backupLine(rep, time.Now()))
+	if l := reportLine(rep); l == "" {
+		m.report.Hide()
+	} else {
+		m.report.SetTitle(l)
+		m.report.Show()
+	}
 	if lastReceipt(rep) == "" || m.settings.DefaultPrinter == "" {
 		m.reprint.Disable()
 	} else {

@@ -14,6 +14,9 @@ import (
 type Assessment struct {
 	State  assets.IconState
 	Reason string // Spanish, one line per reason; "" when all is well
+	// Signs: the agent can sign (a red icon then means a daily report to
+	// DGI past its deadline, not a refusal to sign).
+	Signs bool
 }
 
 // Assess maps a state report (or the error of reading it) to the icon state
@@ -24,7 +27,9 @@ type Assessment struct {
 // "degraded" (certificate or CAE ranges expiring or running out, outbox
 // backlog, hosted service unreachable, the disk's free space running low, a
 // signed CFE whose stored record cannot be read back and waits in the
-// quarantine) is amber; a module that does not answer is red. The reason is the module's
+// quarantine, a daily report to DGI late) is amber, but red once a daily
+// report is past DGI's deadline (dgi.urgencia_reporte "roja": the agent
+// still signs); a module that does not answer is red. The reason is the module's
 // warnings, so the tray says what /health says.
 func Assess(rep *apitype.StateReport, err error) Assessment {
 	if err != nil || rep == nil {
@@ -33,9 +38,22 @@ func Assess(rep *apitype.StateReport, err error) Assessment {
 	reason := strings.Join(rep.Warnings, "\n")
 	switch rep.Status {
 	case apitype.HealthOK:
-		return Assessment{State: assets.IconOK}
+		return Assessment{State: assets.IconOK, Signs: true}
 	case apitype.HealthDegraded:
-		return Assessment{State: assets.IconWarning, Reason: reason}
+		if rep.DGI != nil && rep.DGI.UrgenciaReporte == cfe.ReportUrgent {
+			// DGI's deadline for a daily report passed: red, though the
+			// agent signs; the report's warning first.
+			var first, rest []string
+			for _, w := range rep.Warnings {
+				if strings.Contains(w, "reporte diario") {
+					first = append(first, w)
+				} else {
+					rest = append(rest, w)
+				}
+			}
+			return Assessment{State: assets.IconError, Reason: strings.Join(append(first, rest...), "\n"), Signs: true}
+		}
+		return Assessment{State: assets.IconWarning, Reason: reason, Signs: true}
 	default:
 		if reason == "" {
 			reason = "el agente no puede firmar"
@@ -79,7 +97,9 @@ func reasonLine(a Assessment) string {
 	reasons := strings.Split(a.Reason, "\n")
 	first := reasons[0]
 	prefix := "Atención: "
-	if a.State == assets.IconError {
+	if a.State == assets.IconError && a.Signs {
+		prefix = "Urgente: "
+	} else if a.State == assets.IconError {
 		prefix = "No puede firmar: "
 		// The module's own wording may say it already.
 		for _, p := range []string{"no se puede firmar: ", "no puede firmar: "} {

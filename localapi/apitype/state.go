@@ -229,4 +229,11 @@ type DGIReport struct {
 	Observados   int `json:"observados"`
 	Pendientes   int `json:"pendientes"`
 	Desconocidos int `json:"desconocidos"`
+	// Reportes are the last days' daily reports to DGI, newest first
+	// (dailyreport.go); absent where the agent knows none.
+	Reportes []DailyReportReport `json:"reportes,omitempty"`
+	// UrgenciaReporte is how late the most overdue day's report is: "ambar"
+	// from 12:00 of the next business day, "roja" from 18:00 (DGI's
+	// deadline); absent when none is late.
+	UrgenciaReporte string `json:"urgencia_reporte,omitempty"`
 }

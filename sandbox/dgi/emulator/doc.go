@@ -12,8 +12,10 @@
 // judged (E02 already received, E03/E09 the CAE, E04 the signature, E05 the
 // XSD and DGI's rules, E07 the signature date against the CAE; C codes for a
 // contingency receipt) and its verdict answered in ACKCFE once Fechahora
-// has passed; a daily report gets AR or BR (R01–R06), with a seam for the
-// later states (ReportOutcome). Every ACK is signed as DGI signs them and
+// has passed; a daily report gets AR or BR (R01–R06) and, once processed,
+// DR, or ER when it does not agree with the CFEs received for its day
+// (reportcheck.go says what is compared), and FR when a later SecEnvio of
+// the day is received (ReportOutcome can decide instead). Every ACK is signed as DGI signs them and
 // every answer carries WS-Security, with the emulator's own key and
 // certificate (made on first use, marked test, written to
 // DataDir/dgi-cert.pem for clients to pin).

@@ -55,14 +55,17 @@ type Config struct {
 	// forward (an offset kept in the data file).
 	Now func() time.Time
 	// Processing is how long after reception an envelope's verdicts may be
-	// asked for (Fechahora); 0 means DefaultProcessing, a negative value
+	// asked for (Fechahora), and how long a daily report stays AR before it
+	// is processed (DR or ER); 0 means DefaultProcessing, a negative value
 	// none (they may be asked for at once).
 	Processing time.Duration
 	// Delay delays every answer of the services (a knob; also settable at
 	// run time).
 	Delay time.Duration
-	// ReportOutcome decides a received report's later state (DR, ER, FR);
-	// nil keeps AR (see ReportOutcome).
+	// ReportOutcome, when set, decides a received report's later state
+	// instead of the emulator's own judgement (see ReportOutcome); the
+	// emulator makes it DR or ER Processing after reception, and FR when a
+	// later SecEnvio of the day is received.
 	ReportOutcome ReportOutcome
 	Logger        *slog.Logger
 }

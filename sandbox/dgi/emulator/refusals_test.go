@@ -401,11 +401,12 @@ func TestEmulator_restart(t *testing.T) {
 }
 
 // The daily report: AR, then the same SecEnvio again BR R05, SecEnvio 2 AR;
-// EFACCONSULTARENVIOSREPORTE lists the three.
+// EFACCONSULTARENVIOSREPORTE lists the three, the first superseded (FR) by
+// the second.
 func TestEmulator_reports(t *testing.T) {
 	t.Parallel()
 	f := getFixture(t)
-	e := startEmulator(t, "", Config{})
+	e := startEmulator(t, "", Config{Processing: time.Hour}) // not processed while the test runs
 	c := client(t, e, nil, 0)
 	day := cfe.DateOf(f.at.In(cfe.Montevideo)).AddDays(-1)
 	for i, k := range []struct {
@@ -423,7 +424,7 @@ func TestEmulator_reports(t *testing.T) {
 		t.Errorf("a report of a future day: %+v %v, want BR R06", ack, err)
 	}
 	list, err := c.Reports(ctx(t), dgi.ReportQuery{FechaResumen: day})
-	if err != nil || len(list) != 3 || list[0].Estado != dgi.ReportOK || list[1].Estado != dgi.ReportFailed {
+	if err != nil || len(list) != 3 || list[0].Estado != cfe.ReportSuperseded || list[1].Estado != dgi.ReportFailed || list[2].Estado != dgi.ReportOK {
 		t.Errorf("Reports: %+v %v", list, err)
 	}
 }

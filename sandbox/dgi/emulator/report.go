@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"strconv"
@@ -18,12 +19,13 @@ import (
 	"github.com/cfe-agent/cfe-agent/signer"
 )
 
-// ReportOutcome is the seam for the daily report's later states: DGI
+// ReportOutcome is a knob over the daily report's later states. DGI
 // processes a received report (AR) and EFACCONSULTARENVIOSREPORTE then says
-// DR (processed), ER (inconsistencies: correct and resend) or FR (superseded
-// by SecEnvio + 1). Config.ReportOutcome, when set, decides that state from
-// the report as received; nil keeps AR/BR, the states of reception (the
-// daily-report issue fills it).
+// DR (processed), ER (inconsistencies: correct and resend) or FR
+// (superseded by SecEnvio + 1). The emulator decides them itself (settle);
+// Config.ReportOutcome, when set, is asked first once a report is
+// processed, and a non-empty answer is its state instead of the emulator's
+// own judgement.
 type ReportOutcome func(r ReceivedReport, now time.Time) string
 
 // ReceivedReport is a report as the emulator keeps it.
@@ -33,19 +35,106 @@ type ReceivedReport struct {
 	FechaResumen cfe.Date
 	SecEnvio     int
 	Received     time.Time
-	Estado       string // AR or BR
+	Estado       string // AR or BR at reception; in Reports, the state a query answers now
+	// Findings are the inconsistencies behind an ER (DGI's queries do not
+	// carry them: the emulator logs them and Reports lists them).
+	Findings []dgi.Motivo
 }
 
-func (s *services) reportState(r *reportRecord) string {
+// settle returns the state a query answers now for a report, deciding its
+// later state once, when its processing time (Config.Processing after
+// reception, by the emulator's clock) has passed, and recording it: ER
+// when it does not agree with the CFEs the emulator received (compare),
+// DR otherwise. FR is set at the reception of a later SecEnvio of the day.
+// A report rejected at reception (BR) stays BR.
+func (s *services) settle(tx *bolt.Tx, r *reportRecord, now time.Time) (string, error) {
 	e := s.e
-	if e.cfg.ReportOutcome == nil || r.Estado != dgi.ReportOK {
-		return r.Estado
+	switch {
+	case r.Estado != dgi.ReportOK:
+		return r.Estado, nil
+	case r.Later != "":
+		return r.Later, nil
+	case now.Before(r.Received.Add(e.cfg.Processing)):
+		return r.Estado, nil
 	}
-	if s := e.cfg.ReportOutcome(ReceivedReport{IDReceptor: r.IDReceptor, RUCEmisor: r.RUCEmisor, FechaResumen: r.FechaResumen,
-		SecEnvio: r.SecEnvio, Received: r.Received, Estado: r.Estado}, e.now()); s != "" {
-		return s
+	if e.cfg.ReportOutcome != nil {
+		r.Later = e.cfg.ReportOutcome(ReceivedReport{IDReceptor: r.IDReceptor, RUCEmisor: r.RUCEmisor, FechaResumen: r.FechaResumen,
+			SecEnvio: r.SecEnvio, Received: r.Received, Estado: r.Estado}, now)
 	}
-	return r.Estado
+	if r.Later == "" {
+		findings, err := compareReport(tx, r)
+		if err != nil {
+			return "", err
+		}
+		r.Later, r.Findings = cfe.ReportProcessed, findings
+		if len(findings) > 0 {
+			r.Later = cfe.ReportMismatch
+		}
+	}
+	e.log.Info("DGI emulator: report processed", "ruc", r.RUCEmisor, "fecha", r.FechaResumen, "secEnvio", r.SecEnvio,
+		"idReceptor", r.IDReceptor, "estado", r.Later, "findings", r.Findings)
+	return r.Later, putJSON(tx.Bucket(bucketReports), idKey(r.IDReceptor), r)
+}
+
+// Reports lists every report the emulator received, in reception order,
+// with the state a query would answer now (deciding the later states that
+// are due, as a query does).
+func (e *Emulator) Reports() ([]ReceivedReport, error) {
+	s := &services{e: e}
+	now := e.now()
+	var out []ReceivedReport
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		var recs []reportRecord
+		if err := tx.Bucket(bucketReports).ForEach(func(_, v []byte) error {
+			var r reportRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			recs = append(recs, r)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for i := range recs {
+			r := &recs[i]
+			st, err := s.settle(tx, r, now)
+			if err != nil {
+				return err
+			}
+			out = append(out, ReceivedReport{IDReceptor: r.IDReceptor, RUCEmisor: r.RUCEmisor, FechaResumen: r.FechaResumen,
+				SecEnvio: r.SecEnvio, Received: r.Received, Estado: st, Findings: r.Findings})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// supersede marks FR every earlier report received (AR) of rec's RUC and
+// day: a later SecEnvio replaces them.
+func supersede(tx *bolt.Tx, rec *reportRecord) error {
+	b := tx.Bucket(bucketReports)
+	var earlier []reportRecord
+	err := b.ForEach(func(_, v []byte) error {
+		var r reportRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return err
+		}
+		if r.RUCEmisor == rec.RUCEmisor && r.FechaResumen == rec.FechaResumen && r.Estado == dgi.ReportOK &&
+			r.SecEnvio < rec.SecEnvio && r.Later != cfe.ReportSuperseded {
+			earlier = append(earlier, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range earlier {
+		r.Later = cfe.ReportSuperseded
+		if err := putJSON(b, idKey(r.IDReceptor), r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // receiveReport is EFACRECEPCIONREPORTE: DGI's checks of a daily report
@@ -95,8 +184,16 @@ func (s *services) receiveReport(m *dgi.Message, ruc string, tokenCert *x509.Cer
 		rec.Motivos = ms
 		if len(ms) > 0 {
 			rec.Estado = dgi.ReportFailed
-		} else if err := seq.Put(seqKey, []byte(strconv.Itoa(rec.SecEnvio))); err != nil {
-			return err
+		} else {
+			if rec.Summary, err = readReportSummary(doc); err != nil {
+				return err // the schema was checked: a report it accepts is readable
+			}
+			if err := seq.Put(seqKey, []byte(strconv.Itoa(rec.SecEnvio))); err != nil {
+				return err
+			}
+			if err := supersede(tx, rec); err != nil {
+				return err
+			}
 		}
 		return putJSON(tx.Bucket(bucketReports), idKey(rec.IDReceptor), rec)
 	})

@@ -323,6 +323,9 @@ func countCFE(b *bolt.Bucket, rec *envelopeRecord, v verdict, received bool) err
 	r.Envelopes++
 	if received && !r.Registered && !isE02(v) {
 		r.IDReceptor, r.Estado = rec.IDReceptor, v.Estado
+		if !v.TmstCFE.IsZero() {
+			r.Signed = cfe.DateOf(v.TmstCFE.In(cfe.Montevideo))
+		}
 		info, _ := v.Tipo.Info()
 		r.Registered = !info.Contingency && !(v.Estado == dgi.CFERejected && hasCode(v.Motivos, "E09"))
 		if info.Contingency && v.Estado == dgi.CFEReceived {
@@ -467,18 +470,29 @@ func (s *services) reports(m *dgi.Message, ruc string) answer {
 		return s.fault(dgi.ExcMalformed, err.Error())
 	}
 	var list []dgi.ReportInfo
-	err = e.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketReports).ForEach(func(_, v []byte) error {
+	now := e.now()
+	err = e.db.Update(func(tx *bolt.Tx) error {
+		var recs []reportRecord
+		if err := tx.Bucket(bucketReports).ForEach(func(_, v []byte) error {
 			var r reportRecord
 			if err := json.Unmarshal(v, &r); err != nil {
 				return err
 			}
-			if r.RUCEmisor != ruc || r.FechaResumen != q.FechaResumen || q.Secuencia != 0 && r.SecEnvio != q.Secuencia {
-				return nil
+			if r.RUCEmisor == ruc && r.FechaResumen == q.FechaResumen && (q.Secuencia == 0 || r.SecEnvio == q.Secuencia) {
+				recs = append(recs, r)
 			}
-			list = append(list, dgi.ReportInfo{IdEmisor: 0, IdReceptor: r.IDReceptor, Estado: s.reportState(&r), FechaHoraRecepcion: r.Received})
 			return nil
-		})
+		}); err != nil {
+			return err
+		}
+		for i := range recs {
+			st, err := s.settle(tx, &recs[i], now)
+			if err != nil {
+				return err
+			}
+			list = append(list, dgi.ReportInfo{IdEmisor: 0, IdReceptor: recs[i].IDReceptor, Estado: st, FechaHoraRecepcion: recs[i].Received})
+		}
+		return nil
 	})
 	if err != nil {
 		return s.internal(err)

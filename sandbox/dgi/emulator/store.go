@@ -141,6 +141,9 @@ type cfeRecord struct {
 	// Registered: DGI holds the number (AE, CE, or BE other than E02/E09):
 	// another envelope carrying it gets E02.
 	Registered bool
+	// Signed is its signature date in Montevideo (TmstFirma), the day whose
+	// report must count it; zero in records older than the daily report.
+	Signed cfe.Date `json:",omitzero"`
 }
 
 // reportRecord is a daily report DGI received.
@@ -152,6 +155,14 @@ type reportRecord struct {
 	Received     time.Time
 	Estado       string
 	Motivos      []dgi.Motivo `json:",omitempty"`
+	// Summary is what the report declares, read at reception (nil for a
+	// report rejected before it could be read).
+	Summary *reportSummary `json:",omitempty"`
+	// Later is the state DGI's processing gave it (DR, ER; FR when a later
+	// SecEnvio of the day was received), "" until then; Findings are the
+	// inconsistencies behind an ER.
+	Later    string       `json:",omitempty"`
+	Findings []dgi.Motivo `json:",omitempty"`
 }
 
 // Rejection is a knob: the CFE it names gets Code (and Detalle) instead of
