@@ -14,7 +14,7 @@ import (
 // hosted service; *store.DB implements it.
 type AnnulledOutbox interface {
 	// AnnulledUndelivered returns up to limit ranges annulled up to today
-	// that the service has not answered yet, oldest first.
+	// that the service has not answered yet.
 	AnnulledUndelivered(ctx context.Context, today cfe.Date, limit int) ([]cfe.AnnulledRange, error)
 	// MarkAnnulledDelivered records that the service took a range.
 	MarkAnnulledDelivered(ctx context.Context, r cfe.AnnulledRange) error

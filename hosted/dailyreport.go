@@ -25,6 +25,9 @@ type AnnulledNumbers struct {
 	Motivo         string `json:"motivo"`
 	Detalle        string `json:"detalle,omitempty"`
 	FechaAnulacion string `json:"fechaAnulacion"` // RFC 3339
+	// FechaResumen is the day whose report counts the numbers, when it is
+	// not FechaAnulacion's (AAAA-MM-DD).
+	FechaResumen string `json:"fechaResumen,omitempty"`
 }
 
 // AnnulledRecorded is the service's answer: the range as it recorded it,

@@ -36,11 +36,19 @@ type AnnulledRecord struct {
 	Note     string    `json:"note,omitempty"` // free text
 	At       time.Time `json:"at"`             // when the numbers were annulled
 	Received time.Time `json:"received"`       // when the service recorded them
+	// ReportDay is the day whose report counts the numbers when it is not
+	// At's (a DGI rejection counts on its CFE's signature day).
+	ReportDay cfe.Date `json:"reportDay,omitzero"`
 }
 
-// Day is the day the range was annulled, in Montevideo: the daily report
-// that lists it.
-func (a *AnnulledRecord) Day() cfe.Date { return cfe.DateOf(a.At.In(cfe.Montevideo)) }
+// Day is the day whose daily report lists the range: ReportDay, or the day
+// it was annulled, in Montevideo.
+func (a *AnnulledRecord) Day() cfe.Date {
+	if !a.ReportDay.IsZero() {
+		return a.ReportDay
+	}
+	return cfe.DateOf(a.At.In(cfe.Montevideo))
+}
 
 func seriePrefix(company int64, t cfe.Type, serie string) []byte {
 	return fmt.Appendf(nil, "%d/%d/%s/", company, int(t), serie)

@@ -67,6 +67,10 @@ type AnnulledRequest struct {
 	Motivo         string `json:"motivo"`
 	Detalle        string `json:"detalle,omitempty"`
 	FechaAnulacion string `json:"fechaAnulacion"` // RFC 3339
+	// FechaResumen is the day whose report counts the numbers
+	// (AAAA-MM-DD), when it is not fechaAnulacion's day in Montevideo (a
+	// number DGI rejected counts on its CFE's signature day).
+	FechaResumen string `json:"fechaResumen,omitempty"`
 }
 
 // AnnulledRange is a range as the endpoints show it.
@@ -95,8 +99,8 @@ func rangeOf(a *data.AnnulledRecord) AnnulledRange {
 }
 
 // check returns the request's field errors and, without any, its parsed
-// time.
-func (req *AnnulledRequest) check(now time.Time) (time.Time, []cfe.FieldError) {
+// time and report day (zero: the time's).
+func (req *AnnulledRequest) check(now time.Time) (time.Time, cfe.Date, []cfe.FieldError) {
 	var fs []cfe.FieldError
 	fail := func(campo, msg string) { fs = append(fs, cfe.FieldError{Campo: campo, Mensaje: msg}) }
 	req.Serie, req.Motivo, req.Detalle = strings.TrimSpace(req.Serie), strings.TrimSpace(req.Motivo), strings.TrimSpace(req.Detalle)
@@ -127,7 +131,19 @@ func (req *AnnulledRequest) check(now time.Time) (time.Time, []cfe.FieldError) {
 	} else {
 		at = t
 	}
-	return at, fs
+	var day cfe.Date
+	if req.FechaResumen != "" {
+		d, err := cfe.ParseDate(req.FechaResumen)
+		switch {
+		case err != nil:
+			fail("fechaResumen", "debe ser una fecha AAAA-MM-DD")
+		case d.After(cfe.DateOf(now.Add(futureSlack).In(cfe.Montevideo))):
+			fail("fechaResumen", "es posterior a la fecha del servicio")
+		default:
+			day = d
+		}
+	}
+	return at, day, fs
 }
 
 // HandleRegister is POST /api/v1/numerosanulados: it records a range of the
@@ -142,7 +158,7 @@ func (rr *ReportRoutes) HandleRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := rr.now()
-	at, fs := req.check(now)
+	at, day, fs := req.check(now)
 	if err := web.Invalid(fs...); err != nil {
 		web.WriteError(rr.log, w, r, err)
 		return
@@ -153,7 +169,7 @@ func (rr *ReportRoutes) HandleRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := &data.AnnulledRecord{Company: company, Type: cfe.Type(req.TipoCfe), Serie: req.Serie, From: req.Desde, To: req.Hasta,
-		Reason: req.Motivo, Note: req.Detalle, At: at, Received: now.UTC()}
+		Reason: req.Motivo, Note: req.Detalle, At: at, Received: now.UTC(), ReportDay: day}
 	var created bool
 	err = rr.db.Update(func(tx *bolt.Tx) error {
 		var err error
