@@ -154,10 +154,15 @@ func providerDGIState(ctx context.Context, a *Agent) (*health.DGIStatus, error) 
 	if err != nil {
 		return nil, err
 	}
-	if counts == (cfe.DGICounts{}) {
+	reports, err := a.providerReports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if counts == (cfe.DGICounts{}) && len(reports) == 0 {
 		return nil, nil
 	}
-	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault()}
+	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault(), Reports: reports,
+		ReportNote: providerReportNote(a), Provider: true}
 	if counts.Rechazados > 0 {
 		if st.Rejections, err = a.DB.DGIRejections(ctx, 4*dgiListed); err != nil {
 			return nil, err
