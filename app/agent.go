@@ -45,10 +45,10 @@ type Agent struct {
 	DGIClient *dgi.Client
 	DGISender *dgisend.Sender
 	DGIError  string // why direct mode could not start (Spanish), "" when it runs
-	// Reports is where the daily reports stand (dailyreport.go): set in
+	// ReportDays is where the daily reports stand (dailyreport.go): set in
 	// direct mode while the agent serves; Reporter sends them (nil when it
 	// cannot: ReportError says why, in Spanish).
-	Reports     DailyReports
+	ReportDays  DailyReports
 	Reporter    *dgisend.Reporter
 	ReportError string
 	// ReportStates and AnnulledDeliverer are provider mode's side of the

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
@@ -24,35 +25,67 @@ type DailyReports interface {
 }
 
 // directReports is DailyReports in direct mode: the reports the store
-// keeps, from the first day the agent reports on to yesterday.
-type directReports struct{ r *dgisend.Reporter }
+// keeps, from the first day the agent reports on to yesterday (by the
+// reporter's clock: offset is EnvTestReportClock's).
+type directReports struct {
+	r      *dgisend.Reporter
+	offset time.Duration
+}
 
 func (d directReports) DailyReports(ctx context.Context, now time.Time) ([]cfe.DailyReportState, error) {
-	return d.r.Days(ctx, now)
+	return d.r.Days(ctx, now.Add(d.offset))
+}
+
+// EnvTestReportClock is a test hook for tests over the real binaries: a
+// duration (Go syntax, "25h") the daily report's clock runs ahead of the
+// machine's, so that a test crosses midnight without waiting; with it the
+// reporter also passes every second and reads DGI's state every two. The
+// agent logs a warning when it is set. Nothing else uses it.
+const EnvTestReportClock = "CFE_AGENT_TEST_REPORT_CLOCK"
+
+// testReportOffset reads EnvTestReportClock (0 when unset or unreadable).
+func testReportOffset(a *Agent) time.Duration {
+	v := os.Getenv(EnvTestReportClock)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		a.Log.Warn("ignoring an unreadable test clock of the daily report", "env", EnvTestReportClock, "value", v)
+		return 0
+	}
+	a.Log.Warn("TEST HOOK: the daily report's clock runs ahead of the machine's", "env", EnvTestReportClock, "offset", d)
+	return d
 }
 
 // reporterConfig is the reporter's configuration over a's store and
-// profile (without DGI, Build or a clock).
-func reporterConfig(a *Agent) (dgisend.ReporterConfig, error) {
+// profile (without DGI or Build), and the test clock's offset.
+func reporterConfig(a *Agent) (dgisend.ReporterConfig, time.Duration, error) {
 	since, err := a.Profile.DGI.ReportsSince()
 	if err != nil {
-		return dgisend.ReporterConfig{}, cfe.Errorf(cfe.EINVALID, "dgi.reportes_desde: %v", err)
+		return dgisend.ReporterConfig{}, 0, cfe.Errorf(cfe.EINVALID, "dgi.reportes_desde: %v", err)
 	}
-	return dgisend.ReporterConfig{Store: a.DB, Since: since, Logger: a.Log.With("component", "dgi-report")}, nil
+	cfg := dgisend.ReporterConfig{Store: a.DB, Since: since, Logger: a.Log.With("component", "dgi-report")}
+	offset := testReportOffset(a)
+	if offset != 0 {
+		cfg.Now = func() time.Time { return time.Now().Add(offset) }
+		cfg.Poll, cfg.Check, cfg.Retry = time.Second, 2*time.Second, time.Second
+	}
+	return cfg, offset, nil
 }
 
-// newDailyReports sets a.Reports in direct mode (Open): the days' states,
+// newDailyReports sets a.ReportDays in direct mode (Open): the days' states,
 // read from the store whether or not the reporter runs.
 func newDailyReports(a *Agent) {
 	if !a.Profile.DGI.Direct() {
 		return
 	}
-	cfg, err := reporterConfig(a)
+	cfg, offset, err := reporterConfig(a)
 	if err != nil {
 		a.ReportError = cfe.ErrorMessage(err)
 		return
 	}
-	a.Reports = directReports{r: dgisend.NewReporter(cfg)}
+	a.ReportDays = directReports{r: dgisend.NewReporter(cfg), offset: offset}
 }
 
 // newReporter returns the direct-mode reporter of a serving agent, nil
@@ -62,25 +95,26 @@ func newReporter(a *Agent) *dgisend.Reporter {
 	if a.DGIClient == nil || a.ReportError != "" {
 		return nil
 	}
-	build := a.signedReport()
-	if build == nil {
-		a.ReportError = "este agente no sabe armar el reporte diario"
-		a.Log.Error("direct mode without a daily report builder: no daily report is sent")
+	build, err := a.signedReport()
+	if err != nil {
+		a.ReportError = cfe.ErrorMessage(err)
+		a.Log.Error("direct mode cannot build the daily report: no daily report is sent", "err", err)
 		return nil
 	}
-	cfg, _ := reporterConfig(a)
+	cfg, offset, _ := reporterConfig(a)
 	cfg.DGI, cfg.Build = a.DGIClient, build
 	a.Reporter = dgisend.NewReporter(cfg)
+	a.ReportDays = directReports{r: a.Reporter, offset: offset}
 	return a.Reporter
 }
 
 // reportState reads the days' reports for the state, and why the next one
 // is not sent ("" when nothing is held back).
 func reportState(ctx context.Context, a *Agent, now time.Time) ([]cfe.DailyReportState, string, error) {
-	if a.Reports == nil {
+	if a.ReportDays == nil {
 		return nil, a.ReportError, nil
 	}
-	days, err := a.Reports.DailyReports(ctx, now)
+	days, err := a.ReportDays.DailyReports(ctx, now)
 	if err != nil {
 		return nil, "", err
 	}

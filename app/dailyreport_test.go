@@ -62,13 +62,13 @@ func TestDGI_DailyReportShown(t *testing.T) {
 		}
 		return s.XML, nil
 	}
-	cfg, err := reporterConfig(a)
+	cfg, _, err := reporterConfig(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.DGI, cfg.Build, cfg.Now = a.DGIClient, zero, clk.Now
 	a.Reporter = dgisend.NewReporter(cfg)
-	a.Reports = directReports{r: a.Reporter}
+	a.ReportDays = directReports{r: a.Reporter}
 	clk.Set(today.AddDays(1).Time(cfe.Montevideo).Add(10 * time.Minute))
 	ctx := context.Background()
 	if _, err := a.Reporter.Pass(ctx); err != nil {

@@ -44,6 +44,7 @@ func newRootCommand() *cobra.Command {
 		newServiceCommand(&opts),
 	)
 	addServeCommands(root, &opts)
+	addReportResendCommand(root, &opts)
 	spanishCommandLine(root)
 	return root
 }

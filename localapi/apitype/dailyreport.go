@@ -26,3 +26,17 @@ type DGIReasonReport struct {
 	Glosa   string `json:"glosa,omitempty"`
 	Detalle string `json:"detalle,omitempty"`
 }
+
+// ReportResendRequest is the body of POST /reporte/reenviar: the day whose
+// report is sent again, corrected, with SecEnvio + 1.
+type ReportResendRequest struct {
+	Fecha string `json:"fecha"` // AAAA-MM-DD
+}
+
+// ReportResendResult is the answer of POST /reporte/reenviar: the report
+// recorded, which the agent sends now.
+type ReportResendResult struct {
+	OK       bool     `json:"ok"`
+	Fecha    cfe.Date `json:"fecha"`
+	SecEnvio int      `json:"sec_envio"`
+}

@@ -172,6 +172,20 @@ func (c *Client) Recover(ctx context.Context, req apitype.RecoverRequest) (*apit
 	return &out, nil
 }
 
+// ResendReport asks the running agent to resend a day's daily report
+// corrected (POST /reporte/reenviar); the client needs the admin token.
+func (c *Client) ResendReport(ctx context.Context, req apitype.ReportResendRequest) (*apitype.ReportResendResult, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var out apitype.ReportResendResult
+	if err := c.do(ctx, http.MethodPost, "/reporte/reenviar", body, &out, http.StatusOK); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // do sends a request and decodes the JSON answer into out. A status not in
 // ok is a *cfe.Error wrapping a *StatusError; out is still filled when the
 // body decodes into it.

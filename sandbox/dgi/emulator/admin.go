@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/dgi"
 )
 
 // The admin endpoint (its own listener, so that the services can be made
@@ -25,6 +26,7 @@ func (e *Emulator) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/estado", a.handleState)
 	mux.HandleFunc("GET /admin/cfes", a.handleCFEs)
+	mux.HandleFunc("GET /admin/reportes", a.handleReports)
 	mux.HandleFunc("POST /admin/demora", a.handleDelay)
 	mux.HandleFunc("POST /admin/cortar", a.handleDrop)
 	mux.HandleFunc("POST /admin/inalcanzable", a.handleUnreachable)
@@ -190,4 +192,33 @@ func (a *admin) handleClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.handleState(w, r)
+}
+
+// reportJSON is one report of GET /admin/reportes.
+type reportJSON struct {
+	IDReceptor   int64        `json:"idReceptor"`
+	RUCEmisor    string       `json:"rucEmisor"`
+	FechaResumen cfe.Date     `json:"fechaResumen"`
+	SecEnvio     int          `json:"secEnvio"`
+	Recibido     time.Time    `json:"recibido"`
+	Estado       string       `json:"estado"`
+	Hallazgos    []dgi.Motivo `json:"hallazgos,omitempty"`
+}
+
+// handleReports lists the daily reports received, in reception order,
+// with the state a query answers now and the inconsistencies behind an ER.
+func (a *admin) handleReports(w http.ResponseWriter, _ *http.Request) {
+	list, err := a.e.Reports()
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, "no se pudieron leer los reportes")
+		return
+	}
+	out := struct {
+		Reportes []reportJSON `json:"reportes"`
+	}{Reportes: []reportJSON{}}
+	for _, r := range list {
+		out.Reportes = append(out.Reportes, reportJSON{IDReceptor: r.IDReceptor, RUCEmisor: r.RUCEmisor, FechaResumen: r.FechaResumen,
+			SecEnvio: r.SecEnvio, Recibido: r.Received, Estado: r.Estado, Hallazgos: r.Findings})
+	}
+	writeJSON(w, http.StatusOK, out)
 }
