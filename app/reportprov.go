@@ -26,7 +26,7 @@ func (p providerReports) DailyReports(ctx context.Context, _ time.Time) ([]cfe.D
 }
 
 // newProviderReports sets up provider mode's side of the daily report on a
-// serving agent: a.Reports (the states), a.ReportStates and
+// serving agent: a.ReportDays (the states), a.ReportStates and
 // a.AnnulledDeliverer, which the caller runs. Nothing in direct mode or
 // without a hosted service.
 func newProviderReports(a *Agent) (*hosted.ReportStates, *hosted.AnnulledDeliverer) {
@@ -36,7 +36,7 @@ func newProviderReports(a *Agent) (*hosted.ReportStates, *hosted.AnnulledDeliver
 	poll := a.Profile.DGI.ConsultaProveedor // the profile's pace of reading from the provider, when set
 	log := a.Log.With("component", "dgi-report-provider")
 	a.ReportStates = hosted.NewReportStates(hosted.ReportStatesConfig{Client: a.Hosted, Poll: poll, Logger: log})
-	a.Reports = providerReports{r: a.ReportStates}
+	a.ReportDays = providerReports{r: a.ReportStates}
 	a.AnnulledDeliverer = hosted.NewAnnulledDeliverer(hosted.AnnulledDelivererConfig{Outbox: a.DB, Client: a.Hosted, Poll: poll, Logger: log})
 	return a.ReportStates, a.AnnulledDeliverer
 }
@@ -59,8 +59,8 @@ func providerReportNote(a *Agent) string {
 // providerReports reads the reports' states the hosted service last
 // reported (none while the agent does not serve).
 func (a *Agent) providerReports(ctx context.Context) ([]cfe.DailyReportState, error) {
-	if a.Reports == nil {
+	if a.ReportDays == nil {
 		return nil, nil
 	}
-	return a.Reports.DailyReports(ctx, time.Time{})
+	return a.ReportDays.DailyReports(ctx, time.Time{})
 }
