@@ -508,3 +508,30 @@ func BenchmarkReport10000(b *testing.B) {
 	b.ReportMetric(float64(len(docs)), "cfes/op")
 	_ = fmt.Sprint
 }
+
+// TestDescribeReport: the technician's summary of a report names its day,
+// counts, ranges and totals.
+func TestDescribeReport(t *testing.T) {
+	t.Parallel()
+	docs, annulled, rates := everyTypeDay(t)
+	unsigned, err := cfe.BuildReport(cfe.ReportInput{RUC: "219999830019", Date: reportDay, Seq: 3, CFEs: docs, Annulled: annulled,
+		Rates: rates, UIValue: decimal.RequireFromString("6.4208"), Now: reportNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cfe.DescribeReport(unsigned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testtool.MustContain(t, "summary", s, "reporte diario del 2026-03-14 (RUC 219999830019, secuencia 3): 148 comprobantes",
+		"; e-Ticket: 11 usados, 3 emitidos, 8 anulados (usados A 1-10, B 1; anulados A 4-10, B 1)",
+		"; e-Factura: 14 usados, 3 emitidos, 11 anulados (usados A 1-4, A 20-29; anulados A 3, A 20-29)",
+		"; e-Ticket Contingencia: 3 emitidos", "en 2 sucursal(es)")
+	zero, _ := cfe.BuildReport(cfe.ReportInput{RUC: "219999830019", Date: reportDay, Seq: 1, Now: reportNow})
+	if s, err := cfe.DescribeReport(zero); err != nil || !strings.Contains(s, "0 comprobantes, sin resumen") {
+		t.Errorf("zero day: %q %v", s, err)
+	}
+	if _, err := cfe.DescribeReport([]byte("<CFE/>")); cfe.ErrorCode(err) != cfe.EINVALID {
+		t.Errorf("not a report: %v", err)
+	}
+}

@@ -91,6 +91,9 @@ type ServerConfig struct {
 	// ReportResends answers POST /reporte/reenviar (reportresend.go) on the
 	// same terms; without it (or AdminToken) it answers 503.
 	ReportResends ReportResends
+	// DailyReports answers POST /reporte-diario (dailyreport.go) on the
+	// same terms as Backups; without it (or AdminToken) it answers 503.
+	DailyReports DailyReports
 }
 
 // LANConfig opens the module to callers on other machines.
@@ -197,6 +200,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerBackupRoutes(r)
 	s.registerRecoverRoutes(r)
 	s.registerReportResendRoutes(r)
+	s.registerDailyReportRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later;
 	// proxyPaths goes before the router, which would redirect an unclean

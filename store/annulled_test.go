@@ -213,7 +213,6 @@ func TestDB_Annulled_EveryNumberAccounted(t *testing.T) {
 	accountFor(t, db, cfe.EFactura, "B", issuedB, nil)
 	accountFor(t, db, cfe.ERemito, "C", issuedC, nil)
 
-
 	// The journal's block: A-1..3, a clean stop, A-4 (a new block: the
 	// journal says committed 3, reserved 13), then the store is lost
 	// after a crash (the journal as the crash left it).

@@ -147,7 +147,19 @@
 // type/serie/number → uuid), outbox (commit sequence → pending delivery),
 // rejected (deliveries the hosted service refused for good), quarantine
 // (commit sequence → a pending CFE that cannot be read back) and audit
-// (sequence → JSON event).
+// (sequence → JSON event); annulled (type/serie/first number → a run of
+// annulled numbers, annulled.go) and rates (currency/day → a BCU quote,
+// rates.go) are made by their first write.
+//
+// # Annulled numbers
+//
+// A number the agent skips (the journal's block after a lost store, a
+// restore's bound, cae used-elsewhere) or a technician voids (AnnulNumbers)
+// is recorded in the annulled bucket with its reason and the day whose daily
+// report counts it, in the transaction that skips it, and Reserve never hands
+// it out: "gap-free" above means every number of a serie up to its counter is
+// stored or annulled. Annulled lists them with DGI's rejections for the daily
+// report (docs/reporte-diario.md).
 //
 // # Years of CFEs
 //

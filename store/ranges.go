@@ -155,10 +155,11 @@ func (db *DB) rangeStatus(tx *bolt.Tx, r cfe.CAERange, today cfe.Date) (cfe.Rang
 }
 
 // usedIn counts the committed numbers of range r. Within a range, committed
-// numbers are consecutive (numbering only jumps to the first number of a
-// range, or past numbers used elsewhere, which MarkUsedElsewhere allows only
-// before the first commit in the range), so the first and last committed ones
-// give the count.
+// numbers are consecutive but for annulled numbers (numbering only jumps to
+// the first number of a range, past numbers used elsewhere, which
+// MarkUsedElsewhere allows only before the first commit in the range, or past
+// numbers a technician annulled, annulled.go), so the first and last
+// committed ones, less the annulled numbers between them, give the count.
 func usedIn(tx *bolt.Tx, k seqKey, r cfe.CAERange) int64 {
 	// The numbers moved to yearly archives are counted apart; the live
 	// ones of a range are one run (archive.go).

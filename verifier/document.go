@@ -63,6 +63,9 @@ func describeDocument(b []byte) docInfo {
 		d := docInfo{what: "reporte diario", schema: assets.SchemaReport, kind: kindReport, noun: "reporte", signedAtTag: "TmstFirmaEnv"}
 		d.ruc = childText(root, "./Caratula/RUCEmisor")
 		d.signedAt = timestamp(childText(root, "./Caratula/TmstFirmaEnv"))
+		if sum, err := cfe.DescribeReport(b); err == nil {
+			d.what = sum
+		}
 		return d
 	case "EnvioCFE":
 		return docInfo{what: "sobre de CFE", schema: assets.SchemaEnvelope, kind: kindEnvelope}

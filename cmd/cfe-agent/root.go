@@ -42,6 +42,7 @@ func newRootCommand() *cobra.Command {
 		newRecoverCommand(&opts),
 		newVersionCommand(),
 		newServiceCommand(&opts),
+		newReportCommand(&opts), newNumbersCommand(&opts), newRatesCommand(&opts),
 	)
 	addServeCommands(root, &opts)
 	addReportResendCommand(root, &opts)

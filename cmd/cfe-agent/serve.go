@@ -123,6 +123,7 @@ func newModule(f *app.Facade, listen string, log *slog.Logger) *localapi.Server 
 		cfg.Backups, cfg.AdminToken = f, a.AdminToken
 		cfg.Repairs = app.Recoverer{A: a}
 		cfg.ReportResends = f
+		cfg.DailyReports = app.DailyReportService{A: a}
 	}
 	hostedParts(a, &cfg)
 	return localapi.NewServer(cfg)

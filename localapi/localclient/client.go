@@ -172,6 +172,20 @@ func (c *Client) Recover(ctx context.Context, req apitype.RecoverRequest) (*apit
 	return &out, nil
 }
 
+// DailyReport asks the running agent to run a daily-report command (POST
+// /reporte-diario); the client needs Options.AdminToken.
+func (c *Client) DailyReport(ctx context.Context, req apitype.DailyReportRequest) (*apitype.DailyReportResult, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var out apitype.DailyReportResult
+	if err := c.do(ctx, http.MethodPost, "/reporte-diario", body, &out, http.StatusOK); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // ResendReport asks the running agent to resend a day's daily report
 // corrected (POST /reporte/reenviar); the client needs the admin token.
 func (c *Client) ResendReport(ctx context.Context, req apitype.ReportResendRequest) (*apitype.ReportResendResult, error) {
