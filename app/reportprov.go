@@ -33,9 +33,13 @@ func newProviderReports(a *Agent) (*hosted.ReportStates, *hosted.AnnulledDeliver
 	if a.Profile.DGI.Direct() || a.Hosted == nil {
 		return nil, nil
 	}
-	poll := a.Profile.DGI.ConsultaProveedor // the profile's pace of reading from the provider, when set
+	// The profile's pace of reading from the provider, when set: annulled
+	// numbers are looked for at that pace (a request only when one waits),
+	// the reports' states read ten times slower (the default 30 s makes
+	// hosted's 5 minutes), so that they cost the key's rate limit little.
+	poll := a.Profile.DGI.ConsultaProveedor
 	log := a.Log.With("component", "dgi-report-provider")
-	a.ReportStates = hosted.NewReportStates(hosted.ReportStatesConfig{Client: a.Hosted, Poll: poll, Logger: log})
+	a.ReportStates = hosted.NewReportStates(hosted.ReportStatesConfig{Client: a.Hosted, Poll: 10 * poll, Logger: log})
 	a.ReportDays = providerReports{r: a.ReportStates}
 	a.AnnulledDeliverer = hosted.NewAnnulledDeliverer(hosted.AnnulledDelivererConfig{Outbox: a.DB, Client: a.Hosted, Poll: poll, Logger: log})
 	return a.ReportStates, a.AnnulledDeliverer
