@@ -67,10 +67,10 @@ func (r *ReportStates) Kick() {
 }
 
 // Run reads the states until ctx is done: every Poll, and after a failure
-// no sooner than the service's Retry-After.
+// no sooner than the service's Retry-After (the client's own retries come
+// first).
 func (r *ReportStates) Run(ctx context.Context) {
 	c := r.cfg.Client
-	failures := 0
 	for ctx.Err() == nil {
 		wait := r.cfg.Poll
 		if c.Auth() != AuthNone {
@@ -78,14 +78,10 @@ func (r *ReportStates) Run(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				failures++
-				wait = min(wait, backoff(failures))
 				if ra, ok := RetryAfter(err); ok {
 					wait = max(wait, ra)
 				}
 				r.log.Warn("daily report states not read from the hosted service", "wait", wait, "err", err)
-			} else {
-				failures = 0
 			}
 		}
 		t := time.NewTimer(wait)
