@@ -52,6 +52,11 @@ type Agent struct {
 	ReportDays  DailyReports
 	Reporter    *dgisend.Reporter
 	ReportError string
+	// ReportStates and AnnulledDeliverer are provider mode's side of the
+	// daily report while the agent serves (reportprov.go): the states the
+	// hosted service reports, and the delivery of annulled numbers.
+	ReportStates      *hosted.ReportStates
+	AnnulledDeliverer *hosted.AnnulledDeliverer
 	// DGIReader reads DGI's verdicts back from the hosted service in
 	// provider mode; it exists only while the agent serves (dgi.go).
 	DGIReader *hosted.DGIReader

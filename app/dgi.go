@@ -116,7 +116,7 @@ func newDGIReader(ctx context.Context, a *Agent) *hosted.DGIReader {
 // reported nothing: a service that does not report DGI's states).
 func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, error) {
 	if !a.Profile.DGI.Direct() {
-		return providerDGIState(ctx, a, now)
+		return providerDGIState(ctx, a)
 	}
 	counts, err := a.DB.DGICounts(ctx)
 	if err != nil {
@@ -149,19 +149,20 @@ func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, 
 // providerDGIState is dgiState in provider mode: the counts and rejections
 // the hosted service reported (no overdue list: the provider decides when
 // it sends, and the agent only learns it after the fact).
-func providerDGIState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, error) {
+func providerDGIState(ctx context.Context, a *Agent) (*health.DGIStatus, error) {
 	counts, err := a.DB.DGIProviderCounts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	reports, note, err := reportState(ctx, a, now) // a.ReportDays: provider mode's, when it reports them
+	reports, err := a.providerReports(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if counts == (cfe.DGICounts{}) && len(reports) == 0 {
 		return nil, nil
 	}
-	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault(), Reports: reports, ReportNote: note}
+	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault(), Reports: reports,
+		ReportNote: providerReportNote(a), Provider: true}
 	if counts.Rechazados > 0 {
 		if st.Rejections, err = a.DB.DGIRejections(ctx, 4*dgiListed); err != nil {
 			return nil, err

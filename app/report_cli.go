@@ -58,6 +58,9 @@ func (s DailyReportService) DailyReport(ctx context.Context, req apitype.DailyRe
 		if err := a.DB.AnnulNumbers(ctx, ar); err != nil {
 			return nil, err
 		}
+		if d := a.AnnulledDeliverer; d != nil {
+			d.Kick() // provider mode: the numbers go to the hosted service now (app/reportprov.go)
+		}
 		return &apitype.DailyReportResult{Resumen: fmt.Sprintf("anulados %s: %d números de %s serie %s (motivo: %s); no se firmarán y el reporte diario de hoy los informa",
 			ar, ar.Count(), ar.Type.Name(), ar.Serie, strings.TrimSpace(ar.Note))}, nil
 	case "fijar_cotizaciones":

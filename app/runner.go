@@ -148,8 +148,9 @@ func (r *Runner) open(ctx context.Context) error {
 	ds := newDGISender(ctx, a, dgiWake)
 	rs := newReporter(a) // direct mode: the daily report (app/dailyreport.go)
 	wake, unwatch := a.DB.WatchCommits()
-	dr := newDGIReader(ctx, a) // provider mode: DGI's verdicts read back (app/dgi.go)
-	d := newDeliverer(a, wake) // sets a.Deliverer, which requests read (hostedState)
+	dr := newDGIReader(ctx, a)        // provider mode: DGI's verdicts read back (app/dgi.go)
+	prs, pad := newProviderReports(a) // provider mode: the daily report's states and annulled numbers (app/reportprov.go)
+	d := newDeliverer(a, wake)        // sets a.Deliverer, which requests read (hostedState)
 	f := NewFacade(a, FacadeConfig{Version: r.cfg.Version})
 	srv := r.cfg.Module(f, a.Profile.Listen)
 	f.Serve(srv)
@@ -176,6 +177,10 @@ func (r *Runner) open(ctx context.Context) error {
 	}
 	if rs != nil {
 		s.done.Go(func() { rs.Run(bg) })
+	}
+	if prs != nil {
+		s.done.Go(func() { prs.Run(bg) })
+		s.done.Go(func() { pad.Run(bg) })
 	}
 	if settle != nil {
 		s.done.Go(func() { settle(bg) })

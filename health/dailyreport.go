@@ -48,11 +48,14 @@ func addDailyReports(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 	var late []cfe.DailyReportState
 	for i := len(d.Reports) - 1; i >= 0; i-- { // oldest first
 		s := d.Reports[i]
-		switch s.State {
-		case cfe.ReportRejected, "BA": // BA: the file rejected (ACKRepDiario's XSD)
+		switch {
+		case d.Provider && (s.State == cfe.ReportRejected || s.State == "BA" || s.State == cfe.ReportMismatch):
+			Flag(rep, apitype.HealthDegraded, fmt.Sprintf("DGI %s el reporte diario del %s (secuencia %d%s), que envía el servicio en la nube: "+
+				"avise al proveedor para que lo corrija y lo reenvíe", providerVerdict(s.State), s.Date, s.Seq, providerReasons(s.Reasons)))
+		case s.State == cfe.ReportRejected, s.State == "BA": // BA: the file rejected (ACKRepDiario's XSD)
 			Flag(rep, apitype.HealthDegraded, fmt.Sprintf("DGI rechazó el reporte diario del %s (secuencia %d: %s): corríjalo y reenvíelo con "+
 				"«cfe-agent reporte reenviar --fecha %s»", s.Date, s.Seq, reasons(s.Reasons), s.Date))
-		case cfe.ReportMismatch:
+		case s.State == cfe.ReportMismatch:
 			Flag(rep, apitype.HealthDegraded, fmt.Sprintf("DGI encontró inconsistencias en el reporte diario del %s (secuencia %d) con los "+
 				"comprobantes que recibió: revíselo y reenvíelo corregido con «cfe-agent reporte reenviar --fecha %s»", s.Date, s.Seq, s.Date))
 		}
@@ -81,4 +84,20 @@ func addDailyReports(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 		msg += ": " + d.ReportNote
 	}
 	Flag(rep, apitype.HealthDegraded, msg)
+}
+
+// providerVerdict words DGI's BR or ER on a report the provider sent.
+func providerVerdict(state string) string {
+	if state == cfe.ReportMismatch {
+		return "encontró inconsistencias en"
+	}
+	return "rechazó"
+}
+
+// providerReasons is ": reasons" for a report with DGI's reasons, "" without.
+func providerReasons(rs []cfe.DGIReason) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	return ": " + reasons(rs)
 }

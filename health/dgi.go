@@ -48,6 +48,10 @@ type DGIStatus struct {
 	// word on why a day is not reported yet (Spanish; "" when none).
 	Reports    []cfe.DailyReportState
 	ReportNote string
+	// Provider says the hosted service, the provider, builds and sends the
+	// reports (provider mode): it, not a command of the agent, corrects
+	// one DGI rejected.
+	Provider bool
 }
 
 // dgiName is a CFE as a cashier reads it: "e-Factura A-12".

@@ -41,6 +41,20 @@ type DGIConfig struct {
 	// failure (their packages' defaults when 0).
 	Poll  time.Duration
 	Retry time.Duration
+
+	// The daily report (docs/sandbox.md, "The daily report"): ReportPoll
+	// is the reporter's wait between rounds, ReportCheck its wait between
+	// two questions about a report's later state, ReportSettle how long
+	// after midnight a day's report waits for DGI's verdicts on the day's
+	// CFEs (sdgi's defaults when 0). ReportOffset moves the reporter's clock ahead of the service's
+	// (tests and demonstrations: with 24h it reports today's CFEs as
+	// yesterday's); ReportClock, when set, is the reporter's clock
+	// instead (tests).
+	ReportPoll   time.Duration
+	ReportCheck  time.Duration
+	ReportSettle time.Duration
+	ReportOffset time.Duration
+	ReportClock  func() time.Time
 }
 
 // DGIDataDir is the in-process emulator's data directory in dataDir.
@@ -100,12 +114,26 @@ func (s *Server) openDGI() error {
 	s.dgiProvider = sdgi.NewProvider(sdgi.ProviderConfig{DB: s.db, Credentials: s.issuing.Credentials,
 		NewDGI: func(creds *signer.Credentials) (dgisend.DGI, error) { return dgi.New(withCreds(cfg, creds)) },
 		Poll:   c.Poll, Retry: c.Retry, Now: s.cfg.Now, Log: s.log.With("component", "dgi-provider")})
+	reportNow := c.ReportClock
+	if reportNow == nil {
+		reportNow = func() time.Time { return s.cfg.Now().Add(c.ReportOffset) }
+	}
+	s.dgiReporter = sdgi.NewReporter(sdgi.ReporterConfig{DB: s.db, Credentials: s.issuing.Credentials,
+		NewDGI: func(creds *signer.Credentials) (sdgi.ReportDGI, error) { return dgi.New(withCreds(cfg, creds)) },
+		Build:  buildReport, Poll: c.ReportPoll, Check: c.ReportCheck, Settle: c.ReportSettle, Now: reportNow,
+		Log: s.log.With("component", "dgi-report")})
+	s.dailyRep.SetReporter(s.dgiReporter)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.dgiStop = cancel
 	s.dgiDone = make(chan struct{})
 	go func() {
 		defer close(s.dgiDone)
 		s.dgiProvider.Run(ctx)
+	}()
+	s.reportDone = make(chan struct{})
+	go func() {
+		defer close(s.reportDone)
+		s.dgiReporter.Run(ctx)
 	}()
 	s.log.Info("sending to DGI as the provider", "reception", cfg.ReceptionURL, "queries", cfg.QueryURL)
 	return nil
@@ -141,6 +169,7 @@ func (s *Server) closeDGI() error {
 	if s.dgiStop != nil {
 		s.dgiStop()
 		<-s.dgiDone
+		<-s.reportDone
 		s.dgiStop = nil
 	}
 	if s.dgiEmulator != nil {
@@ -157,3 +186,7 @@ func (s *Server) DGIEmulator() *emulator.Emulator { return s.dgiEmulator }
 
 // DGIProvider returns the provider's sender, nil when it does not send.
 func (s *Server) DGIProvider() *sdgi.Provider { return s.dgiProvider }
+
+// DGIReporter returns the provider's daily reporter, nil when it does not
+// send.
+func (s *Server) DGIReporter() *sdgi.Reporter { return s.dgiReporter }

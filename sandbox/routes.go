@@ -51,6 +51,14 @@ func (s *Server) routes() *mux.Router {
 	route("/api/v1/cfeemitido/generarSobreAutoridad", post, g.Any(s.envelopes.HandleAuthority))
 	route("/api/v1/cfeemitido/generarSobreReceptor", post, g.Any(s.envelopes.HandleReceiver))
 
+	// The provider's daily report (dgi): annulled numbers in, the reports'
+	// states and signed XML out.
+	rr := s.dailyRep
+	route("/api/v1/numerosanulados", post, g.Any(rr.HandleRegister))
+	route("/api/v1/numerosanulados", get, g.Any(rr.HandleList))
+	route("/api/v1/reportediario", get, g.Any(rr.HandleStates))
+	route("/api/v1/reportediario/xml", get, g.Any(rr.HandleXML))
+
 	// Documents: printed representations, the zip of PDFs, re-applied
 	// collections, previews (issuing, reports).
 	route("/api/v1/cfeemitido/representacionImpresa", get, g.Any(pr.HandleRepresentation))

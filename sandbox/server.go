@@ -75,11 +75,14 @@ type Server struct {
 	reports   *reports.Service
 	cfeMail   *mail.CFEMail
 	envelopes *dgi.Envelopes
+	dailyRep  *dgi.ReportRoutes
 	pages     *account.Pages
 	router    *mux.Router
 
 	dgiEmulator *emulator.Emulator
 	dgiProvider *dgi.Provider
+	dgiReporter *dgi.Reporter
+	reportDone  chan struct{}
 	dgiStop     context.CancelFunc
 	dgiDone     chan struct{}
 
@@ -133,6 +136,7 @@ func New(cfg Config) (*Server, error) {
 		Log: cfg.Logger, MaxExportRows: cfg.MaxExportRows, MaxZipPDFs: cfg.MaxZipPDFs})
 	s.cfeMail = mail.NewCFEMail(db, s.issuing.Issued, s.issuing.Printer, sender, cfg.Logger)
 	s.envelopes = dgi.NewEnvelopes(db, s.issuing.Issued, cfg.Now, cfg.Logger)
+	s.dailyRep = dgi.NewReportRoutes(db, cfg.Now, cfg.Logger, nil)
 	s.pages = account.NewPages(cfg.Logger)
 	if err := s.bootstrap(); err != nil {
 		return nil, errors.Join(err, s.issuing.Close(), db.Close())

@@ -86,6 +86,11 @@ func newRootCommand(ctx context.Context) *cobra.Command {
 	f.StringVar(&cfg.DGI.AdminListen, "dgi-admin-listen", "127.0.0.1:0", "dirección de administración del emulador de DGI interno (perillas y conteos)")
 	f.DurationVar(&cfg.DGI.Processing, "dgi-procesamiento", 0,
 		"emulador de DGI interno: tiempo desde la recepción de un sobre hasta que se puede consultar su resultado (0: el del emulador; negativo: inmediato)")
+	// The daily report (docs/reporte-diario-proveedor.md).
+	f.DurationVar(&cfg.DGI.ReportOffset, "reporte-desfase", 0,
+		"adelanta el reloj del reporte diario (pruebas y demostraciones: con 24h el reporte de hoy se envía enseguida, como si hoy fuera ayer)")
+	f.DurationVar(&cfg.DGI.ReportPoll, "reporte-intervalo", 0, "espera entre dos rondas del reporte diario (0: un minuto)")
+	f.DurationVar(&cfg.DGI.ReportCheck, "reporte-consulta", 0, "espera entre dos consultas del estado posterior de un reporte recibido (0: 10 minutos)")
 
 	root.AddCommand(userCommand(&data), companyCommand(&data), dgiCommand(ctx))
 	return root

@@ -86,11 +86,18 @@ func AddCFE(tx *bolt.Tx, c *CFERecord) error {
 		return FirstErr(err, &cfe.Error{Code: cfe.ECONFLICT, Respuesta: cfe.RespRechazoValidacion,
 			Message: fmt.Sprintf("el número %s-%d del tipo %d ya fue usado por otro CFE (id %d)", c.Serie, c.Nro, int(c.Type), prev.ID)})
 	}
+	if a, err := AnnulledAt(tx, c.Company, c.Type, c.Serie, c.Nro); err != nil || a != nil {
+		return FirstErr(err, &cfe.Error{Code: cfe.ECONFLICT, Respuesta: cfe.RespRechazoValidacion,
+			Message: fmt.Sprintf("el número %s-%d del tipo %d está anulado (números %d a %d, %s): no puede usarse", c.Serie, c.Nro, int(c.Type), a.From, a.To, a.Reason)})
+	}
 	id, err := nextID(tx, bucketCFEs)
 	if err != nil {
 		return err
 	}
 	c.ID = id
+	if err := MarkReportDirty(tx, c.Company, c.SignatureDay()); err != nil {
+		return err
+	}
 	if err := tx.Bucket(bucketCFEUUIDs).Put(uuidKey(c.Company, c.UUID), IDKey(id)); err != nil {
 		return err
 	}

@@ -34,7 +34,8 @@ var (
 
 	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUsernames, bucketCompanies, bucketRUCs, bucketKeys,
 		bucketKeyHashes, bucketUserKeys, bucketSessions, bucketRefresh, bucketCFEs, bucketCFEUUIDs, bucketFolios,
-		bucketPoints, bucketDGICFEs, bucketDGIEnvelopes, bucketDGIOpen, bucketDGICursor}
+		bucketPoints, bucketDGICFEs, bucketDGIEnvelopes, bucketDGIOpen, bucketDGICursor, bucketAnnulled,
+		bucketDailyReports, bucketReportDirty, bucketReportBegin}
 
 	metaEnvironment = []byte("environment")
 	metaJWTKey      = []byte("jwtkey")

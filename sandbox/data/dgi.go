@@ -73,7 +73,16 @@ func GetDGI(tx *bolt.Tx, id int64) (*DGIRecord, error) {
 }
 
 // PutDGI stores CFE id's DGI record.
+// A rejection (BE) changes the daily report of the CFE's signature day: its
+// number is annulled.
 func PutDGI(tx *bolt.Tx, id int64, r *DGIRecord) error {
+	if r.State == cfe.DGIRejected {
+		if c, err := GetCFE(tx, id); err == nil {
+			if err := MarkReportDirty(tx, c.Company, c.SignatureDay()); err != nil {
+				return err
+			}
+		}
+	}
 	return PutJSON(tx, bucketDGICFEs, IDKey(id), r)
 }
 

@@ -228,19 +228,31 @@ const (
 	// ranges for its own emitir and anular (sandbox/issuing's hostedSerie),
 	// so that its numbers never collide with its agents': the emulator
 	// accepts both, as the provider sends both.
-	hostedSerie  = "H"
-	sandboxDNro  = 1
-	sandboxHNro  = 1_000_000
-	sandboxYears = 2
+	hostedSerie = "H"
+	// tillSerieLast is the last serie of a company's further tills: a
+	// company with several tills numbers one serie per till, A to G
+	// (docs/reporte-diario-proveedor.md), so that one daily report of the
+	// RUC adds up.
+	tillSerieLast = "G"
+	sandboxDNro   = 1
+	sandboxHNro   = 1_000_000
+	sandboxYears  = 2
 )
+
+// sandboxSerieOK reports whether the sandbox's generated CAEs authorize
+// serie s: A to G (tills), H (the hosted sandbox's own).
+func sandboxSerieOK(s string) bool {
+	return s == hostedSerie || (len(s) == 1 && s >= sandboxSerie && s <= tillSerieLast)
+}
 
 // checkCAE applies the CAE's rules to a parsed CFE: E09 (RUC or type not
 // the CAE's), E03 (number or CAE data not the CAE's), E07 (signature date
 // outside the CAE's validity). The emulator knows the CAEs of the sandbox's
 // generated ranges (signer.SandboxRanges, as the agent's sandbox profile and
 // the hosted sandbox make them): the CAE number tells the type and the
-// year of authorization, the range is serie A (H for the hosted sandbox's
-// own CFEs) 1–1,000,000, valid two years.
+// year of authorization, the range is serie A (B to G for further tills of
+// a company, H for the hosted sandbox's own CFEs) 1–1,000,000, valid two
+// years.
 func checkCAE(c *cfe.CFE) (code, detalle string) {
 	g := c.CAEData
 	m := sandboxCAE.FindStringSubmatch(g.CAEID)
@@ -252,9 +264,9 @@ func checkCAE(c *cfe.CFE) (code, detalle string) {
 	if cfe.Type(tipo) != c.IdDoc.TipoCFE {
 		return "E09", fmt.Sprintf("el CAE %s autoriza el tipo %d y el CFE es de tipo %d", g.CAEID, tipo, int(c.IdDoc.TipoCFE))
 	}
-	if g.DNro != sandboxDNro || g.HNro != sandboxHNro || (c.IdDoc.Serie != sandboxSerie && c.IdDoc.Serie != hostedSerie) {
-		return "E03", fmt.Sprintf("el CAE %s autoriza la serie %s (%s en el servicio) del %d al %d y el CFE declara la serie %s del %d al %d",
-			g.CAEID, sandboxSerie, hostedSerie, sandboxDNro, sandboxHNro, c.IdDoc.Serie, g.DNro, g.HNro)
+	if g.DNro != sandboxDNro || g.HNro != sandboxHNro || !sandboxSerieOK(c.IdDoc.Serie) {
+		return "E03", fmt.Sprintf("el CAE %s autoriza las series %s a %s (%s en el servicio) del %d al %d y el CFE declara la serie %s del %d al %d",
+			g.CAEID, sandboxSerie, tillSerieLast, hostedSerie, sandboxDNro, sandboxHNro, c.IdDoc.Serie, g.DNro, g.HNro)
 	}
 	if c.IdDoc.Nro < sandboxDNro || c.IdDoc.Nro > sandboxHNro {
 		return "E03", fmt.Sprintf("el número %d está fuera del rango del CAE %s (%d a %d)", c.IdDoc.Nro, g.CAEID, sandboxDNro, sandboxHNro)
