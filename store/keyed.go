@@ -54,10 +54,13 @@ func (db *DB) KeyedRange(ctx context.Context, t cfe.Type, serie string, nro int6
 	return r, err
 }
 
+// refused is a keyed-in number refused: 01 naming the request field.
+func refused(op string, fields ...cfe.FieldError) *cfe.Error { return cfe.Invalid(op, fields...) }
+
 // checkKeyed is KeyedRange's check inside a transaction.
 func checkKeyed(tx *bolt.Tx, op string, t cfe.Type, serie string, nro int64, corrects string) (cfe.CAERange, error) {
 	if info, ok := t.Info(); !ok || !info.Contingency {
-		return cfe.CAERange{}, invalid(op, field("cfe.idDoc.tipoCfe", "%d no es un tipo de comprobante de contingencia (201 a 282)", int(t)))
+		return cfe.CAERange{}, refused(op, field("cfe.idDoc.tipoCfe", "%d no es un tipo de comprobante de contingencia (201 a 282)", int(t)))
 	}
 	ranges, err := loadRanges(tx)
 	if err != nil {
@@ -76,7 +79,7 @@ func checkKeyed(tx *bolt.Tx, op string, t cfe.Type, serie string, nro int64, cor
 	}
 	switch {
 	case len(inSerie) == 0:
-		return cfe.CAERange{}, invalid(op, field(keyedFieldSerie, "no hay un rango CAE de contingencia cargado para %s serie %q: importe la constancia con «cfe-agent cae import»", t.Name(), serie))
+		return cfe.CAERange{}, refused(op, field(keyedFieldSerie, "no hay un rango CAE de contingencia cargado para %s serie %q: importe la constancia con «cfe-agent cae import»", t.Name(), serie))
 	case found == nil:
 		spans := ""
 		for i, r := range inSerie {
@@ -85,18 +88,18 @@ func checkKeyed(tx *bolt.Tx, op string, t cfe.Type, serie string, nro int64, cor
 			}
 			spans += fmt.Sprintf("%d a %d", r.DNro, r.HNro)
 		}
-		return cfe.CAERange{}, invalid(op, field(keyedFieldNumero, "%d no está en los rangos CAE de %s serie %s (%s)", nro, t.Name(), serie, spans))
+		return cfe.CAERange{}, refused(op, field(keyedFieldNumero, "%d no está en los rangos CAE de %s serie %s (%s)", nro, t.Name(), serie, spans))
 	}
 	held := tx.Bucket(bucketByNumber).Get(numberKey(seqKey{t, serie}, nro))
 	switch {
 	case held == nil && corrects != "":
-		return cfe.CAERange{}, invalid(op, field(keyedFieldCorrige, "%s %s-%d no fue ingresado todavía: no hay nada que corregir (quite corrige)", t.Name(), serie, nro))
+		return cfe.CAERange{}, refused(op, field(keyedFieldCorrige, "%s %s-%d no fue ingresado todavía: no hay nada que corregir (quite corrige)", t.Name(), serie, nro))
 	case held == nil:
 		return *found, nil
 	case corrects == "":
-		return cfe.CAERange{}, invalid(op, field(keyedFieldNumero, "%s %s-%d ya fue ingresado con el uuid %s; un número de contingencia se ingresa una sola vez (si DGI lo observó, envíe la corrección con corrige: %s)", t.Name(), serie, nro, held, held))
+		return cfe.CAERange{}, refused(op, field(keyedFieldNumero, "%s %s-%d ya fue ingresado con el uuid %s; un número de contingencia se ingresa una sola vez (si DGI lo observó, envíe la corrección con corrige: %s)", t.Name(), serie, nro, held, held))
 	case string(held) != corrects:
-		return cfe.CAERange{}, invalid(op, field(keyedFieldCorrige, "%s %s-%d está guardado con el uuid %s, no con %s: corrige debe nombrar el comprobante observado", t.Name(), serie, nro, held, corrects))
+		return cfe.CAERange{}, refused(op, field(keyedFieldCorrige, "%s %s-%d está guardado con el uuid %s, no con %s: corrige debe nombrar el comprobante observado", t.Name(), serie, nro, held, corrects))
 	}
 	rec, err := readRecord(tx, op, corrects, false)
 	if err != nil {
@@ -106,7 +109,7 @@ func checkKeyed(tx *bolt.Tx, op string, t cfe.Type, serie string, nro int64, cor
 		if state == "" {
 			state = cfe.DGIPending
 		}
-		return cfe.CAERange{}, invalid(op, field(keyedFieldCorrige, "DGI no observó %s %s-%d (su estado es %s): solo se vuelve a enviar corregido un comprobante de contingencia observado (CE)", t.Name(), serie, nro, state))
+		return cfe.CAERange{}, refused(op, field(keyedFieldCorrige, "DGI no observó %s %s-%d (su estado es %s): solo se vuelve a enviar corregido un comprobante de contingencia observado (CE)", t.Name(), serie, nro, state))
 	}
 	return *found, nil
 }
@@ -188,7 +191,7 @@ func (db *DB) CommitKeyed(ctx context.Context, docs []cfe.KeyedCFE) error {
 			}
 			nk := string(numberKey(rec.key(), rec.Nro))
 			if j, dup := seen[nk]; dup {
-				return fail(invalid(op, field(keyedFieldNumero, "%s %s-%d está dos veces (también en el comprobante %d)", rec.Type.Name(), rec.Serie, rec.Nro, j+1)))
+				return fail(refused(op, field(keyedFieldNumero, "%s %s-%d está dos veces (también en el comprobante %d)", rec.Type.Name(), rec.Serie, rec.Nro, j+1)))
 			}
 			seen[nk] = i
 			if err := checkKeyedCommit(tx, op, rec); err != nil {
