@@ -36,11 +36,11 @@ func keyedJSON(t testing.TB, typ cfe.Type, uuid, serie string, nro int64, fecha 
 }
 
 // newKeyedHarness is a harness with the sandbox's electronic and
-// contingency ranges, authorized a year before testNow.
+// contingency ranges (the latter authorized a year before testNow).
 func newKeyedHarness(t testing.TB) *harness {
 	t.Helper()
-	auth := cfe.DateOf(testNow.AddDate(-1, 0, 0))
-	ranges := append(signer.SandboxRanges(testEmisor.RUCEmisor, auth), signer.SandboxContingencyRanges(testEmisor.RUCEmisor, auth)...)
+	today := cfe.DateOf(testNow)
+	ranges := append(signer.SandboxRanges(testEmisor.RUCEmisor, today), signer.SandboxContingencyRanges(testEmisor.RUCEmisor, today)...)
 	return newHarness(t, ranges...)
 }
 

@@ -194,13 +194,15 @@ const (
 const SandboxContingencySize = 5000
 
 // SandboxContingencyRanges returns one generated range per contingency type
-// (2xx) for the sandbox, authorized today, shaped as SandboxRanges's (CAE
-// number "90" + year + "999" + type + "0") with numbers 1 to
-// SandboxContingencySize. The agent never numbers from them: a paper form's
-// number is keyed in (docs/contingencia.md).
+// (2xx) for the sandbox, shaped as SandboxRanges's (CAE number "90" + year
+// + "999" + type + "0", valid two years) with numbers 1 to
+// SandboxContingencySize, authorized a year before today: paper forms are
+// printed in advance, and a form filled in before today (yesterday's) must
+// fall within its range's validity. The agent never numbers from them: a
+// paper form's number is keyed in (docs/contingencia.md).
 func SandboxContingencyRanges(ruc string, today cfe.Date) []cfe.CAERange {
 	var out []cfe.CAERange
-	for _, r := range sandboxRanges(ruc, today, contingencyTypes()) {
+	for _, r := range sandboxRanges(ruc, cfe.DateOf(today.Time(time.UTC).AddDate(-1, 0, 0)), contingencyTypes()) {
 		r.HNro = SandboxContingencySize
 		out = append(out, r)
 	}

@@ -298,9 +298,11 @@ func TestSandboxContingencyRanges(t *testing.T) {
 		if err := r.Validate(); err != nil {
 			t.Errorf("range %s: %v", r.ID, err)
 		}
-		want := fmt.Sprintf("9026999%03d0", int(r.Type))
-		if r.DNro != 1 || r.HNro != SandboxContingencySize || r.Serie != "A" || r.CAEID != want || r.Vencimiento != date(t, "2028-11-28") {
-			t.Errorf("range %+v, want serie A 1–%d, CAE %s, expiring 2028-11-28", r, SandboxContingencySize, want)
+		// Authorized a year ago: a form filled in before today falls within it.
+		want := fmt.Sprintf("9025999%03d0", int(r.Type))
+		if r.DNro != 1 || r.HNro != SandboxContingencySize || r.Serie != "A" || r.CAEID != want ||
+			r.Autorizado != date(t, "2025-11-28") || r.Vencimiento != date(t, "2027-11-28") {
+			t.Errorf("range %+v, want serie A 1–%d, CAE %s, authorized 2025-11-28, expiring 2027-11-28", r, SandboxContingencySize, want)
 		}
 	}
 }
