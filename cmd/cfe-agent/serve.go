@@ -122,6 +122,7 @@ func newModule(f *app.Facade, listen string, log *slog.Logger) *localapi.Server 
 	if a.Backups != nil {
 		cfg.Backups, cfg.AdminToken = f, a.AdminToken
 		cfg.Repairs = app.Recoverer{A: a}
+		cfg.KeyIn = app.KeyInner{A: a}
 	}
 	hostedParts(a, &cfg)
 	return localapi.NewServer(cfg)
