@@ -266,3 +266,35 @@ func joinJSON(parts [][]byte) []byte {
 	}
 	return out
 }
+
+// TestCLI_ContingenciaIngresar_stopped: with no agent running, the batch
+// is keyed in on the store itself, all or nothing; the same file again
+// stores nothing twice (same uuids), and JSON Lines are read too.
+func TestCLI_ContingenciaIngresar_stopped(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
+		t.Fatal(err)
+	}
+	env := procEnv(t, dataDir)
+	yesterday := cfe.DateOf(time.Now().In(cfe.Montevideo).AddDate(0, 0, -1)).String()
+	file := filepath.Join(t.TempDir(), "formularios.jsonl")
+	lines := string(paperForm(t, 201, "s-1", "A", 1, yesterday, "100", "")) + "\n" +
+		string(paperForm(t, 211, "s-2", "A", 1, yesterday, "100", "")) + "\n"
+	if err := os.WriteFile(file, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCLI(t, env, "contingencia", "ingresar", "--archivo", file)
+	if code != 0 || !strings.Contains(out, "línea 1: e-Ticket Contingencia A-1: ingresado (uuid s-1)") ||
+		!strings.Contains(out, "línea 2: e-Factura Contingencia A-1: ingresado (uuid s-2)") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	out, code = runCLI(t, env, "contingencia", "ingresar", "--archivo", file)
+	if code != 0 || strings.Count(out, ": ya ingresado") != 2 || !strings.Contains(out, "0 comprobantes de contingencia ingresados, 2 ya estaban ingresados") {
+		t.Errorf("the same file again: exit %d:\n%s", code, out)
+	}
+	out, _ = runCLI(t, env, "cae", "list")
+	if !regexp.MustCompile(`(?m)^201\s+A\s+1\s+5000\s+1\s+4999\s`).MatchString(out) {
+		t.Errorf("cae list does not count the form keyed in:\n%s", out)
+	}
+}
