@@ -187,8 +187,9 @@ const (
 	sandboxValidYears = 2
 )
 
-// Sandbox contingency ranges: the paper forms' numbers of every contingency
-// type (2xx), serie A, numbers 1 to 5 000 (a printer's batch of forms, not a
+// SandboxContingencySize is the size of the sandbox's contingency ranges:
+// the paper forms' numbers of every contingency type (2xx), serie A,
+// numbers 1 to 5 000 (a printer's batch of forms, not a
 // million), valid two years. The emulator knows this shape
 // (sandbox/dgi/emulator's checkCAE).
 const SandboxContingencySize = 5000
