@@ -204,7 +204,10 @@ func (a *Agent) ensureSandboxCertificate() error {
 
 // prepareRanges imports the profile's DGI CAE files that the store does not
 // have yet and, for a sandbox profile with no ranges at all, adds generated
-// test ranges for every electronic type.
+// test ranges for every electronic type; a sandbox profile with no
+// contingency range gets generated test ranges for every contingency type
+// (2xx, the paper forms keyed in afterwards), also when its store was made
+// before they existed.
 func (a *Agent) prepareRanges(ctx context.Context) error {
 	today := cfe.DateOf(time.Now().In(cfe.Montevideo))
 	for _, f := range a.Profile.CAE.Files {
@@ -216,15 +219,29 @@ func (a *Agent) prepareRanges(ctx context.Context) error {
 		return nil
 	}
 	have, err := a.DB.Ranges(ctx)
-	if err != nil || len(have) > 0 {
+	if err != nil {
 		return err
 	}
-	for _, r := range signer.SandboxRanges(a.Profile.Company.RUC, today) {
+	if len(have) == 0 {
+		for _, r := range signer.SandboxRanges(a.Profile.Company.RUC, today) {
+			if err := a.DB.PutRange(ctx, r); err != nil {
+				return err
+			}
+		}
+		a.Log.Info("added sandbox test CAE ranges", "types", len(cfe.ElectronicTypes()))
+	}
+	for _, r := range have {
+		if info, _ := r.Type.Info(); info.Contingency {
+			return nil
+		}
+	}
+	paper := signer.SandboxContingencyRanges(a.Profile.Company.RUC, today)
+	for _, r := range paper {
 		if err := a.DB.PutRange(ctx, r); err != nil {
 			return err
 		}
 	}
-	a.Log.Info("added sandbox test CAE ranges", "types", len(cfe.ElectronicTypes()))
+	a.Log.Info("added sandbox test contingency CAE ranges", "types", len(paper))
 	return nil
 }
 

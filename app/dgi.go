@@ -128,6 +128,11 @@ func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, 
 			return nil, err
 		}
 	}
+	if counts.Observados > 0 {
+		if st.Observations, err = a.DB.DGIObservations(ctx, 4*dgiListed); err != nil {
+			return nil, err
+		}
+	}
 	if counts.Pendientes+counts.Desconocidos > 0 {
 		tax := taxConfig(a.Profile.Tax)
 		capPesos := tax.TopeUI.Mul(tax.ValorUI)
@@ -165,6 +170,11 @@ func providerDGIState(ctx context.Context, a *Agent) (*health.DGIStatus, error) 
 		ReportNote: providerReportNote(a), Provider: true}
 	if counts.Rechazados > 0 {
 		if st.Rejections, err = a.DB.DGIRejections(ctx, 4*dgiListed); err != nil {
+			return nil, err
+		}
+	}
+	if counts.Observados > 0 {
+		if st.Observations, err = a.DB.DGIObservations(ctx, 4*dgiListed); err != nil {
 			return nil, err
 		}
 	}

@@ -16,8 +16,9 @@ const (
 
 // Validate checks the rules every CAE range must meet, wherever it comes from
 // (a DGI CAE file, the sandbox, a manual entry): the RUC (RucE) is valid; the
-// type (TCFE) is an electronic CFE type, not a paper contingency one; the
-// serie is one DGI admits; 1 ≤ DNro ≤ HNro ≤ MaxNro; the CAE number (NA) has
+// type (TCFE) is one of DGI's table A, electronic (1xx) or a paper
+// contingency form (2xx, CFC: a range of pre-printed forms that are keyed in
+// afterwards, never numbered by the agent); the serie is one DGI admits; 1 ≤ DNro ≤ HNro ≤ MaxNro; the CAE number (NA) has
 // 11 digits; the authorization (FA) and expiry (FVD) dates are set and FVD is
 // not before FA; CAEEspecial is 0 to 4, and CausalCAEEsp is given exactly
 // when CAEEspecial is 1 (exonerated).
@@ -33,8 +34,8 @@ func (r CAERange) Validate() error {
 	if !ValidRUC(r.RUC) {
 		p.add("RucE", "%q no es un RUC válido (12 dígitos con dígito verificador correcto)", r.RUC)
 	}
-	if info, ok := r.Type.Info(); !ok || info.Contingency {
-		p.add("TCFE", "%d no es un tipo de CFE electrónico", int(r.Type))
+	if !r.Type.Valid() {
+		p.add("TCFE", "%d no es un tipo de CFE de DGI (electrónico 1xx o de contingencia 2xx)", int(r.Type))
 	}
 	if !ValidSerie(r.Serie) {
 		p.add("Serie", "%q no es una serie válida: una o dos letras mayúsculas (A a ZZ), o un dígito de 1 a 9 y una letra (1A)", r.Serie)

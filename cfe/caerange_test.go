@@ -37,8 +37,8 @@ func TestCAERange_Validate(t *testing.T) {
 		{"no RUC", func(r *CAERange) { r.RUC = "" }, "RucE", `"" no es un RUC válido`},
 		// 219999830019 has check digit 9 (see TestValidRUC).
 		{"RUC with a wrong check digit", func(r *CAERange) { r.RUC = "219999830018" }, "RucE", "dígito verificador"},
-		{"unknown type", func(r *CAERange) { r.Type = 104 }, "TCFE", "104 no es un tipo de CFE electrónico"},
-		{"contingency type", func(r *CAERange) { r.Type = 201 }, "TCFE", "201 no es un tipo de CFE electrónico"},
+		{"unknown type", func(r *CAERange) { r.Type = 104 }, "TCFE", "104 no es un tipo de CFE de DGI"},
+		{"contingency type", func(r *CAERange) { r.Type = 201 }, "", ""},
 		{"no serie", func(r *CAERange) { r.Serie = "" }, "Serie", `"" no es una serie válida`},
 		{"lower-case serie", func(r *CAERange) { r.Serie = "a" }, "Serie", `"a" no es una serie válida`},
 		{"serie of three letters", func(r *CAERange) { r.Serie = "ABC" }, "Serie", "no es una serie válida"},

@@ -21,6 +21,10 @@ type Request struct {
 	UUID   string      `json:"uuid"`   // the caller's idempotency key
 	Adenda string      `json:"adenda"` // zone J, travels beside the CFE, never signed
 	CFE    *RequestCFE `json:"cfe"`
+	// Corrige is, for a contingency receipt (2xx) DGI observed (CE), the
+	// uuid it was keyed in under: this request sends the same serie and
+	// number again, corrected (docs/contingencia.md). Only for 2xx.
+	Corrige string `json:"corrige"`
 }
 
 // RequestCFE is the receipt itself.
@@ -38,9 +42,13 @@ type RequestCFE struct {
 }
 
 // RequestIdDoc is zone A, "Identificación del comprobante". Serie and number
-// are not part of it: the agent takes them from the CAE range when it signs.
+// are taken from the CAE range when the agent signs, except for a paper
+// contingency receipt (types 2xx) keyed in afterwards: it carries the serie
+// and number printed on the form, and its fechaEmision is the paper's date.
 type RequestIdDoc struct {
 	TipoCfe                     Type   `json:"tipoCfe"`
+	Serie                       string `json:"serie"`  // 2xx only: the form's serie
+	Numero                      int64  `json:"numero"` // 2xx only: the form's number
 	NumeroInterno               string `json:"numeroInterno"`
 	FechaEmision                *Date  `json:"fechaEmision"` // default: the signing date
 	FechaValor                  *Date  `json:"fechaValor"`
@@ -293,6 +301,7 @@ func (r *Request) ToCFE(p IssueParams) (*CFE, error) {
 	if rc.IdDoc.TipoCfe == 0 {
 		m.add("cfe.idDoc.tipoCfe", "obligatorio: el tipo de CFE (101 e-Ticket, 111 e-Factura, …)")
 	}
+	m.keyedIn(r, c)
 	fam := ElemTicket
 	if info, ok := c.Type().Info(); ok {
 		fam = info.Element
@@ -339,6 +348,51 @@ func (r *Request) ToCFE(p IssueParams) (*CFE, error) {
 type mapper struct{ probs problems }
 
 func (m *mapper) add(campo, format string, args ...any) { m.probs.add(campo, format, args...) }
+
+// keyedIn checks the fields only a contingency receipt keyed in from its
+// paper form carries (serie, numero, corrige) and the ones it must carry
+// (its serie, number and date: no default), and sets its serie and number.
+func (m *mapper) keyedIn(r *Request, c *CFE) {
+	d := r.CFE.IdDoc
+	info, ok := d.TipoCfe.Info()
+	if !ok {
+		return
+	}
+	if !info.Contingency {
+		const only = "solo corresponde a un comprobante de contingencia (2xx) ingresado desde su formulario en papel: el agente numera los CFE electrónicos"
+		if d.Serie != "" {
+			m.add("cfe.idDoc.serie", only)
+		}
+		if d.Numero != 0 {
+			m.add("cfe.idDoc.numero", only)
+		}
+		if r.Corrige != "" {
+			m.add("corrige", "solo corresponde a un comprobante de contingencia (2xx) que DGI observó")
+		}
+		return
+	}
+	if d.Serie == "" {
+		m.add("cfe.idDoc.serie", "obligatoria: la serie impresa en el formulario de contingencia")
+	}
+	if d.Numero == 0 {
+		m.add("cfe.idDoc.numero", "obligatorio: el número impreso en el formulario de contingencia")
+	}
+	if d.FechaEmision == nil {
+		m.add("cfe.idDoc.fechaEmision", "obligatoria: la fecha escrita en el formulario de contingencia")
+	}
+	if r.Corrige != "" {
+		m.probs = append(m.probs, prefixed("corrige", CheckUUID(r.Corrige))...)
+	}
+	c.IdDoc.Serie, c.IdDoc.Nro = d.Serie, d.Numero
+}
+
+// prefixed renames fields to campo (CheckUUID names its field "uuid").
+func prefixed(campo string, fs []FieldError) []FieldError {
+	for i := range fs {
+		fs[i].Campo = campo
+	}
+	return fs
+}
 
 func (d RequestIdDoc) toModel(signedAt time.Time) IdDoc {
 	id := IdDoc{

@@ -366,7 +366,7 @@ func TestValidate_fieldPathsNameRequestFields(t *testing.T) {
 			t.Errorf("requestHasPath(%q) = false", p)
 		}
 	}
-	for _, p := range []string{"cfe.detalles.cantidad[0]", "cfe.totales.MntPagar", "cfe.idDoc.serie"} {
+	for _, p := range []string{"cfe.detalles.cantidad[0]", "cfe.totales.MntPagar", "cfe.idDoc.Serie"} {
 		if requestHasPath(p) {
 			t.Errorf("requestHasPath(%q) = true", p)
 		}

@@ -71,6 +71,12 @@ type Issued struct {
 	Total        decimal.Decimal // the QR amount (MntPagar, MntTotRetenido, ...)
 	RequestHash  string          // hex SHA-256 of the canonical request, for idempotency
 	Delivery     Delivery
+	// Corrects is, for a keyed-in contingency receipt (2xx) sent again
+	// corrected after DGI observed it (CE), the uuid of the observed one;
+	// CorrectedBy, on the observed one, the uuid of its correction: a CFE
+	// with CorrectedBy is superseded (not counted again in the daily report).
+	Corrects    string
+	CorrectedBy string
 }
 
 // Delivery is the state of an Issued CFE toward the hosted service.
@@ -119,6 +125,30 @@ type IssueStore interface {
 	Commit(ctx context.Context, r *Reservation, doc *Issued) error
 	// Release gives back a reservation that will not be committed.
 	Release(r *Reservation)
+}
+
+// KeyedCFE is a signed contingency receipt (2xx) keyed in from its paper
+// form, to store with KeyedStore.CommitKeyed. Corrects is the uuid of the
+// stored CFE of the same number DGI observed (CE) that this one corrects,
+// "" for a first key-in.
+type KeyedCFE struct {
+	Doc      *Issued
+	Corrects string
+}
+
+// KeyedStore is what keying in contingency receipts needs from durable
+// storage besides IssueStore: their numbers are the paper forms', never
+// reserved.
+type KeyedStore interface {
+	// KeyedRange returns the contingency range holding the number after
+	// checking it may be keyed in (not stored yet, or stored under
+	// corrects and observed by DGI). EINVALID (Respuesta 01) naming
+	// cfe.idDoc.serie, cfe.idDoc.numero or corrige otherwise.
+	KeyedRange(ctx context.Context, t Type, serie string, nro int64, corrects string) (CAERange, error)
+	// CommitKeyed stores the signed receipts in one durable transaction,
+	// all or none, checking again what KeyedRange checks. ECONFLICT for a
+	// uuid already stored, EINVALID as KeyedRange.
+	CommitKeyed(ctx context.Context, docs []KeyedCFE) error
 }
 
 // LastNumber is the last number used of one type and serie: what the

@@ -37,9 +37,6 @@ func Validate(c *CFE, tax TaxConfig) error {
 	if !ok {
 		return Invalid(op, FieldError{"cfe.idDoc.tipoCfe", "tipo de CFE desconocido"})
 	}
-	if info.Contingency {
-		return Invalid(op, FieldError{"cfe.idDoc.tipoCfe", "los comprobantes de contingencia (2xx) se documentan en papel: el agente solo emite CFE electrónicos (1xx)"})
-	}
 	if !tax.TopeUI.IsPositive() || !tax.ValorUI.IsPositive() {
 		return &Error{Code: EINTERNAL, Op: op, Message: "la configuración del tope de UI no es válida"}
 	}
@@ -329,6 +326,10 @@ func (v *validator) idDoc() {
 		if !v.c.TmstFirma.IsZero() && d.FchEmis.After(DateOf(v.c.TmstFirma.In(Montevideo)).AddDays(60)) {
 			v.add(p+"fechaEmision", "no puede ser posterior en más de 60 días a la fecha de firma")
 		}
+	}
+	if v.info.Contingency && !d.FchEmis.IsZero() && !v.c.TmstFirma.IsZero() && d.FchEmis.After(DateOf(v.c.TmstFirma.In(Montevideo))) {
+		// The paper form was filled in before it is keyed in.
+		v.add(p+"fechaEmision", "la fecha del formulario de contingencia (%s) no puede ser posterior a la de su ingreso (%s)", d.FchEmis, DateOf(v.c.TmstFirma.In(Montevideo)))
 	}
 	v.text(p+"numeroInterno", d.NroInterno, 50, false)
 	v.text(p+"informacionAdicional", d.InfoAdicionalDoc, 150, false)

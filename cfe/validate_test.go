@@ -38,7 +38,16 @@ func TestValidate_invalidRequests(t *testing.T) {
 	}{
 		// Type and identification of the document.
 		{"unknown type", 999, nil, nil, "cfe.idDoc.tipoCfe", "tipo de CFE desconocido"},
-		{"contingency type", 201, nil, nil, "cfe.idDoc.tipoCfe", "contingencia"},
+		{"contingency type without its form's serie", 201, nil, nil, "cfe.idDoc.serie", "formulario de contingencia"},
+		{"e-Ticket with a serie", ETicket, func(r *Request) { r.CFE.IdDoc.Serie = "A" }, nil, "cfe.idDoc.serie", "solo corresponde a un comprobante de contingencia"},
+		{"e-Ticket with a number", ETicket, func(r *Request) { r.CFE.IdDoc.Numero = 7 }, nil, "cfe.idDoc.numero", "solo corresponde a un comprobante de contingencia"},
+		{"e-Ticket correcting", ETicket, func(r *Request) { r.Corrige = "x" }, nil, "corrige", "solo corresponde"},
+		{"contingency form dated after its key-in", 201, func(r *Request) {
+			r.CFE.IdDoc.Serie, r.CFE.IdDoc.Numero, r.CFE.IdDoc.FechaEmision = "A", 7, datep("2026-11-24")
+		}, nil, "cfe.idDoc.fechaEmision", "no puede ser posterior a la de su ingreso"},
+		{"contingency form without its date", 201, func(r *Request) {
+			r.CFE.IdDoc.Serie, r.CFE.IdDoc.Numero, r.CFE.IdDoc.FechaEmision = "A", 7, nil
+		}, nil, "cfe.idDoc.fechaEmision", "obligatoria"},
 		{"serie with Ñ", ETicket, nil, func(c *CFE) { c.IdDoc.Serie = "AÑ" }, "cfe.idDoc.serie", "serie inválida"},
 		{"serie digit first then digit", ETicket, nil, func(c *CFE) { c.IdDoc.Serie = "12" }, "cfe.idDoc.serie", "serie inválida"},
 		{"issue date 61 days after signing", ETicket, func(r *Request) { r.CFE.IdDoc.FechaEmision = datep("2027-01-23") }, nil,

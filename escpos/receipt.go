@@ -29,8 +29,8 @@ func Render(r *pdf.Receipt, o Options) ([]byte, error) {
 	}
 	w := &writer{e: encoder{buf: make([]byte, 0, 4096), table: cp.table}, cols: o.Columns}
 	w.e.init(table)
-	if r.Test {
-		w.banner()
+	if r.Test || r.KeyedCopy {
+		w.banner(r)
 	}
 	if len(r.Logo) > 0 {
 		if err := w.logo(r.Logo, o); err != nil {
@@ -44,8 +44,8 @@ func Render(r *pdf.Receipt, o Options) ([]byte, error) {
 	if err := w.footer(r, o); err != nil {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo generar el código QR", Err: err}
 	}
-	if r.Test {
-		w.banner()
+	if r.Test || r.KeyedCopy {
+		w.banner(r)
 	}
 	if o.DrawerKick {
 		w.e.kick()
@@ -137,10 +137,17 @@ func (w *writer) right(s string) {
 	}
 }
 
-// banner is the test legend (pdf.WatermarkText), emphasised and centred.
-func (w *writer) banner() {
+// banner is the legends of a copy that is no fiscal document, emphasised and
+// centred: pdf.KeyedCopyText for a contingency receipt keyed in, the test
+// legend (pdf.WatermarkText) outside production.
+func (w *writer) banner(r *pdf.Receipt) {
 	w.e.align(alignCenter)
-	w.strong(pdf.WatermarkText)
+	if r.KeyedCopy {
+		w.strong(pdf.KeyedCopyText)
+	}
+	if r.Test {
+		w.strong(pdf.WatermarkText)
+	}
 	w.e.align(alignLeft)
 	w.e.line("")
 }

@@ -80,6 +80,17 @@ func TestRender_DGIElements(t *testing.T) {
 		}
 		mustContain(t, "the production receipt", text, r.CAE, r.SecurityCode)
 	})
+	t.Run("a contingency receipt's copy says it is no fiscal document", func(t *testing.T) {
+		// DGI's sample 281, as a keyed-in CFC's copy would print in production.
+		r, err := pdf.NewReceipt(sample(t, "Sob_Ej_Mod_19072016__CFE_281_XA953001.xml"), pdf.Options{Production: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(decodeText(t, render(t, r, Options{}), charmap.CodePage858)), " ")
+		if strings.Count(text, pdf.KeyedCopyText) != 2 || strings.Contains(text, "sin valor fiscal") {
+			t.Errorf("want %q at the top and at the end, and no test legend:\n%s", pdf.KeyedCopyText, text)
+		}
+	})
 }
 
 // TestRender_NativeQR reads the GS ( k commands as escpos-tools parses

@@ -29,6 +29,10 @@ type DGIStatus struct {
 	// Rejections are the CFEs DGI rejected (BE), newest first, a handful
 	// (store.DB.DGIRejections).
 	Rejections []cfe.DGIRejection
+	// Observations are the contingency receipts DGI observed (CE) and that
+	// were not sent again corrected, newest first, a handful
+	// (store.DB.DGIObservations).
+	Observations []cfe.DGIRejection
 	// Overdue are CFEs DGI must hold before the goods leave that it has
 	// not received UrgentAfter after they were signed, oldest first, a
 	// handful; OverdueTotal counts them all.
@@ -89,6 +93,17 @@ func addDGI(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 	}
 	if recent > dgiListed {
 		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes rechazados por DGI más en los últimos días: cada uno necesita un comprobante nuevo que lo reemplace", recent-dgiListed))
+	}
+	for i, o := range d.Observations {
+		if i == dgiListed {
+			Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes de contingencia más observados por DGI esperan su corrección", len(d.Observations)-dgiListed))
+			break
+		}
+		// An observation stays until it is corrected: the paper form is the
+		// fiscal document, and DGI must end up holding it right.
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("DGI observó el comprobante de contingencia %s (uuid %s; %s): corrija el dato y vuelva a "+
+			"ingresarlo con la misma serie y número y «corrige»: %q (docs/contingencia.md)",
+			dgiName(o.Type, o.Serie, o.Nro), o.UUID, reasons(o.Reasons), o.UUID))
 	}
 	if d.OverdueTotal > 0 && len(d.Overdue) > 0 {
 		o := d.Overdue[0]

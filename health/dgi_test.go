@@ -46,6 +46,10 @@ func TestAssess_dgi(t *testing.T) {
 			[]string{"comprobantes sin recibir por DGI: 40; el más antiguo espera desde hace 50 h 00 min (no se pudo enviar el sobre 3 a DGI: sin conexión)"}},
 		{"stopped", &health.DGIStatus{Stopped: "el certificado de DGI venció"}, apitype.HealthDegraded,
 			[]string{"no se envían comprobantes a DGI: el certificado de DGI venció; se siguen firmando y quedan pendientes"}},
+		{"a contingency receipt observed", &health.DGIStatus{Counts: cfe.DGICounts{Enviados: 1, Observados: 1},
+			Observations: []cfe.DGIRejection{{UUID: "form-7", Type: 211, Serie: "A", Nro: 7, TmstFirma: now, At: now,
+				Reasons: []cfe.DGIReason{{Codigo: "C06", Glosa: "Importe informado en el CFC excede montos habituales"}}}}}, apitype.HealthDegraded,
+			[]string{`DGI observó el comprobante de contingencia e-Factura Contingencia A-7 (uuid form-7; C06 Importe informado en el CFC excede montos habituales): corrija el dato y vuelva a ingresarlo con la misma serie y número y «corrige»: "form-7"`}},
 		{"a young backlog is fine", &health.DGIStatus{Counts: cfe.DGICounts{Pendientes: 1, OldestPending: now.Add(-time.Minute)}}, apitype.HealthOK, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -81,7 +81,9 @@ type Result struct {
 	Replayed bool
 }
 
-// Issue signs the CFE described by req. Functional rejections are *cfe.Error
+// Issue signs the CFE described by req; a contingency type (2xx) is a paper
+// form keyed in with its serie, number and date (keyed.go), stored under
+// that number when Config.Store is also a cfe.KeyedStore. Functional rejections are *cfe.Error
 // values whose Respuesta is the codigo_respuesta: RespRechazoValidacion
 // (EINVALID), RespConflictoUUID (ECONFLICT), RespZonaHoraria (EINVALID),
 // RespSinRangoCAE (EUNAVAILABLE), RespCertificado (EUNAVAILABLE). Any other error
@@ -94,6 +96,10 @@ func (s *Issuer) Issue(ctx context.Context, req *cfe.Request) (*Result, error) {
 	hash, err := requestHash(req)
 	if err != nil {
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err}
+	}
+	if isKeyed(req) {
+		// A paper contingency receipt keyed in: its number is the form's.
+		return s.issueKeyed(ctx, req, hash)
 	}
 	return s.issue(ctx, op, req.UUID, hash, req.Adenda, func(signedAt time.Time) (*cfe.CFE, error) {
 		return req.ToCFE(cfe.IssueParams{Emisor: s.cfg.Emisor(), Tax: s.cfg.Tax, SignedAt: signedAt})

@@ -94,6 +94,9 @@ type ServerConfig struct {
 	// DailyReports answers POST /reporte-diario (dailyreport.go) on the
 	// same terms as Backups; without it (or AdminToken) it answers 503.
 	DailyReports DailyReports
+	// KeyIn answers POST /contingencia (contingency.go) on the same terms
+	// as Backups; without it (or AdminToken) it answers 503.
+	KeyIn KeyIn
 }
 
 // LANConfig opens the module to callers on other machines.
@@ -201,6 +204,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerRecoverRoutes(r)
 	s.registerReportResendRoutes(r)
 	s.registerDailyReportRoutes(r)
+	s.registerContingencyRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later;
 	// proxyPaths goes before the router, which would redirect an unclean

@@ -14,6 +14,9 @@ type Receipt struct {
 	// Test is true outside production: WatermarkText is printed at the
 	// top and at the end.
 	Test bool
+	// KeyedCopy is true for a contingency receipt keyed in (2xx): its copy
+	// is marked KeyedCopyText at the top and at the end.
+	KeyedCopy bool
 	// Logo is the template's logo (PNG or JPEG), printed above the emitter
 	// at most 20 mm high on rolls; nil when the template has none.
 	Logo []byte
@@ -96,6 +99,8 @@ func NewReceipt(signedXML []byte, opts Options) (*Receipt, error) {
 	}
 	r := newReceipt(c, digest, &opts).export(!opts.Production)
 	r.Logo = opts.Template.Logo
+	info, _ := c.Type().Info()
+	r.KeyedCopy = info.Contingency
 	return r, nil
 }
 

@@ -27,6 +27,7 @@ type layout struct {
 	isRoll  bool      // a roll layout, else A4
 	test    bool      // outside production: watermark
 	preview bool      // not an issued CFE: PreviewText banner
+	keyed   bool      // a contingency receipt keyed in: KeyedCopyText banner
 	created time.Time // the signature time
 }
 
@@ -80,7 +81,7 @@ func (l *layout) logoBlock(w, maxW, maxH float64, a alignment) block {
 }
 
 // bannered reports whether pages carry a banner.
-func (l *layout) bannered() bool { return l.test || l.preview }
+func (l *layout) bannered() bool { return l.test || l.preview || l.keyed }
 
 // banner is PreviewText for a preview and WatermarkText outside production,
 // each on one line across width w, in bold when that fits at the body size,
@@ -89,8 +90,8 @@ func (l *layout) bannered() bool { return l.test || l.preview }
 // extraction to return it whole).
 func (l *layout) banner(w float64) block {
 	c := column{w: w}
-	for _, text := range []string{PreviewText, WatermarkText} {
-		if (text == PreviewText && !l.preview) || (text == WatermarkText && !l.test) {
+	for _, text := range []string{PreviewText, KeyedCopyText, WatermarkText} {
+		if (text == PreviewText && !l.preview) || (text == WatermarkText && !l.test) || (text == KeyedCopyText && !l.keyed) {
 			continue
 		}
 		st := style{bold, max(l.size, MinFontSize)}

@@ -54,6 +54,13 @@ func Render(signedXML []byte, opts Options) ([]byte, error) {
 	return l.render(opts.Template.Logo)
 }
 
+// KeyedCopyText marks every page of a contingency receipt's copy (types
+// 2xx, a paper form keyed in afterwards), in every environment: the paper
+// form handed to the customer is the fiscal document (DGI, Formato del
+// Mensaje de Respuesta v19, note 1: "El comprobante valido fiscalmente es
+// el documento papel"), so its copy must never pass for one.
+const KeyedCopyText = "COPIA DE CFC INGRESADO - NO ES DOCUMENTO FISCAL"
+
 // PreviewText marks every page of a preview (RenderPreview), in every
 // environment, on a line of text that text extraction returns exactly.
 const PreviewText = "VISTA PREVIA - SIN VALOR FISCAL"
@@ -124,8 +131,9 @@ func buildLayout(c *cfe.CFE, digest string, opts *Options, preview bool) (*layou
 		return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.font_size",
 			Mensaje: fmt.Sprintf("debe estar entre %g y %g puntos", MinFontSize, MaxFontSize)})
 	}
+	info, _ := c.Type().Info()
 	l := &layout{geometry: g, isRoll: t.Base == Rollo || t.Base == Rollo58, test: !opts.Production,
-		preview: preview, created: c.TmstFirma}
+		preview: preview, keyed: info.Contingency, created: c.TmstFirma}
 	if t.Logo != nil {
 		if l.logo, err = decodeLogo(t.Logo); err != nil {
 			return nil, cfe.Invalid(op, cfe.FieldError{Campo: "plantilla.logo", Mensaje: err.Error()})

@@ -187,13 +187,49 @@ const (
 	sandboxValidYears = 2
 )
 
+// SandboxContingencySize is the size of the sandbox's contingency ranges:
+// the paper forms' numbers of every contingency type (2xx), serie A,
+// numbers 1 to 5 000 (a printer's batch of forms, not a
+// million), valid two years. The emulator knows this shape
+// (sandbox/dgi/emulator's checkCAE).
+const SandboxContingencySize = 5000
+
+// SandboxContingencyRanges returns one generated range per contingency type
+// (2xx) for the sandbox, shaped as SandboxRanges's (CAE number "90" + year
+// + "999" + type + "0", valid two years) with numbers 1 to
+// SandboxContingencySize, authorized a year before today: paper forms are
+// printed in advance, and a form filled in before today (yesterday's) must
+// fall within its range's validity. The agent never numbers from them: a
+// paper form's number is keyed in (docs/contingencia.md).
+func SandboxContingencyRanges(ruc string, today cfe.Date) []cfe.CAERange {
+	var out []cfe.CAERange
+	for _, r := range sandboxRanges(ruc, cfe.DateOf(today.Time(time.UTC).AddDate(-1, 0, 0)), contingencyTypes()) {
+		r.HNro = SandboxContingencySize
+		out = append(out, r)
+	}
+	return out
+}
+
+func contingencyTypes() []cfe.Type {
+	var out []cfe.Type
+	for _, t := range cfe.Types() {
+		if info, _ := t.Info(); info.Contingency {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // SandboxRanges returns one generated range per electronic CFE type for the
 // sandbox, authorized today. Their CAE numbers have DGI's shape, 11 digits
 // "90" + year + sequence + check digit, with the sequence "999" + type code so
 // that they are unique and recognizable (DGI's check digit algorithm is not
 // documented; the last digit is 0). ruc is copied as given.
 func SandboxRanges(ruc string, today cfe.Date) []cfe.CAERange {
-	types := cfe.ElectronicTypes()
+	return sandboxRanges(ruc, today, cfe.ElectronicTypes())
+}
+
+func sandboxRanges(ruc string, today cfe.Date, types []cfe.Type) []cfe.CAERange {
 	expiry := cfe.DateOf(today.Time(time.UTC).AddDate(sandboxValidYears, 0, 0))
 	out := make([]cfe.CAERange, 0, len(types))
 	for _, t := range types {

@@ -3,6 +3,7 @@ package signer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -198,13 +199,21 @@ func TestParseCAEFile_Fields(t *testing.T) {
 	if err != nil || special.CAEEspecial != 1 || special.CausalCAEEsp != 123 {
 		t.Errorf("exonerated CAE: %+v, %v", special, err)
 	}
+	// A contingency range (the paper forms of issue 32): every check of
+	// an electronic one, its type kept.
+	paper, err := ParseCAEFile(signedCAE(t, validCAEFields().with("TCFE", "281").with("Serie", "XA")), CAEOptions{RUC: fixtureRUC, Today: date(t, "2026-11-22")})
+	if err != nil || paper.Type != 281 || paper.ID != "281-XA-1" || paper.Source != SourceDGI {
+		t.Errorf("contingency CAE: %+v, %v", paper, err)
+	}
+	if _, err := ParseCAEFile(signedCAE(t, validCAEFields().with("TCFE", "281").with("RucE", "214844360018")), CAEOptions{RUC: fixtureRUC}); cfe.ErrorCode(err) != cfe.EINVALID {
+		t.Errorf("contingency CAE of another RUC: %v", err)
+	}
 
 	for _, tc := range []struct {
 		name        string
 		fields      caeFields
 		campo, rule string
 	}{
-		{"contingency type", validCAEFields().with("TCFE", "201"), "TCFE", "201 no es un tipo de CFE electrónico"},
 		{"unknown type", validCAEFields().with("TCFE", "104"), "TCFE", "104 no es un tipo"},
 		{"paper authorization", validCAEFields().with("TA", "F"), "TA", "solo se admiten constancias E"},
 		{"lower-case serie", validCAEFields().with("Serie", "a"), "Serie", `"a" no es una serie válida`},
@@ -271,6 +280,30 @@ func TestSandboxRanges(t *testing.T) {
 	}
 	if ranges[0].CAEID != "90289991010" {
 		t.Errorf("e-Ticket CAE number %s, want 90 28 999 101 0", ranges[0].CAEID)
+	}
+}
+
+func TestSandboxContingencyRanges(t *testing.T) {
+	t.Parallel()
+	today := date(t, "2026-11-28")
+	ranges := SandboxContingencyRanges(fixtureRUC, today)
+	if len(ranges) != 21 {
+		t.Fatalf("%d contingency ranges, want one for each of the 21 types 201–282", len(ranges))
+	}
+	electronic := SandboxRanges(fixtureRUC, today)
+	for i, r := range ranges {
+		if info, _ := r.Type.Info(); !info.Contingency || r.Type != electronic[i].Type+100 {
+			t.Errorf("range %d is of type %d, want %d", i, r.Type, electronic[i].Type+100)
+		}
+		if err := r.Validate(); err != nil {
+			t.Errorf("range %s: %v", r.ID, err)
+		}
+		// Authorized a year ago: a form filled in before today falls within it.
+		want := fmt.Sprintf("9025999%03d0", int(r.Type))
+		if r.DNro != 1 || r.HNro != SandboxContingencySize || r.Serie != "A" || r.CAEID != want ||
+			r.Autorizado != date(t, "2025-11-28") || r.Vencimiento != date(t, "2027-11-28") {
+			t.Errorf("range %+v, want serie A 1–%d, CAE %s, authorized 2025-11-28, expiring 2027-11-28", r, SandboxContingencySize, want)
+		}
 	}
 }
 

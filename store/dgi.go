@@ -54,6 +54,10 @@ var (
 	bucketDGIEnvelopes = []byte("dgi_envelopes")
 	bucketDGIEnvOpen   = []byte("dgi_env_open")
 	bucketDGIAnnulled  = []byte("dgi_annulled")
+	// dgi_observed: commit sequence → a contingency receipt DGI observed
+	// (CE) and that was not sent again corrected (keyed.go), made by the
+	// first CE.
+	bucketDGIObserved = []byte("dgi_observed")
 
 	dgiBuckets = [][]byte{bucketDGIMeta, bucketDGICFEs, bucketDGIOpen, bucketDGIEnvelopes, bucketDGIEnvOpen, bucketDGIAnnulled}
 
@@ -643,6 +647,9 @@ func (db *DB) DGIRecordVerdicts(ctx context.Context, id int64, verdicts []cfe.DG
 					return err
 				}
 			} else if err := d.bucket(bucketDGIAnnulled).Delete(k); err != nil {
+				return err
+			}
+			if err := noteObserved(d.tx, v.Seq, r, v.State, now); err != nil {
 				return err
 			}
 			if err := appendAudit(d.tx, AuditEvent{At: now, Kind: AuditDGIVerdict, UUID: r.UUID, Type: r.Type, Serie: r.Serie,

@@ -211,6 +211,9 @@ func (db *DB) DGIProviderRecord(ctx context.Context, states []cfe.DGIProviderSta
 			} else if err := d.bucket(bucketDGIAnnulled).Delete(k); err != nil {
 				return err
 			}
+			if err := noteObserved(tx, s.Seq, &r, s.State, now); err != nil {
+				return err
+			}
 			if err := appendAudit(tx, AuditEvent{At: now, Kind: AuditDGIVerdict, UUID: r.UUID, Type: r.Type, Serie: r.Serie,
 				Nro: r.Nro, Detail: "por el proveedor, " + verdictDetail(cfe.DGIVerdict{State: s.State, Reasons: s.Reasons})}); err != nil {
 				return err

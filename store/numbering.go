@@ -167,6 +167,10 @@ func (db *DB) ReserveFor(ctx context.Context, t cfe.Type, today cfe.Date, fits c
 	if !t.Valid() {
 		return nil, invalid(op, field("tipo", "%d no es un tipo de CFE de DGI", int(t)))
 	}
+	if info, _ := t.Info(); info.Contingency {
+		// A paper form's number is the one printed on it (CommitKeyed).
+		return nil, invalid(op, field("tipo", "%s es un comprobante de contingencia: se ingresa con la serie y el número impresos en el formulario", t.Name()))
+	}
 	if today.IsZero() {
 		return nil, invalid(op, field("fecha", "es obligatoria"))
 	}

@@ -129,7 +129,10 @@ func readRecord(tx *bolt.Tx, op, uuid string, withXML bool) (*issuedRecord, erro
 	if rec.UUID != uuid {
 		return nil, &recordDamage{uuid: uuid, reason: reasonRecord, cause: fmt.Errorf("the record names uuid %q", rec.UUID)}
 	}
-	if nk := numberKey(rec.key(), rec.Nro); !bytes.Equal(tx.Bucket(bucketByNumber).Get(nk), []byte(uuid)) {
+	// A contingency receipt sent again corrected left its number to its
+	// correction (keyed.go).
+	if nk := numberKey(rec.key(), rec.Nro); !bytes.Equal(tx.Bucket(bucketByNumber).Get(nk), []byte(uuid)) &&
+		(rec.CorrectedBy == "" || tx.Bucket(bucketByNumber).Get(nk) == nil) {
 		return nil, &recordDamage{uuid: uuid, reason: reasonIndex, cause: fmt.Errorf("by_number %s does not name it", nk)}
 	}
 	if !withXML {

@@ -137,6 +137,9 @@ func (db *DB) RangeStatus(ctx context.Context, today cfe.Date) ([]cfe.RangeUse, 
 }
 
 func (db *DB) rangeStatus(tx *bolt.Tx, r cfe.CAERange, today cfe.Date) (cfe.RangeUse, error) {
+	if info, _ := r.Type.Info(); info.Contingency {
+		return keyedStatus(tx, r, today, db.opts.NearlyUsedUpPercent, db.opts.NearExpiryDays), nil
+	}
 	k := seqKey{r.Type, r.Serie}
 	var c counterRecord
 	if _, err := getJSON(tx.Bucket(bucketCounters), counterKey(k), &c); err != nil {

@@ -18,7 +18,6 @@ func TestDB_PutRange_RejectsInvalid(t *testing.T) {
 	}{
 		{"no RUC", func(r *cfe.CAERange) { r.RUC = "" }, "RucE"},
 		{"unknown type", func(r *cfe.CAERange) { r.Type = 100 }, "TCFE"},
-		{"contingency type", func(r *cfe.CAERange) { r.Type = 201 }, "TCFE"},
 		{"lower-case serie", func(r *cfe.CAERange) { r.Serie = "a" }, "Serie"},
 		{"serie of three letters", func(r *cfe.CAERange) { r.Serie = "ABC" }, "Serie"},
 		{"serie starting with 0", func(r *cfe.CAERange) { r.Serie = "0A" }, "Serie"},

@@ -131,6 +131,11 @@ type issuedRecord struct {
 	Delivery     deliveryRecord  `json:"delivery"`
 	CommittedAt  time.Time       `json:"committed_at"`
 	OutboxSeq    uint64          `json:"outbox_seq"` // commit sequence
+	// A keyed-in contingency receipt sent again corrected after DGI
+	// observed it (keyed.go): the new one names the one it corrects, which
+	// names the one that corrected it.
+	Corrects    string `json:"corrects,omitempty"`
+	CorrectedBy string `json:"corrected_by,omitempty"`
 
 	zxml encodedXML // XML compressed by Commit, written by putCommit
 }
@@ -161,7 +166,7 @@ func toIssuedRecord(d *cfe.Issued) issuedRecord {
 	return issuedRecord{
 		UUID: d.UUID, Type: d.Type, Serie: d.Serie, Nro: d.Nro, RangeID: d.RangeID, CAE: toCAERecord(d.CAE),
 		TmstFirma: d.TmstFirma, XML: d.XML, Adenda: d.Adenda, CodSeguridad: d.CodSeguridad,
-		DatosQR: d.DatosQR, Total: d.Total, RequestHash: d.RequestHash,
+		DatosQR: d.DatosQR, Total: d.Total, RequestHash: d.RequestHash, Corrects: d.Corrects, CorrectedBy: d.CorrectedBy,
 		Delivery: deliveryRecord{State: d.Delivery.State, HostedID: d.Delivery.HostedID,
 			Reason: d.Delivery.Reason, Attempts: d.Delivery.Attempts, LastAttempt: d.Delivery.LastAttempt},
 	}
@@ -176,7 +181,7 @@ func (r *issuedRecord) domain() *cfe.Issued {
 		CAE: cfe.CAEData{CAEID: c.CAEID, DNro: c.DNro, HNro: c.HNro, FecVenc: c.FecVenc,
 			CAEEspecial: c.CAEEspecial, CausalCAEEsp: c.CausalCAEEsp},
 		TmstFirma: inMontevideo(r.TmstFirma), XML: r.XML, Adenda: r.Adenda, CodSeguridad: r.CodSeguridad,
-		DatosQR: r.DatosQR, Total: r.Total, RequestHash: r.RequestHash,
+		DatosQR: r.DatosQR, Total: r.Total, RequestHash: r.RequestHash, Corrects: r.Corrects, CorrectedBy: r.CorrectedBy,
 		Delivery: cfe.Delivery{State: r.Delivery.State, HostedID: r.Delivery.HostedID,
 			Reason: r.Delivery.Reason, Attempts: r.Delivery.Attempts,
 			LastAttempt: inMontevideo(r.Delivery.LastAttempt)},

@@ -27,6 +27,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		newVerifyCommand(&opts),
 		newCAECommand(&opts),
+		newContingencyCommand(&opts),
 		newEnvelopeCommand(&opts),
 		newArchiveCommand(&opts),
 		newCertCommand(&opts),

@@ -124,6 +124,7 @@ func newModule(f *app.Facade, listen string, log *slog.Logger) *localapi.Server 
 		cfg.Repairs = app.Recoverer{A: a}
 		cfg.ReportResends = f
 		cfg.DailyReports = app.DailyReportService{A: a}
+		cfg.KeyIn = app.KeyInner{A: a}
 	}
 	hostedParts(a, &cfg)
 	return localapi.NewServer(cfg)

@@ -254,3 +254,19 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	}
 	return se.toError(op)
 }
+
+// KeyIn asks the running agent to key in paper contingency receipts all or
+// nothing (POST /contingencia); the client needs Options.AdminToken. A
+// batch refused line by line is answered, not an error: see
+// apitype.KeyInResult.OK.
+func (c *Client) KeyIn(ctx context.Context, requests []json.RawMessage) (*apitype.KeyInResult, error) {
+	body, err := json.Marshal(requests)
+	if err != nil {
+		return nil, err
+	}
+	var out apitype.KeyInResult
+	if err := c.do(ctx, http.MethodPost, "/contingencia", body, &out, http.StatusOK); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

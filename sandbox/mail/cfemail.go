@@ -164,6 +164,13 @@ func (m *CFEMail) HandleSend(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(m.log, w, r, err)
 		return
 	}
+	if info, _ := rec.Type.Info(); info.Contingency {
+		// DGI, Formato del Mensaje de Respuesta v19, note 1: a CFC goes to
+		// DGI and never to the receiver; the paper form was the document.
+		web.WriteError(m.log, w, r, cfe.Invalid("mail.HandleSend", cfe.FieldError{Campo: "idCfe",
+			Mensaje: fmt.Sprintf("%s %s-%d es un comprobante de contingencia: se envía a DGI y no al receptor (el documento del cliente es el formulario en papel)", rec.Type.Name(), rec.Serie, rec.Nro)}))
+		return
+	}
 	var company *data.Company
 	if err := m.db.View(func(tx *bolt.Tx) error {
 		var err error

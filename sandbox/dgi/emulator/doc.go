@@ -11,17 +11,22 @@
 // ACKSobre with Token and Fechahora; each CFE of a received envelope is
 // judged (E02 already received, E03/E09 the CAE, E04 the signature, E05 the
 // XSD and DGI's rules, E07 the signature date against the CAE; C codes for a
-// contingency receipt) and its verdict answered in ACKCFE once Fechahora
-// has passed; a daily report gets AR or BR (R01–R06) and, once processed,
-// DR, or ER when it does not agree with the CFEs received for its day
-// (reportcheck.go says what is compared), and FR when a later SecEnvio of
-// the day is received (ReportOutcome can decide instead). Every ACK is signed as DGI signs them and
+// contingency receipt, which is observed (CE), never rejected: C03 its
+// constancia or its form's date outside it, C04 the signature, C05 the XSD
+// and the rules of the type it replaces, C06 a total above a million pesos,
+// the emulator's stand-in for "excede montos habituales") and its verdict
+// answered in ACKCFE once Fechahora has passed; a daily report gets AR or BR
+// (R01–R06) and, once processed, DR, or ER when it does not agree with the
+// CFEs received for its day (reportcheck.go says what is compared), and FR
+// when a later SecEnvio of the day is received (ReportOutcome can decide
+// instead). Every ACK is signed as DGI signs them and
 // every answer carries WS-Security, with the emulator's own key and
 // certificate (made on first use, marked test, written to
 // DataDir/dgi-cert.pem for clients to pin).
 //
-// It knows the CAEs the sandbox generates (signer.SandboxRanges: the
-// agent's sandbox profile and the hosted sandbox), keeps its records in a
+// It knows the CAEs the sandbox generates (signer.SandboxRanges and
+// signer.SandboxContingencyRanges: the agent's sandbox profile and the
+// hosted sandbox), keeps its records in a
 // bbolt file in its data directory (a restart keeps every answer), and has
 // knobs on a separate admin endpoint (admin.go): delay answers, drop the
 // connection after recording an envelope, be unreachable, reject chosen

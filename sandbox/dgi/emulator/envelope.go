@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/cfe-agent/cfe-agent/assets"
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/cfe/xsdvalid"
@@ -264,16 +266,31 @@ func checkCAE(c *cfe.CFE) (code, detalle string) {
 	if cfe.Type(tipo) != c.IdDoc.TipoCFE {
 		return "E09", fmt.Sprintf("el CAE %s autoriza el tipo %d y el CFE es de tipo %d", g.CAEID, tipo, int(c.IdDoc.TipoCFE))
 	}
-	if g.DNro != sandboxDNro || g.HNro != sandboxHNro || !sandboxSerieOK(c.IdDoc.Serie) {
-		return "E03", fmt.Sprintf("el CAE %s autoriza las series %s a %s (%s en el servicio) del %d al %d y el CFE declara la serie %s del %d al %d",
-			g.CAEID, sandboxSerie, tillSerieLast, hostedSerie, sandboxDNro, sandboxHNro, c.IdDoc.Serie, g.DNro, g.HNro)
+	hNro := int64(sandboxHNro)
+	info, _ := c.IdDoc.TipoCFE.Info()
+	if info.Contingency {
+		hNro = signer.SandboxContingencySize // a batch of paper forms
 	}
-	if c.IdDoc.Nro < sandboxDNro || c.IdDoc.Nro > sandboxHNro {
-		return "E03", fmt.Sprintf("el número %d está fuera del rango del CAE %s (%d a %d)", c.IdDoc.Nro, g.CAEID, sandboxDNro, sandboxHNro)
+	if g.DNro != sandboxDNro || g.HNro != hNro || !sandboxSerieOK(c.IdDoc.Serie) {
+		return "E03", fmt.Sprintf("el CAE %s autoriza las series %s a %s (%s en el servicio) del %d al %d y el CFE declara la serie %s del %d al %d",
+			g.CAEID, sandboxSerie, tillSerieLast, hostedSerie, sandboxDNro, hNro, c.IdDoc.Serie, g.DNro, g.HNro)
+	}
+	if c.IdDoc.Nro < sandboxDNro || c.IdDoc.Nro > hNro {
+		return "E03", fmt.Sprintf("el número %d está fuera del rango del CAE %s (%d a %d)", c.IdDoc.Nro, g.CAEID, sandboxDNro, hNro)
 	}
 	authorized := cfe.DateOf(g.FecVenc.Time(time.UTC).AddDate(-sandboxYears, 0, 0))
 	if authorized.Year%100 != year {
 		return "E03", fmt.Sprintf("el vencimiento %s no corresponde al CAE %s (autorizado en 20%02d)", g.FecVenc, g.CAEID, year)
+	}
+	if info.Contingency {
+		// A paper form is keyed in and signed after it was filled in: its
+		// date, not its signature's, must fall within the constancia's
+		// validity (the agent's rule, docs/contingencia.md; DGI's texts
+		// do not say which date C03 looks at).
+		if f := c.IdDoc.FchEmis; f.Before(authorized) || f.After(g.FecVenc) {
+			return "C03", fmt.Sprintf("el formulario tiene fecha %s y la constancia %s rige del %s al %s", f, g.CAEID, authorized, g.FecVenc)
+		}
+		return "", ""
 	}
 	signed := cfe.DateOf(c.TmstFirma.In(cfe.Montevideo))
 	if signed.Before(authorized) || signed.After(g.FecVenc) {
@@ -312,10 +329,10 @@ func judgeCFE(ordinal int, doc []byte, cert *x509.Certificate, knob *Rejection) 
 	}
 	if perr != nil {
 		ms.add(table, code("05"), "%s", cfe.ErrorMessage(perr))
-	} else if !contingency {
-		if err := cfe.Validate(parsed, cfe.DefaultTaxConfig()); err != nil {
-			ms.add(table, code("05"), "%s", validationDetail(err))
-		}
+	} else if err := cfe.Validate(parsed, cfe.DefaultTaxConfig()); err != nil {
+		// A contingency receipt is judged by the rules of the type it
+		// replaces: C05 "No cumple validaciones de Formato comprobantes".
+		ms.add(table, code("05"), "%s", validationDetail(err))
 	}
 	if _, err := signer.Verify(doc, signer.VerifyOptions{Certificate: cert}); cert == nil || err != nil {
 		d := "el CFE no está firmado con el certificado de la carátula"
@@ -323,6 +340,11 @@ func judgeCFE(ordinal int, doc []byte, cert *x509.Certificate, knob *Rejection) 
 			d = cfe.ErrorMessage(err)
 		}
 		ms.add(table, code("04"), "%s", d)
+	}
+	if parsed != nil && contingency {
+		if over, total := aboveHabitual(parsed); over {
+			ms.add(table, "C06", "el total del CFC es %s pesos, por encima de los %s que el emulador tiene por habituales", total.StringFixed(2), cfcHabitualMax.StringFixed(0))
+		}
 	}
 	if parsed != nil {
 		if c, d := checkCAE(parsed); c != "" {
@@ -340,6 +362,32 @@ func judgeCFE(ordinal int, doc []byte, cert *x509.Certificate, knob *Rejection) 
 		}
 	}
 	return v
+}
+
+// cfcHabitualMax is the emulator's stand-in for C06 "Importe informado en
+// el CFC excede montos habituales": DGI compares a contingency receipt's
+// amount with what it knows of the company (how, its texts do not say);
+// the emulator observes a CFC whose total exceeds a million pesos, the
+// kind of typing error (a zero too many) a technician makes keying in a
+// paper form, and which a corrected resend clears.
+var cfcHabitualMax = decimal.NewFromInt(1_000_000)
+
+// aboveHabitual reports whether a CFC's total, in pesos, exceeds
+// cfcHabitualMax, and the total.
+func aboveHabitual(c *cfe.CFE) (bool, decimal.Decimal) {
+	t := c.Totales
+	total := t.MntTotal
+	if total == nil {
+		total = t.MntPagar
+	}
+	if total == nil {
+		return false, decimal.Zero
+	}
+	pesos := *total
+	if t.TpoCambio != nil && t.TpoCambio.IsPositive() {
+		pesos = pesos.Mul(*t.TpoCambio)
+	}
+	return pesos.GreaterThan(cfcHabitualMax), pesos
 }
 
 // validationDetail writes cfe.Validate's failures in one Detalle.

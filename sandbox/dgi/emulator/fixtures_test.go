@@ -126,6 +126,9 @@ func (f *fixture) sign(t testing.TB, tipo cfe.Type, nro int64, creds *signer.Cre
 	c := f.templates[base].Clone()
 	c.IdDoc.TipoCFE, c.IdDoc.Nro = tipo, nro
 	c.CAEData.CAEID = fmt.Sprintf("90%02d999%03d0", f.at.In(cfe.Montevideo).Year()%100, int(tipo))
+	if base != tipo {
+		c.CAEData.HNro = signer.SandboxContingencySize // the paper forms' range (signer.SandboxContingencyRanges)
+	}
 	if mutate != nil {
 		mutate(c)
 	}

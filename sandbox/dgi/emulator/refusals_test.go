@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/dgi"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
@@ -254,6 +256,10 @@ func TestEmulator_CFEVerdicts(t *testing.T) {
 		{f.sign(t, 101, 57, nil, nil), dgi.CFERejected, "E12", 57},
 		{f.sign(t, 201, 58, nil, nil), dgi.CFEReceived, "", 58},
 		{f.sign(t, 101, 59, nil, nil), dgi.CFEReceived, "", 59},
+		// A CFC is judged by the rules of the type it replaces (C05), and
+		// one whose amount exceeds the habitual ones is observed (C06).
+		{f.sign(t, 211, 60, nil, func(c *cfe.CFE) { c.Receptor = nil }), dgi.CFCObserved, "C05", 60},
+		{f.sign(t, 211, 61, nil, aboveHabitualAmount(t)), dgi.CFCObserved, "C06", 61},
 	}
 	var docs [][]byte
 	for _, k := range cases {
@@ -280,7 +286,10 @@ func TestEmulator_CFEVerdicts(t *testing.T) {
 	if v := acks.CFEs[6]; len(v.Motivos) == 0 || v.Motivos[0].Detalle != "referencia inexistente (prueba)" || v.Motivos[0].Glosa != dgi.CFERejections["E12"] {
 		t.Errorf("chosen rejection: %+v", v.Motivos)
 	}
-	if acks.CantCFEAceptados != 1 || acks.CantCFERechazados != 6 || acks.CantCFCAceptados != 1 || acks.CantCFCObservados != 1 {
+	if v := acks.CFEs[10]; codes(v.Motivos) != "C06" {
+		t.Errorf("a CFC above the habitual amounts, otherwise sound: %s %+v, want C06 alone", v.Estado, v.Motivos)
+	}
+	if acks.CantCFEAceptados != 1 || acks.CantCFERechazados != 6 || acks.CantCFCAceptados != 1 || acks.CantCFCObservados != 3 {
 		t.Errorf("counters %+v", acks)
 	}
 }
@@ -426,5 +435,22 @@ func TestEmulator_reports(t *testing.T) {
 	list, err := c.Reports(ctx(t), dgi.ReportQuery{FechaResumen: day})
 	if err != nil || len(list) != 3 || list[0].Estado != cfe.ReportSuperseded || list[1].Estado != dgi.ReportFailed || list[2].Estado != dgi.ReportOK {
 		t.Errorf("Reports: %+v %v", list, err)
+	}
+}
+
+// aboveHabitualAmount makes a CFC's first line cost two million pesos,
+// its totals computed again: a sound receipt whose amount is a typing
+// error (C06).
+func aboveHabitualAmount(t testing.TB) func(*cfe.CFE) {
+	return func(c *cfe.CFE) {
+		it := &c.Items[0]
+		it.PrecioUnitario = decimal.NewFromInt(2_000_000)
+		it.DescuentoPct, it.DescuentoMonto = nil, nil
+		it.MontoItem = it.Cantidad.Mul(it.PrecioUnitario)
+		tot, err := cfe.ComputeTotals(c, cfe.DefaultTaxConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Totales = tot
 	}
 }
