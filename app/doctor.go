@@ -324,13 +324,14 @@ func (d *doctor) outbox(r *apitype.StateReport) {
 	case o.Pending == 0:
 		d.line(CheckOK, "envíos", "no hay comprobantes pendientes de envío")
 	case o.OldestPendingAgeS > 3600:
-		d.line(CheckWarn, "envíos", "%d comprobantes pendientes; el más antiguo espera desde hace %s", o.Pending,
-			(time.Duration(o.OldestPendingAgeS) * time.Second).String())
+		d.line(CheckWarn, "envíos", "%s; el más antiguo espera desde %s",
+			cfe.Count(int64(o.Pending), "comprobante pendiente", "comprobantes pendientes"), cfe.Hace(time.Duration(o.OldestPendingAgeS)*time.Second))
 	default:
-		d.line(CheckOK, "envíos", "%d comprobantes pendientes de envío", o.Pending)
+		d.line(CheckOK, "envíos", "%s de envío", cfe.Count(int64(o.Pending), "comprobante pendiente", "comprobantes pendientes"))
 	}
 	if o.Rejected > 0 {
-		d.line(CheckWarn, "envíos", "el servicio en la nube rechazó %d comprobantes firmados: revíselos (no se reenvían solos)", o.Rejected)
+		d.line(CheckWarn, "envíos", "el servicio en la nube rechazó %s", cfe.Count(int64(o.Rejected),
+			"comprobante firmado: revíselo (no se reenvía solo)", "comprobantes firmados: revíselos (no se reenvían solos)"))
 	}
 	if h := r.Hosted; h != nil && h.LastError != "" {
 		d.line(CheckWarn, "envíos", "último error del servicio en la nube: %s", h.LastError)

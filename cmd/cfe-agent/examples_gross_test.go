@@ -119,3 +119,24 @@ func TestExamples_GrossPrices(t *testing.T) {
 		t.Errorf("the agent's last receipts show totals %v, want e-Ticket 305.00 and e-Factura 525.00", totals)
 	}
 }
+
+// TestSign_MessageAgrees: mensaje_respuesta agrees with the document's
+// gender: "e-Ticket A-1 firmado", but "e-Factura A-1 firmada" and "Nota de
+// Crédito de e-Ticket A-1 firmada".
+func TestSign_MessageAgrees(t *testing.T) {
+	t.Parallel()
+	p := startProc(t, procEnv(t, t.TempDir()), "serve", "--listen", "127.0.0.1:0")
+	for file, want := range map[string]string{
+		"e-ticket.json":              "e-Ticket A-1 firmado",
+		"e-factura.json":             "e-Factura A-1 firmada",
+		"nota-credito-e-ticket.json": "Nota de Crédito de e-Ticket A-1 firmada",
+		"nota-debito-e-factura.json": "Nota de Débito de e-Factura A-1 firmada",
+		"e-boleta.json":              "e-Boleta de entrada A-1 firmada",
+		"e-remito.json":              "e-Remito A-1 firmado",
+	} {
+		res := signCFE(t, p.baseURL, example(t, file))
+		if res["mensaje_respuesta"] != want {
+			t.Errorf("%s: mensaje_respuesta %q, want %q", file, res["mensaje_respuesta"], want)
+		}
+	}
+}
