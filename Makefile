@@ -1,4 +1,4 @@
-# Developer commands. `make test` is the one CI runs (see README.md).
+# Developer commands. `make ci` is exactly what CI runs (.ci/run: packages, then make ci; see README.md).
 GO      ?= go
 LINT    := $(GO) tool -modfile=tools/go.mod golangci-lint
 VERSION ?= $(shell ./scripts/version.sh VERSION 2>/dev/null || echo dev)
@@ -14,10 +14,27 @@ WINDOWS_LDFLAGS := $(LDFLAGS) -H=windowsgui
 WINRES      := $(GO) tool -modfile=tools/go.mod go-winres
 WINRES_SYSO := cmd/cfe-agent/rsrc_windows_amd64.syso
 
-.PHONY: run test test-windows test-short fuzz bench bench-scale bench-latency fmt vet lint build cross dist clean winres windows
+.PHONY: run ci test test-windows test-short fuzz bench bench-scale bench-latency fmt vet lint build cross dist clean winres windows
 
 run:            ## run the agent on the embedded default profile
 	$(GO) run ./cmd/cfe-agent
+
+ci: export CFE_STRICT_TOOLS := 1
+ci: export CFE_DIST_DIR := $(CURDIR)/dist
+ci:             ## exactly what CI runs once its packages are installed (.ci/run): vet, lint, cross-builds, packages, a short fuzz, then make test; a missing test tool fails (CFE_STRICT_TOOLS=1)
+	$(GO) version
+	@echo "== vet"
+	$(GO) vet ./...
+	@echo "== lint"
+	$(MAKE) lint
+	@echo "== cross-compile"
+	$(MAKE) cross
+	@echo "== dist (raw binaries, MSI, .deb, SHA256SUMS; packaging/'s tests check them)"
+	$(MAKE) dist
+	@echo "== fuzz (short; the issuer property test runs with its fixed seed in make test)"
+	PROPERTY_N=0 $(MAKE) fuzz FUZZTIME=8
+	@echo "== tests (make test: go test -race -count=1 ./...)"
+	$(MAKE) test
 
 test:           ## install missing test tools, then run every test with the race detector
 	./scripts/test-deps.sh

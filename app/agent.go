@@ -126,7 +126,7 @@ func OpenLoaded(ctx context.Context, dataDir string, cfg *profiles.Config, creat
 		WitnessKey: WitnessKey(a.Profile, a.Name),
 	})
 	if err != nil {
-		return nil, err
+		return nil, withStopHint(err, dataDir, a.Name)
 	}
 	for _, d := range a.DB.ResumedAtOpen() {
 		log.Warn("numbering resumed above the numbering journal", "detail", d)

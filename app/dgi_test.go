@@ -177,7 +177,7 @@ func TestDGI_UrgentNotReceived(t *testing.T) {
 	if i < 0 || rep.Status != apitype.HealthDegraded {
 		t.Fatalf("status %s, warnings %q: want degraded for the e-Factura DGI has not received", rep.Status, rep.Warnings)
 	}
-	if !strings.Contains(rep.Warnings[i], name) || !strings.Contains(rep.Warnings[i], "1 comprobantes") {
+	if !strings.Contains(rep.Warnings[i], name) || !strings.Contains(rep.Warnings[i], "1 comprobante que DGI debe recibir") {
 		t.Errorf("warning %q does not name %s alone", rep.Warnings[i], name)
 	}
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,10 +41,35 @@ type Check struct {
 	Status  string
 	Name    string
 	Message string
+	// Source is where the check read what it reports (SourceAgent,
+	// SourceOpened, SourceConfig, SourceProbe); printed at the end of its
+	// line.
+	Source string
 }
 
+// Where a doctor's check read what it reports, as its line says it.
+const (
+	// SourceAgent: the running agent's local module (GET /state): what the
+	// agent itself uses, its environment included.
+	SourceAgent = "agente en ejecución"
+	// SourceOpened: the profile's store, opened by the doctor because no
+	// agent runs.
+	SourceOpened = "perfil abierto por doctor"
+	// SourceConfig: config.yaml and the CFE_AGENT_* variables of the
+	// doctor's own process.
+	SourceConfig = "configuración de esta consola"
+	// SourceProbe: checked by the doctor now, from this machine, with the
+	// configuration of this console (the network, the disk, the spooler).
+	SourceProbe = "comprobado ahora desde esta consola"
+)
+
 // String is the check's line in the doctor's report.
-func (c Check) String() string { return fmt.Sprintf("%-4s %s: %s", c.Status, c.Name, c.Message) }
+func (c Check) String() string {
+	if c.Source == "" {
+		return fmt.Sprintf("%-4s %s: %s", c.Status, c.Name, c.Message)
+	}
+	return fmt.Sprintf("%-4s %s: %s [%s]", c.Status, c.Name, c.Message, c.Source)
+}
 
 // DoctorConfig is what the doctor checks and how.
 type DoctorConfig struct {
@@ -93,14 +119,20 @@ type doctor struct {
 	provider bool
 	emit     func(Check)
 	failed   int
+	// source is where the lines being made read from (Check.Source), and
+	// state where the agent's report came from (SourceAgent or SourceOpened).
+	source, state string
 }
 
 func (d *doctor) line(status, check, format string, args ...any) {
 	if status == CheckFail {
 		d.failed++
 	}
-	d.emit(Check{Status: status, Name: check, Message: fmt.Sprintf(format, args...)})
+	d.emit(Check{Status: status, Name: check, Message: fmt.Sprintf(format, args...), Source: d.source})
 }
+
+// from makes the next lines say they read from source.
+func (d *doctor) from(source string) { d.source = source }
 
 func (d *doctor) run(ctx context.Context) {
 	dataDir, cfg, _, err := LoadConfig(d.cfg.Options)
@@ -110,48 +142,84 @@ func (d *doctor) run(ctx context.Context) {
 	}
 	p, _ := cfg.ActiveProfile()
 	p = p.Resolve(dataDir)
+	d.from(SourceConfig)
 	d.line(CheckOK, "perfil", "%s (%s), RUC %s %s", cfg.Active, p.Environment, p.Company.RUC, p.Company.RazonSocial)
 
 	// The agent's own report: from the running agent when there is one, else
-	// from the profile opened here.
-	report, running, err := d.report(ctx, dataDir, cfg.Active, p)
+	// from the profile opened here. Every line that the report can answer
+	// is read from it, so that with the agent running the doctor shows what
+	// the agent uses (its environment's settings included), not what this
+	// console's configuration would give; each line names its source.
+	report, running, liveURL, err := d.report(ctx, dataDir, cfg.Active, p)
 	if err != nil {
 		d.line(CheckFail, "agente", "%s", cfe.Describe(err))
 		return
 	}
+	d.state = SourceOpened
+	if running {
+		d.state = SourceAgent
+	}
+	d.from(d.state)
+	if running {
+		d.line(CheckOK, "fuente", "el agente está en ejecución: las líneas [%s] se leyeron de su módulo local (%s/state); "+
+			"[%s]: config.yaml y las variables %s* de esta consola; [%s]: comprobado por doctor", SourceAgent, liveURL,
+			SourceConfig, profiles.EnvPrefix, SourceProbe)
+	} else {
+		d.line(CheckOK, "fuente", "el agente no está en ejecución: doctor abrió el perfil (las líneas [%s]); "+
+			"[%s]: config.yaml y las variables %s* de esta consola; [%s]: comprobado por doctor", SourceOpened,
+			SourceConfig, profiles.EnvPrefix, SourceProbe)
+	}
+	d.from(d.state)
 	d.zone(report)
+	d.from(SourceConfig)
 	d.certificate(p, report, running)
+	d.from(d.state)
 	d.ranges(report)
 	d.numbering(report)
+	d.from(SourceProbe)
 	d.witness(dataDir, cfg.Active, p)
+	d.from(d.state)
 	d.storage(report)
 	d.backup(report)
+	d.from(SourceConfig)
 	d.footer(p, report)
+	d.from(SourceProbe)
+	if running {
+		d.from(SourceAgent)
+	}
 	d.listen(p, report, running)
+	d.from(d.state)
 	d.outbox(report)
 	d.quarantine(report)
 	d.provider = !p.DGI.Direct()
 	d.dgi(report)
 	d.dailyReports(report)
-	d.hosted(ctx, p)
+	if running {
+		d.from(SourceAgent)
+		d.hostedLive(report.Hosted)
+	} else {
+		d.from(SourceProbe)
+		d.hosted(ctx, p)
+	}
+	d.from(SourceProbe)
 	d.printers(ctx, p)
 	d.sumatra(p, d.cfg.GOOS, *d.cfg.Sumatra)
 }
 
-func (d *doctor) report(ctx context.Context, dataDir, name string, p profiles.Profile) (*apitype.StateReport, bool, error) {
+func (d *doctor) report(ctx context.Context, dataDir, name string, p profiles.Profile) (r *apitype.StateReport, running bool, url string, err error) {
 	if live, ok := FindLive(ctx, dataDir, name, p); ok {
-		return live.State, true, nil
+		return live.State, true, live.BaseURL, nil
 	}
 	a, err := Open(ctx, d.cfg.Options, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	defer a.Close()
 	if d.cfg.LocalState == nil {
-		return nil, false, errors.New("the doctor has no way to read the state of an agent it opened (DoctorConfig.LocalState)")
+		return nil, false, "", errors.New("the doctor has no way to read the state of an agent it opened (DoctorConfig.LocalState)")
 	}
-	r, err := d.cfg.LocalState(ctx, a)
-	return r, false, err
+	r, err = d.cfg.LocalState(ctx, a)
+	return r, false, "", err
 }
 
 func (d *doctor) zone(r *apitype.StateReport) {
@@ -257,13 +325,14 @@ func (d *doctor) outbox(r *apitype.StateReport) {
 	case o.Pending == 0:
 		d.line(CheckOK, "envíos", "no hay comprobantes pendientes de envío")
 	case o.OldestPendingAgeS > 3600:
-		d.line(CheckWarn, "envíos", "%d comprobantes pendientes; el más antiguo espera desde hace %s", o.Pending,
-			(time.Duration(o.OldestPendingAgeS) * time.Second).String())
+		d.line(CheckWarn, "envíos", "%s; el más antiguo espera desde %s",
+			cfe.Count(int64(o.Pending), "comprobante pendiente", "comprobantes pendientes"), cfe.Hace(time.Duration(o.OldestPendingAgeS)*time.Second))
 	default:
-		d.line(CheckOK, "envíos", "%d comprobantes pendientes de envío", o.Pending)
+		d.line(CheckOK, "envíos", "%s de envío", cfe.Count(int64(o.Pending), "comprobante pendiente", "comprobantes pendientes"))
 	}
 	if o.Rejected > 0 {
-		d.line(CheckWarn, "envíos", "el servicio en la nube rechazó %d comprobantes firmados: revíselos (no se reenvían solos)", o.Rejected)
+		d.line(CheckWarn, "envíos", "el servicio en la nube rechazó %s", cfe.Count(int64(o.Rejected),
+			"comprobante firmado: revíselo (no se reenvía solo)", "comprobantes firmados: revíselos (no se reenvían solos)"))
 	}
 	if h := r.Hosted; h != nil && h.LastError != "" {
 		d.line(CheckWarn, "envíos", "último error del servicio en la nube: %s", h.LastError)
@@ -309,4 +378,39 @@ func (d *doctor) hosted(ctx context.Context, p profiles.Profile) {
 			rl.RemainingMinute, rl.LimitMinute, rl.RemainingHour, rl.LimitHour)
 	}
 	d.line(CheckOK, check, "%s responde; autenticación: %s%s", h.BaseURL, auth, headroom)
+}
+
+// hostedLive reports the hosted service as the running agent uses it (its
+// /state's hosted block): the service its settings name, environment
+// included, and what its last request or probe found. The doctor does not
+// ask the service itself: this console may lack the agent's credentials.
+func (d *doctor) hostedLive(h *apitype.HostedReport) {
+	const check = "servicio en la nube"
+	if h == nil {
+		d.line(CheckWarn, check, "el agente en ejecución no tiene servicio configurado: los comprobantes firmados quedan en la cola local")
+		return
+	}
+	auth := map[string]string{hosted.AuthAPIKey: "clave API de empresa", hosted.AuthJWT: "usuario (JWT)"}[h.Auth]
+	checked := ""
+	if h.CheckedAt != nil {
+		checked = " (comprobado el " + h.CheckedAt.In(cfe.Montevideo).Format("02/01/2006 15:04:05") + ")"
+	}
+	switch {
+	case h.Auth == hosted.AuthNone:
+		d.line(CheckWarn, check, "%s: el agente no tiene credenciales (api_key, o username y secret): "+
+			"los comprobantes firmados no pueden enviarse", h.BaseURL)
+	case h.Reachable == nil:
+		d.line(CheckWarn, check, "%s: el agente todavía no lo consultó; autenticación: %s", h.BaseURL, auth)
+	case !*h.Reachable:
+		d.line(CheckFail, check, "%s no responde al agente%s: %s", h.BaseURL, checked, cmp.Or(h.LastError, "sin detalle"))
+	case h.LastError != "":
+		d.line(CheckWarn, check, "%s responde%s, pero: %s", h.BaseURL, checked, h.LastError)
+	default:
+		headroom := ""
+		if rl := h.RateLimit; rl != nil {
+			headroom = fmt.Sprintf("; cupo de la clave: %d de %d por minuto, %d de %d por hora",
+				rl.RemainingMinute, rl.LimitMinute, rl.RemainingHour, rl.LimitHour)
+		}
+		d.line(CheckOK, check, "%s responde%s; autenticación: %s%s", h.BaseURL, checked, auth, headroom)
+	}
 }

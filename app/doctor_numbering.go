@@ -89,8 +89,8 @@ func (d *doctor) backup(r *apitype.StateReport) {
 	}
 	last := "ninguna"
 	if b.Ultima != nil {
-		last = fmt.Sprintf("%s (%s, hace %s)", b.Ultima.Archivo, b.Ultima.At.Format("02/01/2006 15:04"),
-			(time.Duration(b.Ultima.EdadS) * time.Second).Round(time.Minute))
+		last = fmt.Sprintf("%s (%s, %s)", b.Ultima.Archivo, b.Ultima.At.Format("02/01/2006 15:04"),
+			cfe.Hace(time.Duration(b.Ultima.EdadS)*time.Second))
 	}
 	switch {
 	case b.Error != "":
@@ -125,6 +125,7 @@ func (d *doctor) quarantine(r *apitype.StateReport) {
 			q.Reason, q.UUID, where)
 	}
 	if more := o.Quarantined - len(o.Quarantine); more > 0 {
-		d.line(CheckFail, "comprobante dañado", "y %d comprobantes dañados más en cuarentena: con tantos, el archivo de datos está muy dañado; restaure una copia de seguridad («cfe-agent restore»)", more)
+		d.line(CheckFail, "comprobante dañado", "y %s en cuarentena: con tantos, el archivo de datos está muy dañado; restaure una copia de seguridad («cfe-agent restore»)",
+			cfe.Count(int64(more), "comprobante dañado más", "comprobantes dañados más"))
 	}
 }

@@ -62,7 +62,7 @@ func TestDoctor_stateChecks(t *testing.T) {
 			[]string{"WARN copias de seguridad: no hay copias automáticas (configure backup.folder en el perfil, en otro disco); última: ninguna"}},
 		{"backups in order", `{"backup":{"automaticas":true,"carpeta":"/copias","periodo_s":86400,"conservar":7,"status":"ok",
 			"ultima":{"at":"2026-11-27T10:00:00-03:00","edad_s":3600,"archivo":"/copias/a.db"}}}`, (*doctor).backup,
-			[]string{"OK   copias de seguridad: última /copias/a.db (27/11/2026 10:00, hace 1h0m0s); cada 24h0m0s en /copias, se conservan 7"}},
+			[]string{"OK   copias de seguridad: última /copias/a.db (27/11/2026 10:00, hace 1 h); cada 24h0m0s en /copias, se conservan 7"}},
 		{"backups late", `{"backup":{"automaticas":true,"carpeta":"/copias","periodo_s":3600,"status":"degraded","ultima":null}}`,
 			(*doctor).backup, []string{"WARN copias de seguridad: atrasadas: última ninguna; período 1h0m0s en /copias"}},
 		{"backup failed", `{"backup":{"automaticas":true,"error":"disco lleno","status":"degraded","ultima":null}}`, (*doctor).backup,
@@ -70,8 +70,8 @@ func TestDoctor_stateChecks(t *testing.T) {
 		{"outbox empty", `{"outbox":{"pending":0}}`, (*doctor).outbox, []string{"OK   envíos: no hay comprobantes pendientes de envío"}},
 		{"outbox late, rejected, hosted error", `{"outbox":{"pending":3,"oldest_pending_age_s":7200,"rejected":1},
 			"hosted":{"base_url":"https://h","last_error":"429"}}`, (*doctor).outbox,
-			[]string{"WARN envíos: 3 comprobantes pendientes; el más antiguo espera desde hace 2h0m0s",
-				"WARN envíos: el servicio en la nube rechazó 1 comprobantes firmados: revíselos (no se reenvían solos)",
+			[]string{"WARN envíos: 3 comprobantes pendientes; el más antiguo espera desde hace 2 h",
+				"WARN envíos: el servicio en la nube rechazó 1 comprobante firmado: revíselo (no se reenvía solo)",
 				"WARN envíos: último error del servicio en la nube: 429"}},
 		{"quarantine", `{"outbox":{"quarantined":3,"quarantine":[
 			{"uuid":"u1","tipo_cfe":101,"nombre":"e-Ticket","serie":"A","numero":7,"desde":"2026-11-27T13:00:00Z","motivo":"registro dañado"},
@@ -82,7 +82,7 @@ func TestDoctor_stateChecks(t *testing.T) {
 				"lo busca en las copias de seguridad del agente, de la más nueva a la más vieja (la última: /copias/b.db) y después " +
 				"en el servicio en la nube; con «--copia ARCHIVO» use otra copia de seguridad que lo tenga",
 				"FAIL comprobante dañado: con uuid u2, en cuarentena desde el 27/11/2026 10:00: ilegible",
-				"FAIL comprobante dañado: y 1 comprobantes dañados más en cuarentena: con tantos, el archivo de datos está muy dañado; " +
+				"FAIL comprobante dañado: y 1 comprobante dañado más en cuarentena: con tantos, el archivo de datos está muy dañado; " +
 					"restaure una copia de seguridad («cfe-agent restore»)"}},
 		{"dgi, provider mode", `{"warnings":["algo del servicio en la nube"]}`, (*doctor).dgi, nil},
 		{"dgi, direct mode in order", `{"dgi":{"enviados":5,"aceptados":5,"rechazados":0,"observados":0,"pendientes":2,"desconocidos":0},

@@ -113,6 +113,13 @@ func (f *Facade) Render(ctx context.Context, ref printing.CFERef, variant string
 	return f.printing.Render(ctx, ref, variant)
 }
 
+// Load finds the stored CFE ref names for the template variant without
+// rendering its PDF, which Print renders if its printer needs one: POST /pdf
+// answering JSON (localapi's documentLoader).
+func (f *Facade) Load(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error) {
+	return f.printing.Load(ctx, ref, variant)
+}
+
 // Print sends doc to printer with the profile's copies, else fallbackCopies,
 // else 1: the second step of POST /pdf (localapi.Printing).
 func (f *Facade) Print(ctx context.Context, doc *printing.Document, printer string, fallbackCopies int) (printing.PrintResult, error) {

@@ -54,6 +54,9 @@ func newPrinting(a *Agent) PrintService {
 // reason.
 type PrintService interface {
 	Render(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error)
+	// Load is Render without the PDF, which Print renders when its
+	// printer needs one (printing.Service.Load).
+	Load(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error)
 	Print(ctx context.Context, doc *printing.Document, printer string, fallbackCopies int) (printing.PrintResult, error)
 }
 
@@ -123,6 +126,10 @@ func (u unavailablePrinting) Render(context.Context, printing.CFERef, string) (*
 	return nil, &cfe.Error{Code: cfe.EUNAVAILABLE, Err: u.err,
 		Message: "la impresión no está disponible: revise las plantillas e impresoras del perfil (" +
 			cfe.ErrorMessage(u.err) + ")"}
+}
+
+func (u unavailablePrinting) Load(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error) {
+	return u.Render(ctx, ref, variant)
 }
 
 func (u unavailablePrinting) Print(ctx context.Context, _ *printing.Document, _ string, _ int) (printing.PrintResult, error) {

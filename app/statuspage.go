@@ -250,14 +250,7 @@ func pendingAge(seconds int64) string {
 	if seconds <= 0 {
 		return ""
 	}
-	h, m := seconds/3600, seconds%3600/60
-	if h == 0 && m == 0 {
-		return " (el más antiguo hace menos de 1 min)"
-	}
-	if h > 0 {
-		return fmt.Sprintf(" (el más antiguo hace %s h %d min)", formatInt(h), m)
-	}
-	return fmt.Sprintf(" (el más antiguo hace %d min)", m)
+	return " (el más antiguo " + cfe.Hace(time.Duration(seconds)*time.Second) + ")"
 }
 
 // addCAE folds the CAE types into one summary line; the types with warnings

@@ -20,6 +20,7 @@ type salesChart struct {
 	Bars          []chartBar
 	Ticks         []chartTick // hour labels under the bars
 	Max           string      // the tallest bar's amount, at the top of the axis
+	MaxY          int         // the baseline of Max's label
 	Caption       string      // the day's total, in words
 	Others        string      // sales in other currencies, not charted; "" when none
 	Empty         bool        // nothing sold yet today
@@ -36,20 +37,27 @@ type chartTick struct {
 	Label string
 }
 
-// Chart geometry, in viewBox units.
+// Chart geometry, in viewBox units. The labels' room is for their largest
+// size, 26 units on a phone (status.css), whose glyph box reaches about 0.93
+// of it above the baseline and 0.25 below: the maximum's label stands on
+// chartMaxY, inside the chart's top, and the hours' on chartHeight -
+// chartTickDrop (TestStatusPage_chartLabelsInsideBox measures them in a
+// browser at 390 and 360 px).
 const (
-	chartWidth  = 720
-	chartHeight = 180
-	chartTop    = 18 // room for the maximum's label
-	chartBottom = 22 // room for the hour labels
-	chartLeft   = 8
-	chartRight  = 8
+	chartWidth    = 720
+	chartHeight   = 190
+	chartTop      = 36 // room for the maximum's label
+	chartMaxY     = 28
+	chartBottom   = 34 // room for the hour labels
+	chartTickDrop = 9
+	chartLeft     = 8
+	chartRight    = 8
 )
 
 // newSalesChart draws the 24 hours of the day with their sales in pesos;
 // credit notes make an hour's bar shorter, never negative.
 func newSalesChart(s *salesToday, now time.Time) *salesChart {
-	c := &salesChart{Width: chartWidth, Height: chartHeight, Baseline: chartHeight - chartBottom, Empty: s.sold == 0}
+	c := &salesChart{Width: chartWidth, Height: chartHeight, Baseline: chartHeight - chartBottom, MaxY: chartMaxY, Empty: s.sold == 0}
 	maxAmount := decimal.Zero
 	for _, a := range s.hours {
 		if a.GreaterThan(maxAmount) {
@@ -79,7 +87,7 @@ func newSalesChart(s *salesToday, now time.Time) *salesChart {
 			Current: h == nowHour,
 		})
 		if h%3 == 0 {
-			c.Ticks = append(c.Ticks, chartTick{X: round1(x + slot/2), Y: chartHeight - 6, Label: fmt.Sprintf("%d h", h)})
+			c.Ticks = append(c.Ticks, chartTick{X: round1(x + slot/2), Y: chartHeight - chartTickDrop, Label: fmt.Sprintf("%d h", h)})
 		}
 	}
 	c.Max = formatMoney("UYU", maxAmount)

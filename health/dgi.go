@@ -92,7 +92,8 @@ func addDGI(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 			dgiName(r.Type, r.Serie, r.Nro), r.TmstFirma.In(cfe.Montevideo).Format("02/01 15:04"), reasons(r.Reasons)))
 	}
 	if recent > dgiListed {
-		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes rechazados por DGI más en los últimos días: cada uno necesita un comprobante nuevo que lo reemplace", recent-dgiListed))
+		Flag(rep, apitype.HealthDegraded, "y "+cfe.Count(int64(recent-dgiListed), "comprobante rechazado por DGI más en los últimos días: necesita un comprobante nuevo que lo reemplace",
+			"comprobantes rechazados por DGI más en los últimos días: cada uno necesita un comprobante nuevo que lo reemplace"))
 	}
 	for i, o := range d.Observations {
 		if i == dgiListed {
@@ -107,17 +108,19 @@ func addDGI(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 	}
 	if d.OverdueTotal > 0 && len(d.Overdue) > 0 {
 		o := d.Overdue[0]
-		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("%d comprobantes que DGI debe recibir antes de que salga la mercadería no le llegaron "+
-			"en %s; el más antiguo es %s, firmado el %s: verifique la conexión con DGI",
-			d.OverdueTotal, d.UrgentAfter, dgiName(o.Type, o.Serie, o.Nro), o.TmstFirma.In(cfe.Montevideo).Format("02/01 15:04")))
+		what := cfe.Count(int64(d.OverdueTotal), "comprobante que DGI debe recibir antes de que salga la mercadería no le llegó",
+			"comprobantes que DGI debe recibir antes de que salga la mercadería no le llegaron")
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("%s en %s; el más antiguo es %s, firmado el %s: verifique la conexión con DGI",
+			what, d.UrgentAfter, dgiName(o.Type, o.Serie, o.Nro), o.TmstFirma.In(cfe.Montevideo).Format("02/01 15:04")))
 	}
 	if c.Desconocidos > 0 {
-		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("%d comprobantes enviados a DGI sin respuesta: se le pregunta a DGI antes de volver a enviarlos", c.Desconocidos))
+		Flag(rep, apitype.HealthDegraded, cfe.Count(int64(c.Desconocidos), "comprobante enviado a DGI sin respuesta: se le pregunta a DGI antes de volver a enviarlo",
+			"comprobantes enviados a DGI sin respuesta: se le pregunta a DGI antes de volver a enviarlos"))
 	}
 	if c.Pendientes > 0 && !c.OldestPending.IsZero() {
 		if age := now.Sub(c.OldestPending); age > dgiBacklogWarnAfter {
-			msg := fmt.Sprintf("comprobantes sin recibir por DGI: %d; el más antiguo espera desde hace %d h %02d min",
-				c.Pendientes, int(age.Hours()), int(age.Minutes())%60)
+			msg := fmt.Sprintf("comprobantes sin recibir por DGI: %d; el más antiguo espera desde %s",
+				c.Pendientes, cfe.Hace(age))
 			if d.LastError != "" {
 				msg += " (" + d.LastError + ")"
 			}

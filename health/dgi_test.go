@@ -43,7 +43,7 @@ func TestAssess_dgi(t *testing.T) {
 			[]string{"3 comprobantes enviados a DGI sin respuesta"}},
 		{"old backlog with the sender's error", &health.DGIStatus{Counts: cfe.DGICounts{Pendientes: 40, OldestPending: now.Add(-50 * time.Hour)},
 			LastError: "no se pudo enviar el sobre 3 a DGI: sin conexión"}, apitype.HealthDegraded,
-			[]string{"comprobantes sin recibir por DGI: 40; el más antiguo espera desde hace 50 h 00 min (no se pudo enviar el sobre 3 a DGI: sin conexión)"}},
+			[]string{"comprobantes sin recibir por DGI: 40; el más antiguo espera desde hace 2 días (no se pudo enviar el sobre 3 a DGI: sin conexión)"}},
 		{"stopped", &health.DGIStatus{Stopped: "el certificado de DGI venció"}, apitype.HealthDegraded,
 			[]string{"no se envían comprobantes a DGI: el certificado de DGI venció; se siguen firmando y quedan pendientes"}},
 		{"a contingency receipt observed", &health.DGIStatus{Counts: cfe.DGICounts{Enviados: 1, Observados: 1},

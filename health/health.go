@@ -176,8 +176,8 @@ func addOutbox(rep *apitype.StateReport, o cfe.Outbox, now time.Time) {
 	age := now.Sub(o.OldestPending)
 	rep.Outbox.OldestPendingAgeS = int64(age / time.Second)
 	if age > outboxWarnAfter {
-		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("comprobantes sin enviar al servicio: %d; el más antiguo espera desde hace %d h %02d min",
-			o.Pending, int(age.Hours()), int(age.Minutes())%60))
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("comprobantes sin enviar al servicio: %d; el más antiguo espera desde %s",
+			o.Pending, cfe.Hace(age)))
 	}
 }
 
@@ -201,7 +201,7 @@ func addQuarantine(rep *apitype.StateReport, o cfe.Outbox) {
 			quarantinedName(q), q.Since.In(cfe.Montevideo).Format("02/01 15:04"), q.Reason, q.UUID))
 	}
 	if more := o.Quarantined - len(o.Quarantine); more > 0 {
-		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("y %d comprobantes dañados más en cuarentena: vea «cfe-agent doctor»", more))
+		Flag(rep, apitype.HealthDegraded, "y "+cfe.Count(int64(more), "comprobante dañado más", "comprobantes dañados más")+" en cuarentena: vea «cfe-agent doctor»")
 	}
 }
 

@@ -52,7 +52,7 @@ func TestAssess(t *testing.T) {
 			apitype.HealthError, []string{"no hay números CAE vigentes para ningún tipo de comprobante: no se puede firmar"}},
 		{"outbox waiting for two hours", func(st *health.State) {
 			st.Outbox = cfe.Outbox{Pending: 3, OldestPending: now.Add(-2 * time.Hour)}
-		}, apitype.HealthDegraded, []string{"comprobantes sin enviar al servicio: 3; el más antiguo espera desde hace 2 h 00 min"}},
+		}, apitype.HealthDegraded, []string{"comprobantes sin enviar al servicio: 3; el más antiguo espera desde hace 2 h"}},
 		{"disk under 20 MB, after the certificate's warning", func(st *health.State) {
 			st.Certificate.NotAfter = now.Add(5*24*time.Hour + time.Hour)
 			st.Storage = &cfe.Storage{Dir: "/datos", FreeBytes: 10 << 20, TotalBytes: 1 << 30}
@@ -132,7 +132,7 @@ func TestAssess_quarantine(t *testing.T) {
 		{"el comprobante e-Ticket A-8 está dañado", "no se envía al servicio en la nube", "desde el 14/05 14:50",
 			"su XML firmado guardado está dañado", "«cfe-agent recuperar caja-0008»"},
 		{"el comprobante con uuid caja-0011 está dañado", "«cfe-agent recuperar caja-0011»"},
-		{"y 1 comprobantes dañados más", "cfe-agent doctor"},
+		{"y 1 comprobante dañado más", "cfe-agent doctor"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(rep.Warnings[i], w) {

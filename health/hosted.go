@@ -13,7 +13,8 @@ import (
 // the outbox. CFEs the service refused for good degrade it too.
 func addHosted(rep *apitype.StateReport, h *Hosted, o cfe.Outbox, now time.Time) {
 	if o.Rejected > 0 {
-		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("el servicio en la nube rechazó %d comprobantes firmados: revíselos (no se reenvían solos)", o.Rejected))
+		Flag(rep, apitype.HealthDegraded, "el servicio en la nube rechazó "+cfe.Count(int64(o.Rejected), "comprobante firmado: revíselo (no se reenvía solo)",
+			"comprobantes firmados: revíselos (no se reenvían solos)"))
 	}
 	if h == nil {
 		return

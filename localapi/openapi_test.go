@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -262,8 +263,29 @@ func TestServer_OpenAPI(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("GET /openapi.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	if !bytes.Equal(raw, localapi.OpenAPI) {
-		t.Error("GET /openapi.json differs from the embedded description")
+	// The served description is the embedded one with this agent's own
+	// address in servers; the embedded file keeps the default address.
+	var served, embedded map[string]any
+	if err := json.Unmarshal(raw, &served); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(localapi.OpenAPI, &embedded); err != nil {
+		t.Fatal(err)
+	}
+	servers, _ := served["servers"].([]any)
+	if len(servers) != 1 || servers[0].(map[string]any)["url"] != ts.srv.BaseURL() {
+		t.Errorf("the served servers are %v, want this agent's address %s", served["servers"], ts.srv.BaseURL())
+	}
+	if def, _ := embedded["servers"].([]any); len(def) != 1 || def[0].(map[string]any)["url"] != "http://127.0.0.1:18787" {
+		t.Errorf("the embedded servers are %v, want the default address", embedded["servers"])
+	}
+	delete(served, "servers")
+	delete(embedded, "servers")
+	if !reflect.DeepEqual(served, embedded) {
+		t.Error("GET /openapi.json differs from the embedded description in more than its servers")
+	}
+	if bytes.Contains(raw, []byte(`\u003c`)) && !bytes.Contains(localapi.OpenAPI, []byte(`\u003c`)) {
+		t.Error("the served description escapes what the embedded one writes as it is")
 	}
 	resp, raw = ts.send(t, request{method: http.MethodGet, path: "/docs"})
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {

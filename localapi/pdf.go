@@ -71,12 +71,18 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ref := printing.CFERef{UUID: req.UUID, Type: req.TipoCFE, Serie: req.Serie, Numero: req.Numero}
-	doc, res, err := s.print(r.Context(), ref, req.Variant, req.Impresora, req.FallbackCopies)
+	asJSON := wantsPrintResult(r) // pdf_json.go
+	doc, res, err := s.print(r.Context(), ref, req.Variant, req.Impresora, req.FallbackCopies, !asJSON)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	if asJSON {
+		writePrintResult(w, req, doc, res)
+		return
+	}
 	h := w.Header()
+	h.Set("Vary", "Accept") // application/json preferred: the print result alone (pdf_json.go)
 	h.Set("Content-Type", "application/pdf")
 	h.Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", fileName(doc)))
 	h.Set("Content-Length", strconv.Itoa(len(doc.PDF)))
@@ -92,10 +98,16 @@ func (s *Server) handlePDF(w http.ResponseWriter, r *http.Request) {
 }
 
 // print renders ref with the template variant and prints it on printer;
-// s.cfg.Printing is not nil. An error of the print step goes through
+// s.cfg.Printing is not nil. Without withPDF the PDF is rendered only if the
+// printer needs it (a thermal printer does not), when Printing can load a
+// CFE without it (documentLoader). An error of the print step goes through
 // printFailed.
-func (s *Server) print(ctx context.Context, ref printing.CFERef, variant, printer string, fallbackCopies int) (*printing.Document, printing.PrintResult, error) {
-	doc, err := s.cfg.Printing.Render(ctx, ref, variant)
+func (s *Server) print(ctx context.Context, ref printing.CFERef, variant, printer string, fallbackCopies int, withPDF bool) (*printing.Document, printing.PrintResult, error) {
+	render := s.cfg.Printing.Render
+	if l, ok := s.cfg.Printing.(documentLoader); ok && !withPDF {
+		render = l.Load
+	}
+	doc, err := render(ctx, ref, variant)
 	if err != nil {
 		return nil, printing.PrintResult{}, err
 	}

@@ -86,7 +86,7 @@ func readBody(body io.Reader) ([]byte, error) {
 func signed(is *cfe.Issued) apitype.SignResponse {
 	return apitype.SignResponse{
 		CodigoRespuesta:  cfe.RespOK,
-		MensajeRespuesta: fmt.Sprintf("%s %s-%d firmado", is.Type.Name(), is.Serie, is.Nro),
+		MensajeRespuesta: fmt.Sprintf("%s %s-%d %s", is.Type.Name(), is.Serie, is.Nro, is.Type.Agree("firmado")),
 		UUID:             is.UUID,
 		TipoCFE:          is.Type,
 		Serie:            is.Serie,

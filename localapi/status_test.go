@@ -222,7 +222,7 @@ func TestServer_State(t *testing.T) {
 		"quedan 15 números CAE para e-Factura: solicite un nuevo rango",
 		"los rangos CAE de e-Factura vencen el 2026-06-01: solicite un nuevo rango",
 		"no quedan números CAE vigentes para Nota de Crédito de e-Factura",
-		"comprobantes sin enviar al servicio: 3; el más antiguo espera desde hace 2 h 04 min",
+		"comprobantes sin enviar al servicio: 3; el más antiguo espera desde hace 2 h 4 min",
 	}
 	if !reflect.DeepEqual(rep.Warnings, wantWarnings) {
 		t.Fatalf("warnings\n got %q\nwant %q", rep.Warnings, wantWarnings)

@@ -48,7 +48,7 @@ type Receipt struct {
 	SecurityCode string // the 6 characters printed under "Código de seguridad"
 	EmitterSince string // "Fecha emisor: dd/mm/aaaa" or "Res. ..."; may be ""
 	Verify       string // "Puede verificar comprobante en ..."
-	IVAalDia     string // the constancia; "" when it must not be printed
+	IVAalDia     string // the constancia, or A-C17's meaning (NoIVAalDia); "" when neither is printed
 	CAE          string // "CAE Nº 90120000194"
 	CAERange     string // "Serie A del 1 al 100"
 	CAEExpiry    string // dd/mm/aaaa, printed under "Fecha de vencimiento"

@@ -209,14 +209,22 @@ func TestRender_FormaDePagoInDocumentBlock(t *testing.T) {
 			pdf := render(t, signedFixture(t, d.typ), Options{Template: tmpl, Production: true})
 			words := pdfWords(t, pdf)
 			ls := lines(words)
-			num, pay := lineWith(ls, "Serie", "A", "Nº", "42"), lineHas(ls, "Forma", "de", d.value)
+			num, pay := lineWith(ls, "Serie", "A", "Nº", "42"), lineHas(ls, "Forma", "de", "pago:")
 			date := lineWith(ls, "Fecha", "14/03/2026")
+			// At 3 mm capitals a 58 mm roll wraps the value to the next line.
+			if pay >= 0 && lineHas(ls[pay:pay+1], d.value) < 0 && (pay+1 >= len(ls) || lineHas(ls[pay+1:pay+2], d.value) < 0) {
+				pay = -1
+			}
 			if num < 0 || pay < 0 || date < 0 {
 				t.Errorf("%s: serie and number (line %d), forma de pago (line %d) or date (line %d) missing",
 					what, num, pay, date)
 				continue
 			}
-			n, p := run(ls[num], "Serie", "42"), run(ls[pay], "Forma", d.value)
+			last := d.value
+			if lineHas(ls[pay:pay+1], d.value) < 0 {
+				last = "pago:"
+			}
+			n, p := run(ls[num], "Serie", "42"), run(ls[pay], "Forma", last)
 			// Nothing printed between them in the number's column.
 			for _, w := range words {
 				if w.page == 1 && w.y0 >= n.y1 && w.y1 <= p.y0 && w.x1 > n.x0 && w.x0 < n.x1 {
@@ -306,6 +314,14 @@ func TestRender_ReceptorDocumentCountry(t *testing.T) {
 			for _, tmpl := range printTemplates(t) {
 				ls := lines(pdfWords(t, render(t, doc, Options{Template: tmpl, Production: true})))
 				title, line := lineWith(ls, "CONSUMO", "FINAL"), lineWith(ls, tt.want...)
+				if line < 0 && title >= 0 && title+2 < len(ls) {
+					// At 3 mm capitals a 58 mm roll may wrap the document's
+					// line: its words then run over the title's next two lines.
+					pair := append(append(textLine{}, ls[title+1]...), ls[title+2]...)
+					if lineWith([]textLine{pair}, tt.want...) == 0 {
+						line = title + 1
+					}
+				}
 				if line < 0 {
 					t.Errorf("%s: no line shows %q", tmpl.Name, tt.want)
 					continue

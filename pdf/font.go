@@ -2,6 +2,7 @@ package pdf
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -20,6 +21,7 @@ type face struct {
 	widths  map[rune]int // advance in thousandths of an em, for every rune the face prints
 	ascent  float64      // in ems
 	descent float64      // in ems, positive
+	capH    float64      // the height of a flat capital (H) above the baseline, in ems
 }
 
 // Faces used by the layouts.
@@ -77,11 +79,26 @@ func mustFace(f assets.Font) *face {
 	}
 	fc.ascent = float64(m.Ascent>>6) / float64(upem)
 	fc.descent = float64(m.Descent>>6) / float64(upem)
+	g, err := parsed.GlyphIndex(&buf, 'H')
+	if err == nil && g != 0 {
+		if bounds, _, err := parsed.GlyphBounds(&buf, g, ppem, font.HintingNone); err == nil {
+			fc.capH = float64(-bounds.Min.Y) / 64 / float64(upem)
+		}
+	}
+	if fc.capH <= 0 {
+		panic(fmt.Sprintf("pdf: embedded font %s has no capital H to measure", f.Name))
+	}
 	return fc
 }
 
 // ptToMM converts typographic points to millimetres.
 const ptToMM = 25.4 / 72
+
+// sizeForCaps is the least size, in points and in quarters of a point, at
+// which the face's capitals are capMM millimetres high.
+func (f *face) sizeForCaps(capMM float64) float64 {
+	return math.Ceil(capMM/(f.capH*ptToMM)*4) / 4
+}
 
 // width returns the width of s, in millimetres, at size points.
 func (f *face) width(s string, size float64) float64 {

@@ -39,13 +39,23 @@ func (l *layout) pages() []page {
 	return l.a4()
 }
 
-// Text styles. DGI asks for characters of at least 2 mm, and 3 mm for the
-// mandated legends and boxes (receptor box, Fecha de vencimiento).
+// Text styles. DGI asks for characters of at least 2 mm, and "caracteres no
+// inferiores a 3 mm de alto" for the mandated legends and boxes (the
+// document's identification, the special CAE box, the receptor box, Fecha de
+// vencimiento): a character's height is read as the ink of its capitals, so
+// headings and legends are never smaller than legendCapMM of capital height
+// (12 pt of Go Bold, whose capitals are 0.723 em: a 9 pt font's em is 3.2 mm
+// but its capitals 2.3 mm). TestRender_LegendsThreeMillimetres measures them
+// on the rasterised page.
 func (l *layout) body() style    { return style{regular, l.size} }
 func (l *layout) small() style   { return style{regular, max(l.size-1, MinFontSize)} }
 func (l *layout) strong() style  { return style{bold, l.size} }
-func (l *layout) heading() style { return style{bold, l.size + 3} }
-func (l *layout) legend() style  { return style{bold, max(l.size+1, 9)} }
+func (l *layout) heading() style { return style{bold, max(l.size+3, bold.sizeForCaps(legendCapMM))} }
+func (l *layout) legend() style  { return style{bold, max(l.size+1, bold.sizeForCaps(legendCapMM))} }
+
+// legendCapMM is the capital height of the mandated legends: DGI's 3 mm and
+// a margin for the printer's rounding.
+const legendCapMM = 3.05
 
 // logoImage is the template's logo: its pixel size, to keep its proportions.
 type logoImage struct{ w, h int }
@@ -112,11 +122,17 @@ func (l *layout) emitter(w float64, a alignment) block {
 		c.para(l.body(), a, s)
 	}
 	if len(l.r.special) > 0 {
-		in := column{w: 40}
+		// At least 4 cm wide (DGI), wider when a legend needs it and the
+		// column has room, so that 3 mm capitals keep it on one line.
+		inW := 40.0
+		for _, s := range l.r.special {
+			inW = max(inW, min(l.legend().face.width(s, l.legend().size), w-4))
+		}
+		in := column{w: inW}
 		for _, s := range l.r.special {
 			in.para(l.legend(), center, s)
 		}
-		box := boxedMin(in.b, 40+4, 2, 10)
+		box := boxedMin(in.b, inW+4, 2, 10)
 		c.space(1.5)
 		c.put(box, offset(a, w-box.w))
 	}

@@ -42,7 +42,7 @@ type receipt struct {
 	caeExpiry    string // dd/mm/yyyy
 	verify       string // "Puede verificar comprobante en ..."
 	emitterSince string // "Fecha emisor ..." or "Res. ..."
-	ivaAlDia     string // the constancia, "" when it must not be printed
+	ivaAlDia     string // the constancia or NoIVAalDia, "" when neither is printed
 	extra        []string
 }
 
@@ -88,6 +88,23 @@ type row struct {
 // with IVA (IVAalDia absent from the CFE). DGI prescribes the constancia but
 // no wording; this is the wording used in practice.
 const ConstanciaIVAalDia = "IVA al día"
+
+// NoIVAalDia is what A-C17 (IVAalDia) 1 means, printed in the constancia's
+// place: V24 marks the field "P" (print the meaning of the code).
+const NoIVAalDia = "No IVA al día"
+
+// noIVAalDia is the meaning of A-C17's code: V24's 1, and V25's 2 (the
+// principal on whose behalf the CFE is issued) and 3 (both). A code DGI's
+// schema does not have (refused before signing) still says "No IVA al día".
+func noIVAalDia(code int) string {
+	switch code {
+	case 2:
+		return NoIVAalDia + " mandante"
+	case 3:
+		return NoIVAalDia + " emisor y mandante"
+	}
+	return NoIVAalDia
+}
 
 // dgiVerifyURL is where every CFE but e-Tickets is checked.
 const dgiVerifyURL = "www.dgi.gub.uy"
@@ -137,8 +154,13 @@ func newReceipt(c *cfe.CFE, digest string, opts *Options) *receipt {
 	case !f.FechaEmisor.IsZero():
 		r.emitterSince = "Fecha emisor: " + date(f.FechaEmisor)
 	}
-	// IVAalDia present means NOT al día; monotributistas print no constancia (V25).
-	if !f.OmitIVAConstancia && id.IVAalDia == 0 && c.CAEData.CAEEspecial != 3 && c.CAEData.CAEEspecial != 4 {
+	// IVAalDia present means NOT al día, and its meaning is printed where the
+	// constancia goes, whatever the profile says of the constancia;
+	// monotributistas print no constancia (V25).
+	switch {
+	case id.IVAalDia != 0:
+		r.ivaAlDia = noIVAalDia(id.IVAalDia)
+	case !f.OmitIVAConstancia && c.CAEData.CAEEspecial != 3 && c.CAEData.CAEEspecial != 4:
 		r.ivaAlDia = ConstanciaIVAalDia
 	}
 	return r

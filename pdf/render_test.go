@@ -330,8 +330,15 @@ func TestRender_Footer(t *testing.T) {
 			[]string{"Puede verificar comprobante en www.dgi.gub.uy"}, []string{"Fecha emisor", "Res. "}},
 		{"constancia left out by the emitter", cfe.EFactura, nil, Footer{FechaEmisor: since, OmitIVAConstancia: true},
 			[]string{"Fecha emisor: 01/10/2012"}, []string{ConstanciaIVAalDia}},
-		{"not al día: no constancia", cfe.ETicket, func(c *cfe.CFE) { c.IdDoc.IVAalDia = 1 }, Footer{FechaEmisor: since},
-			[]string{"Fecha emisor: 01/10/2012"}, []string{ConstanciaIVAalDia}},
+		{"not al día (A-C17 1): its meaning instead of the constancia", cfe.ETicket, func(c *cfe.CFE) { c.IdDoc.IVAalDia = 1 }, Footer{FechaEmisor: since},
+			[]string{"Fecha emisor: 01/10/2012", NoIVAalDia}, nil},
+		{"not al día, constancia left out by the emitter: the meaning still printed", cfe.EFactura,
+			func(c *cfe.CFE) { c.IdDoc.IVAalDia = 1 }, Footer{FechaEmisor: since, OmitIVAConstancia: true},
+			[]string{NoIVAalDia}, nil},
+		{"principal not al día (A-C17 2, V25)", cfe.ETicketCtaAjena, func(c *cfe.CFE) { c.IdDoc.IVAalDia = 2 }, Footer{FechaEmisor: since},
+			[]string{"No IVA al día mandante"}, nil},
+		{"neither al día (A-C17 3, V25)", cfe.ETicketCtaAjena, func(c *cfe.CFE) { c.IdDoc.IVAalDia = 3 }, Footer{FechaEmisor: since},
+			[]string{"No IVA al día emisor y mandante"}, nil},
 		{"Monotributo Social MIDES: no constancia", cfe.ETicket, func(c *cfe.CFE) { c.CAEData.CAEEspecial = 4 },
 			Footer{FechaEmisor: since}, []string{"MONOTRIBUTO SOCIAL MIDES"}, []string{ConstanciaIVAalDia}},
 	}
@@ -386,7 +393,7 @@ func TestRender_Legends(t *testing.T) {
 		absent []string
 	}{
 		{"al día with IVA", cfe.EFactura, func(*cfe.CFE) {}, []string{ConstanciaIVAalDia}, nil},
-		{"not al día", cfe.EFactura, func(c *cfe.CFE) { c.IdDoc.IVAalDia = 1 }, nil, []string{ConstanciaIVAalDia}},
+		{"not al día", cfe.EFactura, func(c *cfe.CFE) { c.IdDoc.IVAalDia = 1 }, []string{NoIVAalDia}, nil},
 		{"own collection", cfe.ETicket, func(c *cfe.CFE) {
 			c.IdDoc.IndCobPropia = 1
 			for i := range c.Items {
@@ -488,4 +495,34 @@ func TestRender_DeterministicAndConcurrent(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// TestRender_NoIVAalDia: a CFE with A-C17 = 1 prints the code's meaning, "No
+// IVA al día" (V24 print column I = P), once and where the constancia goes
+// (below where to verify, above the CAE number), and never the constancia
+// itself, in every template.
+func TestRender_NoIVAalDia(t *testing.T) {
+	t.Parallel()
+	c := fixture(cfe.ETicket)
+	c.IdDoc.IVAalDia = 1
+	doc := signed(t, c)
+	for _, base := range Bases() {
+		text := pdfText(t, render(t, doc, Options{Template: Template{Base: base},
+			Footer: Footer{FechaEmisor: cfe.Date{Year: 2012, Month: 10, Day: 1}}}), 1, 0)
+		flat := strings.Join(strings.Fields(text), " ")
+		if n := strings.Count(flat, NoIVAalDia); n != 1 {
+			t.Errorf("%s: %q printed %d times, want once:\n%s", base, NoIVAalDia, n, text)
+			continue
+		}
+		if strings.Count(flat, ConstanciaIVAalDia) != 1 {
+			t.Errorf("%s: the constancia %q printed beside %q:\n%s", base, ConstanciaIVAalDia, NoIVAalDia, text)
+		}
+		if base != Rollo && base != Rollo58 {
+			continue // A4's columns interleave in the extracted text; a roll is one column
+		}
+		verify, no, cae := strings.Index(flat, "Puede verificar"), strings.Index(flat, NoIVAalDia), strings.Index(flat, "CAE Nº")
+		if verify >= no || no >= cae {
+			t.Errorf("%s: %q is not between where to verify and the CAE number:\n%s", base, NoIVAalDia, text)
+		}
+	}
 }

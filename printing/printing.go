@@ -52,6 +52,22 @@ func New(cfg Config) *Service { return &Service{cfg: cfg} }
 // such CFE; EUNAVAILABLE when the store cannot be read now; and EINTERNAL
 // when the stored CFE cannot be rendered.
 func (s *Service) Render(ctx context.Context, ref CFERef, variant string) (*Document, error) {
+	doc, err := s.Load(ctx, ref, variant)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.renderPDF(doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// Load is Render without the PDF: it finds the CFE and checks the template
+// (the same errors as Render's), and leaves doc.PDF nil. Print renders the
+// PDF when the printer needs one; a thermal printer (ESC/POS) never does, so
+// a caller that does not want the PDF back (POST /pdf answering JSON) spares
+// its rendering.
+func (s *Service) Load(ctx context.Context, ref CFERef, variant string) (*Document, error) {
 	const op = "printing.Render"
 	if strings.TrimSpace(variant) == "" {
 		variant = s.cfg.DefaultTemplate
@@ -65,16 +81,27 @@ func (s *Service) Render(ctx context.Context, ref CFERef, variant string) (*Docu
 	if err != nil {
 		return nil, err
 	}
-	b, err := pdf.Render(is.XML, pdf.Options{Template: t, Production: s.cfg.Production, Adenda: is.Adenda,
+	return &Document{Type: is.Type, Serie: is.Serie, Numero: is.Nro, Template: t.Name,
+		Signed: is.XML, Adenda: is.Adenda}, nil
+}
+
+// renderPDF sets doc.PDF, the CFE rendered with doc's template.
+func (s *Service) renderPDF(doc *Document) error {
+	const op = "printing.Render"
+	t, err := s.cfg.Templates.Template(doc.Template)
+	if err != nil {
+		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err, Message: "no se pudo generar el PDF del comprobante"}
+	}
+	b, err := pdf.Render(doc.Signed, pdf.Options{Template: t, Production: s.cfg.Production, Adenda: doc.Adenda,
 		Footer: s.cfg.Footer})
 	if err != nil {
 		// The CFE was stored as signed: a document pdf cannot read is the
 		// agent's fault, never the request's.
-		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
+		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err,
 			Message: "no se pudo generar el PDF del comprobante"}
 	}
-	return &Document{PDF: b, Type: is.Type, Serie: is.Serie, Numero: is.Nro, Template: t.Name,
-		Signed: is.XML, Adenda: is.Adenda}, nil
+	doc.PDF = b
+	return nil
 }
 
 // find reads the CFE by uuid when ref has one, else by type, serie and number.
@@ -103,6 +130,11 @@ func (s *Service) Print(ctx context.Context, doc *Document, name string, fallbac
 	copies := s.cfg.Printers.Copies(name, doc.Type, fallbackCopies)
 	if s.cfg.Printers.Protocol(name) == printer.ProtocolESCPOS {
 		return s.printESCPOS(ctx, doc, name, copies)
+	}
+	if doc.PDF == nil { // Load's: the printer needs the PDF
+		if err := s.renderPDF(doc); err != nil {
+			return PrintResult{}, err
+		}
 	}
 	res, err := s.cfg.Printers.Print(ctx, name, printer.Job{Name: doc.Name(), PDF: doc.PDF, Copies: copies})
 	if err != nil {

@@ -16,7 +16,7 @@ type CFERef struct {
 
 // Document is the printed representation of one CFE.
 type Document struct {
-	PDF      []byte
+	PDF      []byte // nil from Service.Load until Print renders it for a PDF printer
 	Type     cfe.Type
 	Serie    string
 	Numero   int64

@@ -614,3 +614,7 @@ func asError(op string, err error) error {
 	}
 	return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "error al acceder al archivo de datos", Err: err}
 }
+
+// IsRunning reports whether err is Open's refusal because another process
+// (a running agent) holds the store file.
+func IsRunning(err error) bool { return errors.Is(err, berrors.ErrTimeout) }

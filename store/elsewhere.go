@@ -95,7 +95,8 @@ func (db *DB) MarkUsedElsewhere(ctx context.Context, t cfe.Type, serie string, u
 	err := db.view(ctx, op, func(tx *bolt.Tx) error {
 		if used := usedIn(tx, k, *r); used > 0 && db.hold == nil {
 			return &cfe.Error{Code: cfe.ECONFLICT, Op: op,
-				Message: fmt.Sprintf("el agente ya firmó %d comprobantes en el rango %s; los números usados por otro sistema deben registrarse antes de emitir en el rango", used, r.ID)}
+				Message: fmt.Sprintf("el agente ya firmó %s en el rango %s; los números usados por otro sistema deben registrarse antes de emitir en el rango",
+					cfe.Count(int64(used), "comprobante", "comprobantes"), r.ID)}
 		}
 		return nil
 	})

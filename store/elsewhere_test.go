@@ -93,7 +93,7 @@ func TestDB_MarkUsedElsewhere_Refused(t *testing.T) {
 			}, want: "ya es 30", next: 31},
 		{name: "the agent already signed in the range", typ: cfe.ETicket, upTo: 50, reason: "x", code: cfe.ECONFLICT,
 			setup: func(t *testing.T, db *store.DB) { issue(t, db, cfe.ETicket, "signed-here") },
-			want:  "ya firmó 1 comprobantes", next: 2},
+			want:  "ya firmó 1 comprobante en el rango", next: 2},
 		{name: "a CFE of the serie is being signed", typ: cfe.ETicket, upTo: 50, reason: "x", code: cfe.EUNAVAILABLE,
 			setup: func(t *testing.T, db *store.DB) {
 				r := reserve(t, db, cfe.ETicket)

@@ -18,7 +18,7 @@ func backupLine(rep *apitype.StateReport, now time.Time) string {
 	b := rep.Backup
 	last := "ninguna"
 	if b.Ultima != nil {
-		last = fmt.Sprintf("%s (hace %s)", b.Ultima.At.In(cfe.Montevideo).Format("02/01 15:04"), age(now.Sub(b.Ultima.At)))
+		last = fmt.Sprintf("%s (%s)", b.Ultima.At.In(cfe.Montevideo).Format("02/01 15:04"), cfe.Hace(now.Sub(b.Ultima.At)))
 	}
 	switch {
 	case b.Error != "":
@@ -29,15 +29,4 @@ func backupLine(rep *apitype.StateReport, now time.Time) string {
 		return "Copia de seguridad: sin copias automáticas"
 	}
 	return "Copia de seguridad: " + last
-}
-
-// age writes a duration as the menu does: minutes, hours or days.
-func age(d time.Duration) string {
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h", int(d/time.Hour))
-	}
-	return fmt.Sprintf("%d días", int(d/(24*time.Hour)))
 }

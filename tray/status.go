@@ -176,11 +176,8 @@ func pendingAge(seconds int64) string {
 	if seconds <= 0 {
 		return ""
 	}
-	d := time.Duration(seconds) * time.Second
-	if d < time.Hour {
-		return fmt.Sprintf(" (el más antiguo hace %d min)", int(d.Minutes()))
-	}
-	return fmt.Sprintf(" (el más antiguo hace %d h %02d min)", int(d.Hours()), int(d.Minutes())%60)
+	// The status page's form (cfe.Hace): "hace menos de 1 min", never "hace 0 min".
+	return " (el más antiguo " + cfe.Hace(time.Duration(seconds)*time.Second) + ")"
 }
 
 // lastReceipt is the UUID of the newest signed CFE, "" when none.

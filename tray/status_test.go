@@ -71,7 +71,7 @@ func TestStatusLines(t *testing.T) {
 		"Perfil: local (producción)",
 		"Dirección: http://127.0.0.1:18787",
 		"Último comprobante: e-Factura A-42 (21/11 10:05)", // 13:05 UTC is 10:05 in Montevideo
-		"Envíos pendientes: 3 (el más antiguo hace 2 h 05 min)",
+		"Envíos pendientes: 3 (el más antiguo hace 2 h 5 min)",
 	}
 	if got := statusLines(rep, "local"); got != want {
 		t.Errorf("statusLines =\n%q\nwant\n%q", got, want)
@@ -162,5 +162,18 @@ func TestAssess_quarantine(t *testing.T) {
 	}
 	if l := statusLines(rep, "local")[3]; l != "Envíos pendientes: 2 (el más antiguo hace 1 min); 1 dañado en cuarentena" {
 		t.Errorf("pending line %q", l)
+	}
+}
+
+// TestPendingAge_pageForm: the menu says the oldest delivery's age as the
+// status page does — "hace menos de 1 min", never "hace 0 min" — and in
+// hours and minutes without a leading zero.
+func TestPendingAge_pageForm(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[int64]string{0: "", 30: " (el más antiguo hace menos de 1 min)", 60: " (el más antiguo hace 1 min)",
+		2*3600 + 5*60: " (el más antiguo hace 2 h 5 min)", 3 * 86400: " (el más antiguo hace 3 días)"} {
+		if got := pendingAge(s); got != want {
+			t.Errorf("pendingAge(%d) = %q, want %q", s, got, want)
+		}
 	}
 }

@@ -52,7 +52,8 @@ var clientUUIDRE = regexp.MustCompile(`(?m)^uuid ([0-9a-fA-F-]{36})\s*$`)
 
 // TestClients_SignAndPrint runs each client snippet of examples/clients
 // against a real agent: it must sign an e-Ticket (codigo_respuesta 00, the
-// uuid it reports is in the agent's last receipts), print it on the profile's
+// uuid it reports is in the agent's last receipts, charged 305,00 for
+// 2 × 152,50 at shelf prices), print it on the profile's
 // folder printer and save the PDF; and it must exit non-zero when the
 // printer does not exist.
 func TestClients_SignAndPrint(t *testing.T) {
@@ -115,7 +116,13 @@ func TestClients_SignAndPrint(t *testing.T) {
 			}
 			found := false
 			for _, r := range st.Receipts.Recent {
-				found = found || r.UUID == m[1] && r.TipoCFE == 101
+				if r.UUID == m[1] && r.TipoCFE == 101 {
+					found = true
+					// The snippets send shelf prices (montoBruto 1): 2 × 152,50 is 305,00.
+					if r.Total.StringFixed(2) != "305.00" {
+						t.Errorf("the snippet's e-Ticket totals %s, want 305.00 (2 × 152,50, IVA included)", r.Total.StringFixed(2))
+					}
+				}
 			}
 			if !found {
 				t.Errorf("the agent's last receipts lack the e-Ticket %s the snippet signed", m[1])

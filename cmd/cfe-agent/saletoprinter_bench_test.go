@@ -26,7 +26,10 @@ import (
 // p99 of the sales in ms (p50-ms, p99-ms), besides the mean (ns/op).
 //
 //   - escpos-tcp: a thermal printer on TCP (ESC/POS rendering, the bytes
-//     written to the printer's socket, its status read back);
+//     written to the printer's socket, its status read back), answered
+//     with the PDF as by default;
+//   - escpos-tcp-json: the same, asking for the print result in JSON
+//     (Accept: application/json): no PDF rendered nor sent;
 //   - cups: a private CUPS server with an emulated IPP printer (PDF
 //     rendering, the job accepted by CUPS: CUPSConfig.UntilAccepted).
 //
@@ -39,15 +42,26 @@ import (
 //
 //	go test -run '^$' -bench SaleToPrinter -benchtime 200x ./cmd/cfe-agent/
 func BenchmarkSaleToPrinter(b *testing.B) {
-	b.Run("escpos-tcp", func(b *testing.B) {
-		p := &thermal.Printer{}
-		printer := "      caja:\n        backend: tcp\n        protocol: escpos\n        address: " + p.Listen(b) + "\n"
-		sales := benchSales(b, nil, printer, "escpos", nil)
-		// Each receipt ends with the partial cut (GS V 66 n).
-		if got := bytes.Count(p.Received(), []byte{0x1d, 'V', 66}); got != sales {
-			b.Errorf("the thermal printer cut %d receipts, want %d", got, sales)
+	for _, asJSON := range []bool{false, true} {
+		name := "escpos-tcp"
+		if asJSON {
+			name += "-json" // Accept: application/json: the print result alone, no PDF rendered
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			p := &thermal.Printer{}
+			printer := "      caja:\n        backend: tcp\n        protocol: escpos\n        address: " + p.Listen(b) + "\n"
+			accept = ""
+			if asJSON {
+				accept = "application/json"
+			}
+			defer func() { accept = "" }()
+			sales := benchSales(b, nil, printer, "escpos", nil)
+			// Each receipt ends with the partial cut (GS V 66 n).
+			if got := bytes.Count(p.Received(), []byte{0x1d, 'V', 66}); got != sales {
+				b.Errorf("the thermal printer cut %d receipts, want %d", got, sales)
+			}
+		})
+	}
 	b.Run("cups", func(b *testing.B) {
 		e := cupsd.Start(b)
 		printer := "      caja:\n        backend: cups\n        queue: " + cupsd.RawQueue + "\n"
@@ -158,8 +172,20 @@ type saleAnswer struct {
 	body   string
 }
 
+// accept is the Accept header of the benchmark's POST /pdf; "" sends none
+// (the PDF is answered).
+var accept string
+
 func postSale(b *testing.B, client *http.Client, url string, body []byte) saleAnswer {
-	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if accept != "" && strings.HasSuffix(url, "/pdf") {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}

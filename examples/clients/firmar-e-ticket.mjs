@@ -21,10 +21,12 @@ async function main() {
   const venta = {
     // The idempotency key: keep it with the sale and resend the same one if
     // the answer is lost, so the receipt is never signed twice.
+    // montoBruto 1: precioUnitario is the shelf price, IVA included, as at a
+    // till: 2 x 152.50 charges 305.00 (without it the agent adds IVA: 372.10).
     uuid: randomUUID(),
     adenda: "Gracias por su compra.",
     cfe: {
-      idDoc: { tipoCfe: 101, formaPago: 1 },
+      idDoc: { tipoCfe: 101, formaPago: 1, montoBruto: 1 },
       detalles: [{ indicadorFacturacion: 3, nombreItem: "Yerba mate 1 kg", cantidad: 2, precioUnitario: "152.50" }],
     },
   };

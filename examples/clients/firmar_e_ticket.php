@@ -39,10 +39,12 @@ $b[8] = chr(ord($b[8]) & 0x3f | 0x80);
 $uuid = vsprintf('%s%s-%s-%s-%s-%s%s%s', str_split(bin2hex($b), 4));
 
 $venta = [
+    // montoBruto 1: precioUnitario is the shelf price, IVA included, as at a
+    // till: 2 x 152.50 charges 305.00 (without it the agent adds IVA: 372.10).
     'uuid' => $uuid,
     'adenda' => 'Gracias por su compra.',
     'cfe' => [
-        'idDoc' => ['tipoCfe' => 101, 'formaPago' => 1],
+        'idDoc' => ['tipoCfe' => 101, 'formaPago' => 1, 'montoBruto' => 1],
         'detalles' => [
             ['indicadorFacturacion' => 3, 'nombreItem' => 'Yerba mate 1 kg', 'cantidad' => 2, 'precioUnitario' => '152.50'],
         ],
