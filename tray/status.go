@@ -14,6 +14,19 @@ import (
 type Assessment struct {
 	State  assets.IconState
 	Reason string // Spanish, one line per reason; "" when all is well
+	// Test is a profile of the sandbox environment: its receipts have no
+	// fiscal value, and the tray says MODO PRUEBA (first line, tooltip,
+	// icon mark).
+	Test bool
+}
+
+// testModeLine is the menu's first line in test mode.
+const testModeLine = "MODO PRUEBA: comprobantes sin valor fiscal"
+
+// isTestMode reports whether the report is of a profile whose receipts have
+// no fiscal value: any environment but production (the sandbox).
+func isTestMode(rep *apitype.StateReport) bool {
+	return rep != nil && rep.Environment != "" && rep.Environment != "produccion"
 }
 
 // Assess maps a state report (or the error of reading it) to the icon state
@@ -31,22 +44,27 @@ func Assess(rep *apitype.StateReport, err error) Assessment {
 		return Assessment{State: assets.IconError, Reason: "el agente no responde"}
 	}
 	reason := strings.Join(rep.Warnings, "\n")
+	test := isTestMode(rep)
 	switch rep.Status {
 	case apitype.HealthOK:
-		return Assessment{State: assets.IconOK}
+		return Assessment{State: assets.IconOK, Test: test}
 	case apitype.HealthDegraded:
-		return Assessment{State: assets.IconWarning, Reason: reason}
+		return Assessment{State: assets.IconWarning, Reason: reason, Test: test}
 	default:
 		if reason == "" {
 			reason = "el agente no puede firmar"
 		}
-		return Assessment{State: assets.IconError, Reason: reason}
+		return Assessment{State: assets.IconError, Reason: reason, Test: test}
 	}
 }
 
-// Tooltip is the icon's tooltip: the product, the profile and the reason.
+// Tooltip is the icon's tooltip: the product, MODO PRUEBA in test mode,
+// the profile and the reason.
 func (a Assessment) Tooltip(profile string) string {
 	t := "Agente CFE"
+	if a.Test {
+		t += " — MODO PRUEBA"
+	}
 	if profile != "" {
 		t += " (" + profile + ")"
 	}
@@ -98,6 +116,21 @@ func reasonLine(a Assessment) string {
 		line += fmt.Sprintf(" (y %d avisos más)", n)
 	}
 	return line
+}
+
+// maxReasonLines is how many lines of the menu say why the agent is red or
+// amber; the rest is behind "Detalles…" (the status page).
+const maxReasonLines = 4
+
+// reasonLines is reasonLine broken into lines of at most maxLineRunes
+// characters (at most maxReasonLines of them, the last ending in "…" when
+// cut): nil when all is well.
+func reasonLines(a Assessment) []string {
+	l := reasonLine(a)
+	if l == "" {
+		return nil
+	}
+	return clipLines(wrapText(l, maxLineRunes), maxReasonLines, maxLineRunes)
 }
 
 // receiptName names the newest signed CFE ("e-Ticket A-12"), "El último
