@@ -178,6 +178,7 @@ func (r *Runner) open(ctx context.Context) error {
 	}
 	s.done.Go(func() { a.Backups.Run(bg) })
 	s.done.Go(func() { runArchiver(bg, a, r.log) })
+	s.done.Go(func() { a.PrinterWatch.Run(bg) })
 	r.cur = s
 	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
 	if err := WriteRunFile(a.DataDir, a.Name, RunInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now(), AdminToken: a.AdminToken}); err != nil {

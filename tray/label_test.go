@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cfe-agent/cfe-agent/assets"
@@ -116,5 +117,33 @@ func TestAssess_testMode(t *testing.T) {
 	}
 	if utf8.RuneCountInString(testModeLine) > maxLineRunes || !strings.HasPrefix(testModeLine, "MODO PRUEBA") {
 		t.Errorf("test mode line %q", testModeLine)
+	}
+}
+
+// TestFailedJob: a print job that failed on the default printer after the
+// last one notified is an error notification; the idle check's findings
+// (the amber icon says those), a job that printed and an old failure are
+// not notified.
+func TestFailedJob(t *testing.T) {
+	t.Parallel()
+	seen := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	rep := func(ok bool, source string, at time.Time) *apitype.StateReport {
+		return &apitype.StateReport{Printer: &apitype.PrinterCheck{Alias: "termica", OK: ok, Source: source, At: at,
+			Reason: "no se pudo conectar con la impresora en 10.0.0.9:9100"}}
+	}
+	n, ok := failedJob(rep(false, apitype.PrinterCheckJob, seen.Add(time.Second)), seen)
+	if !ok || !n.Failed || n.Urgent || n.Summary != "No se pudo imprimir" ||
+		n.Body != "La impresora «termica» no imprimió el comprobante: no se pudo conectar con la impresora en 10.0.0.9:9100" {
+		t.Errorf("failed job: %+v, %v", n, ok)
+	}
+	for name, r := range map[string]*apitype.StateReport{
+		"idle check": rep(false, apitype.PrinterCheckIdle, seen.Add(time.Second)),
+		"printed":    rep(true, apitype.PrinterCheckJob, seen.Add(time.Second)),
+		"old":        rep(false, apitype.PrinterCheckJob, seen),
+		"none":       {}, "no report": nil,
+	} {
+		if n, ok := failedJob(r, seen); ok {
+			t.Errorf("%s: notified %+v", name, n)
+		}
 	}
 }

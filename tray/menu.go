@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := &menu{cfg: cfg, log: cfg.Logger, actions: make(chan func(), 8)}
+	m := &menu{cfg: cfg, log: cfg.Logger, actions: make(chan func(), 8), jobFailSeen: time.Now()}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("tray: %v", r)
@@ -100,6 +100,9 @@ type menu struct {
 	settings Settings
 	red      redWatch
 	asking   bool // the quit question is open
+	// jobFailSeen is when the last failed print job was notified (or the
+	// tray started): a newer one in the report is notified once.
+	jobFailSeen time.Time
 }
 
 // choiceMenu is a submenu of checkable names, one of them checked.
@@ -232,6 +235,10 @@ func (m *menu) refresh(ctx context.Context) {
 	if m.red.turnedRed(a.State) {
 		m.notify(Notification{Summary: "El agente CFE no puede firmar", Body: a.Reason, Urgent: true})
 	}
+	if n, ok := failedJob(rep, m.jobFailSeen); ok {
+		m.jobFailSeen = rep.Printer.At
+		m.notify(n)
+	}
 	for i, l := range statusLines(rep, m.settings.Profile) {
 		m.lines[i].SetTitle(menuLabel(l))
 	}
@@ -300,6 +307,7 @@ func (m *menu) doReprint() {
 	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 	defer cancel()
 	if err := m.cfg.Agent.Print(ctx, uuid, alias); err != nil {
+		m.jobFailSeen = time.Now() // notified here, not again from the report
 		msg := m.fail("no se pudo reimprimir", err)
 		m.notify(Notification{Summary: "No se pudo reimprimir", Body: msg, Failed: true})
 		return

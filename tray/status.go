@@ -203,3 +203,18 @@ func lastReceipt(rep *apitype.StateReport) string {
 	}
 	return rep.Receipts.Recent[0].UUID
 }
+
+// failedJob is the notification of a print job that failed on the default
+// printer after seen (a POST /pdf of the point of sale, say): an error, not
+// information. ok is false when there is none.
+func failedJob(rep *apitype.StateReport, seen time.Time) (n Notification, ok bool) {
+	if rep == nil || rep.Printer == nil {
+		return Notification{}, false
+	}
+	p := rep.Printer
+	if p.OK || p.Source != apitype.PrinterCheckJob || !p.At.After(seen) {
+		return Notification{}, false
+	}
+	return Notification{Summary: "No se pudo imprimir", Body: "La impresora «" + p.Alias + "» no imprimió el comprobante: " + p.Reason,
+		Failed: true}, true
+}
