@@ -137,10 +137,14 @@ func (r *Runner) open(ctx context.Context) error {
 		return err
 	}
 	r.cfg.Redactor.SetSecrets(configSecrets(cfg)...) // before anything is logged about the profile
+	if err := checkTestModeAllowed(r.opts, cfg); err != nil {
+		return err
+	}
 	a, err := OpenLoaded(ctx, dataDir, cfg, created, r.log)
 	if err != nil {
 		return err
 	}
+	recordProduction(a, r.log)
 	settle := a.checkNumbering(ctx)
 	a.Backups, a.AdminToken = newBackupManager(a, r.log), newAdminToken()
 	// Direct mode begins before the deliverer runs (app/dgi.go).
