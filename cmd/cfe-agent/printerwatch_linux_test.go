@@ -142,6 +142,23 @@ func TestAgent_defaultPrinterWatched(t *testing.T) {
 	if st, err := p.client().State(context.Background()); err != nil || st.Printer == nil || st.Printer.Source != apitype.PrinterCheckJob || st.Printer.OK {
 		t.Errorf("/state after the failed job: %+v, %v", st.Printer, err)
 	}
+
+	// The tray's reprint fails too: an error notification of its own, and
+	// not a second "No se pudo imprimir" for the same failure.
+	m = waitMenu(t, conn, item, "reprint enabled", func(m menuItem) bool {
+		r, ok := m.find("Reimprimir último comprobante")
+		return ok && r.bool("enabled", true)
+	})
+	reprint, _ := m.find("Reimprimir último comprobante")
+	click(t, conn, item, reprint.ID)
+	n = notes.wait(t, "No se pudo reimprimir")
+	if n.Icon != "dialog-error" || n.Urgency != 1 || !strings.Contains(n.Body, "no se pudo conectar") {
+		t.Errorf("failed reprint notification %+v, want an error icon and why", n)
+	}
+	waitRefreshes(t, addr, 2)
+	if got := notes.with("No se pudo imprimir"); len(got) != 1 {
+		t.Errorf("%d «No se pudo imprimir» notifications, want 1 (the reprint says its own)", len(got))
+	}
 	if code := p.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("exit status %d", code)
 	}
