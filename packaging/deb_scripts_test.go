@@ -24,7 +24,11 @@ import (
 // package goes away; postrm reloads systemd on remove and drops
 // deb-systemd-helper's record on purge, and neither touches the data
 // directory. systemd's tools failing fail no script; a user or data directory
-// that cannot be made fails postinst.
+// that cannot be made fails postinst. postinst then starts the tray agent in
+// the installing desktop user's session (SUDO_USER, or PKEXEC_UID's user,
+// with a session bus under CFE_AGENT_RUN_USER) with systemd-run --user
+// --machine=USER@, says so, and says it when that fails without failing;
+// without such a user (root, no session) it starts nothing.
 func TestDeb_maintainerScripts(t *testing.T) {
 	t.Parallel()
 	testtool.Require(t, "dpkg-deb")
