@@ -155,4 +155,3 @@ func (p *Device) Check(ctx context.Context) error {
 	_, err = checkStatus(op, f, "en "+p.Path, "")
 	return err
 }
-
