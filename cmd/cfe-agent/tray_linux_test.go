@@ -552,15 +552,14 @@ func TestAgent_trayActions(t *testing.T) {
 		t.Error("the status page does not print on the new default printer")
 	}
 
-	// Profile: the agent reopens on "segundo", and says so everywhere.
+	// Profile: the agent reopens on "segundo", and says so everywhere. A
+	// refresh updates the items one by one over D-Bus (the status lines
+	// before the submenu's checks): wait for both.
 	click(t, conn, item, m.child("Perfil").child("segundo").ID)
-	m = waitMenu(t, conn, item, "profile segundo", func(m menuItem) bool {
+	m = waitMenu(t, conn, item, "profile segundo, checked", func(m menuItem) bool {
 		f, _ := m.find("Perfil: ")
-		return f.label() == "Perfil: segundo (sandbox)"
+		return f.label() == "Perfil: segundo (sandbox)" && m.child("Perfil").child("segundo").Props["toggle-state"].Value() == int32(1)
 	})
-	if m.child("Perfil").child("segundo").Props["toggle-state"].Value() != int32(1) {
-		t.Error("segundo is not checked")
-	}
 	base = strings.TrimPrefix(func() string { f, _ := m.find("Dirección: "); return f.label() }(), "Dirección: ")
 	_, body := getAccept(t, base+"/state", "application/json")
 	if !strings.Contains(string(body), `"profile":"segundo"`) {
