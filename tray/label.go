@@ -45,7 +45,6 @@ func wrapText(s string, width int) []string {
 		if n > 0 {
 			lines = append(lines, line.String())
 			line.Reset()
-			n = 0
 		}
 		for wl > width {
 			r := []rune(w)
