@@ -63,6 +63,10 @@ type Agent struct {
 	// Backups and AdminToken exist only while the agent serves (backup.go).
 	Backups    *BackupManager
 	AdminToken string
+	// PrinterWatch keeps what the agent learned of its printers; set with
+	// the facade's printing (newPrinting), run while the agent serves
+	// (printerwatch.go). Nil when printing could not be set up.
+	PrinterWatch *PrinterWatch
 }
 
 // Open loads the configuration and opens the store, the signer and the

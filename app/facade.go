@@ -59,8 +59,9 @@ func NewFacade(a *Agent, cfg FacadeConfig) *Facade {
 	if cfg.Zone == nil {
 		cfg.Zone = machinezone.Read
 	}
+	printing := newPrinting(a) // sets a.PrinterWatch, which the listing reads
 	return &Facade{a: a, log: a.Log, version: cfg.Version, now: cfg.Now, zone: cfg.Zone,
-		printing: newPrinting(a), printers: newPrinterList(a)}
+		printing: printing, printers: newPrinterList(a)}
 }
 
 // Agent is the agent the Facade serves.
@@ -123,7 +124,9 @@ func (f *Facade) Load(ctx context.Context, ref printing.CFERef, variant string) 
 // Print sends doc to printer with the profile's copies, else fallbackCopies,
 // else 1: the second step of POST /pdf (localapi.Printing).
 func (f *Facade) Print(ctx context.Context, doc *printing.Document, printer string, fallbackCopies int) (printing.PrintResult, error) {
-	return f.printing.Print(ctx, doc, printer, fallbackCopies)
+	res, err := f.printing.Print(ctx, doc, printer, fallbackCopies)
+	f.a.PrinterWatch.recordJob(printer, err)
+	return res, err
 }
 
 // Reprint prints the signed CFE uuid again on the printer called alias,
@@ -137,6 +140,7 @@ func (f *Facade) Reprint(ctx context.Context, uuid, alias string) error {
 		return err
 	}
 	res, err := f.printing.Print(ctx, doc, alias, 0)
+	f.a.PrinterWatch.recordJob(alias, err)
 	if err != nil {
 		return err
 	}

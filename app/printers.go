@@ -22,10 +22,13 @@ const SystemPrintersTimeout = 5 * time.Second
 type printerList struct {
 	name    string           // the profile's name
 	profile profiles.Profile // resolved
+	watch   *PrinterWatch    // what the agent last learned of each printer; nil without printing
 }
 
 // newPrinterList lists the printers of a's profile.
-func newPrinterList(a *Agent) printerList { return printerList{name: a.Name, profile: a.Profile} }
+func newPrinterList(a *Agent) printerList {
+	return printerList{name: a.Name, profile: a.Profile, watch: a.PrinterWatch}
+}
 
 // Printers implements localapi.PrinterList. The spooler is asked on every
 // call: a printer's state is what matters, and it changes.
@@ -37,7 +40,11 @@ func (l printerList) Printers(ctx context.Context) (*apitype.PrintersReport, err
 	ctx, cancel := context.WithTimeout(ctx, SystemPrintersTimeout)
 	defer cancel()
 	source, system, sysErr := m.SystemPrinters(ctx)
-	return printersReport(l.name, l.profile, source, system, sysErr), nil
+	rep := printersReport(l.name, l.profile, source, system, sysErr)
+	for i := range rep.Aliases {
+		rep.Aliases[i].LastCheck = l.watch.lastCheck(rep.Aliases[i].Name)
+	}
+	return rep, nil
 }
 
 // printersReport joins the profile's aliases with the spooler's printers:

@@ -30,6 +30,7 @@ func newPrinting(a *Agent) PrintService {
 		a.Log.Warn("printers not usable: printing is disabled", "err", err)
 		return unavailablePrinting{err}
 	}
+	a.PrinterWatch = newPrinterWatch(a, printers)
 	for alias, pr := range a.Profile.Printers {
 		if pr.Backend == profiles.BackendDir {
 			if err := os.MkdirAll(pr.Dir, 0o700); err != nil {

@@ -137,10 +137,14 @@ func (r *Runner) open(ctx context.Context) error {
 		return err
 	}
 	r.cfg.Redactor.SetSecrets(configSecrets(cfg)...) // before anything is logged about the profile
+	if err := checkTestModeAllowed(r.opts, cfg); err != nil {
+		return err
+	}
 	a, err := OpenLoaded(ctx, dataDir, cfg, created, r.log)
 	if err != nil {
 		return err
 	}
+	recordProduction(a, r.log)
 	settle := a.checkNumbering(ctx)
 	a.Backups, a.AdminToken = newBackupManager(a, r.log), newAdminToken()
 	// Direct mode begins before the deliverer runs (app/dgi.go).
@@ -187,6 +191,7 @@ func (r *Runner) open(ctx context.Context) error {
 	}
 	s.done.Go(func() { a.Backups.Run(bg) })
 	s.done.Go(func() { runArchiver(bg, a, r.log) })
+	s.done.Go(func() { a.PrinterWatch.Run(bg) })
 	r.cur = s
 	// The run file lets one-shot commands (doctor, diagnostics) find this agent.
 	if err := WriteRunFile(a.DataDir, a.Name, RunInfo{PID: os.Getpid(), BaseURL: srv.BaseURL(), Started: time.Now(), AdminToken: a.AdminToken}); err != nil {

@@ -54,6 +54,7 @@ func (a *Agent) facts(ctx context.Context, now time.Time) (health.State, error) 
 	storage := a.DB.Storage()
 	st.Storage = &storage
 	st.Backup = backupState(a)
+	st.Printer = a.PrinterWatch.state()
 	if st.DGI, err = dgiState(ctx, a, now); err != nil {
 		return st, err
 	}

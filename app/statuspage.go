@@ -126,6 +126,7 @@ func formatDateTime(t time.Time) string {
 // statusView is what the page shows, every value already written out.
 type statusView struct {
 	Status, StatusLabel       string
+	TestMode                  bool // a sandbox profile: MODO PRUEBA in the header
 	Warnings                  []viewWarning
 	Profile                   string
 	Environment               string
@@ -193,6 +194,7 @@ func newStatusView(rep *apitype.StateReport, sales *salesToday, currency func(uu
 	v := statusView{
 		Status:      rep.Status,
 		StatusLabel: label(statusLabels, rep.Status),
+		TestMode:    rep.Environment != "" && rep.Environment != "produccion",
 		Profile:     rep.Profile,
 		Environment: label(envLabels, rep.Environment),
 		BaseURL:     rep.BaseURL,

@@ -187,3 +187,16 @@ func TestPendingAge(t *testing.T) {
 		}
 	}
 }
+
+// TestNewStatusView_testMode: a sandbox profile's page says MODO PRUEBA in
+// its header; a production profile's does not.
+func TestNewStatusView_testMode(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, cfe.Montevideo)
+	for env, want := range map[string]bool{"sandbox": true, "produccion": false} {
+		rep := &apitype.StateReport{HealthReport: apitype.HealthReport{Status: apitype.HealthOK, Environment: env}}
+		if got := newStatusView(rep, nil, func(string) string { return "UYU" }, now).TestMode; got != want {
+			t.Errorf("%s: TestMode = %v, want %v", env, got, want)
+		}
+	}
+}

@@ -29,30 +29,70 @@ var iconColors = [...]color.NRGBA{
 	IconError:   {0xd0, 0x33, 0x2b, 0xff},
 }
 
-type iconSet struct{ png, ico [len(iconColors)][]byte }
+// testMarkColor is the test mode's badge: violet, a colour no state uses.
+var testMarkColor = color.NRGBA{0x6a, 0x1b, 0x9a, 0xff}
+
+// iconSet holds every icon: [test mode][state].
+type iconSet struct{ png, ico [2][len(iconColors)][]byte }
 
 // icons draws every icon once, on first use.
 var icons = sync.OnceValue(func() iconSet {
 	var set iconSet
-	for s := range iconColors {
-		set.png[s] = drawIcon(iconColors[s])
-		set.ico[s] = wrapICO(set.png[s], iconSize)
+	for test := range 2 {
+		for s := range iconColors {
+			set.png[test][s] = drawIcon(iconColors[s], test == 1)
+			set.ico[test][s] = wrapICO(set.png[test][s], iconSize)
+		}
 	}
 	return set
 })
 
 // IconPNG returns the tray icon for s as a PNG image.
-func IconPNG(s IconState) []byte { return icons().png[clampState(s)] }
+func IconPNG(s IconState) []byte { return icons().png[0][clampState(s)] }
 
 // IconICO returns the tray icon for s as a Windows ICO file (one PNG-encoded
 // image, which Windows accepts since Vista).
-func IconICO(s IconState) []byte { return icons().ico[clampState(s)] }
+func IconICO(s IconState) []byte { return icons().ico[0][clampState(s)] }
+
+// TestModeIconPNG is IconPNG marked for test mode (a sandbox profile, whose
+// receipts have no fiscal value): a violet badge with a white "P" (prueba)
+// in the bottom right corner, over the state's colour.
+func TestModeIconPNG(s IconState) []byte { return icons().png[1][clampState(s)] }
+
+// TestModeIconICO is TestModeIconPNG as a Windows ICO file.
+func TestModeIconICO(s IconState) []byte { return icons().ico[1][clampState(s)] }
+
+// testGlyph is the badge's "P", 5 × 7 pixels.
+var testGlyph = [7]string{"####.", "#...#", "#...#", "####.", "#....", "#....", "#...."}
+
+// drawTestMark paints the test mode's badge: a violet square with a white
+// rim in the bottom right corner (columns and rows 19..31) holding a "P".
+func drawTestMark(img *image.NRGBA) {
+	white := color.NRGBA{0xff, 0xff, 0xff, 0xff}
+	for y := 19; y < iconSize; y++ {
+		for x := 19; x < iconSize; x++ {
+			if x == 19 || y == 19 || x == iconSize-1 || y == iconSize-1 {
+				img.SetNRGBA(x, y, white)
+				continue
+			}
+			img.SetNRGBA(x, y, testMarkColor)
+		}
+	}
+	for dy, row := range testGlyph {
+		for dx, c := range row {
+			if c == '#' {
+				img.SetNRGBA(23+dx, 22+dy, white)
+			}
+		}
+	}
+}
 
 func clampState(s IconState) IconState { return min(max(s, IconOK), IconError) }
 
 // drawIcon paints a filled disc of colour c holding a white receipt: a
-// rectangle with a zigzag foot and three text lines.
-func drawIcon(c color.NRGBA) []byte {
+// rectangle with a zigzag foot and three text lines; test adds the test
+// mode's badge.
+func drawIcon(c color.NRGBA, test bool) []byte {
 	img := image.NewNRGBA(image.Rect(0, 0, iconSize, iconSize))
 	const center, radius = (iconSize - 1) / 2.0, iconSize/2.0 - 0.5
 	white := color.NRGBA{0xff, 0xff, 0xff, 0xff}
@@ -86,6 +126,9 @@ func drawIcon(c color.NRGBA) []byte {
 			}
 			img.SetNRGBA(x, row, c)
 		}
+	}
+	if test {
+		drawTestMark(img)
 	}
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {

@@ -34,6 +34,7 @@ func Assess(rep *apitype.StateReport, st State, now time.Time) {
 	addStorage(rep, st.Storage)
 	addBackup(rep, st.Backup, now)
 	addDGI(rep, st.DGI, now)
+	addPrinter(rep, st.Printer)
 }
 
 // Flag raises rep's status to at least status (ok < degraded < error) and

@@ -40,6 +40,9 @@ type State struct {
 	// by the provider; nil in provider mode while the provider reported
 	// none.
 	DGI *DGIStatus
+	// Printer is what the agent last learned of the profile's default
+	// printer (printer.go); nil before the first check, or without one.
+	Printer *Printer
 }
 
 // NumberingHold is a store that waits to know where numbering stands.

@@ -38,10 +38,22 @@ func (z ZoneStatus) Message() string {
 	if z.OK() {
 		return fmt.Sprintf("zona horaria %s (%s): correcta", name, FormatOffset(z.Offset))
 	}
+	fix := "Corrija la zona horaria del sistema"
+	if z.Source == WindowsZoneSource {
+		fix = "Corrija la zona horaria en " + WindowsZoneFix
+	}
 	return fmt.Sprintf("La zona horaria del equipo es %s con desfase %s; para firmar se requiere %s con desfase -03:00. "+
-		"Corrija la zona horaria del sistema y reintente: no se firmó ningún comprobante.",
-		name, FormatOffset(z.Offset), RequiredZone)
+		"%s y reintente: no se firmó ningún comprobante.",
+		name, FormatOffset(z.Offset), RequiredZone, fix)
 }
+
+// WindowsZoneSource is ZoneStatus.Source when the zone was read from the
+// Windows registry (internal/machinezone).
+const WindowsZoneSource = "registry"
+
+// WindowsZoneFix is where a Windows user sets the zone: the path of Windows
+// 10 and 11's Settings app in Spanish, and the zone as its list names it.
+const WindowsZoneFix = "Configuración > Hora e idioma > Fecha y hora > Zona horaria: «(UTC-03:00) Montevideo»"
 
 // FormatOffset writes an offset in seconds as ±hh:mm.
 func FormatOffset(sec int) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +24,11 @@ import (
 // package goes away; postrm reloads systemd on remove and drops
 // deb-systemd-helper's record on purge, and neither touches the data
 // directory. systemd's tools failing fail no script; a user or data directory
-// that cannot be made fails postinst.
+// that cannot be made fails postinst. postinst then starts the tray agent in
+// the installing desktop user's session (SUDO_USER, or PKEXEC_UID's user,
+// with a session bus under CFE_AGENT_RUN_USER) with systemd-run --user
+// --machine=USER@, says so, and says it when that fails without failing;
+// without such a user (root, no session) it starts nothing.
 func TestDeb_maintainerScripts(t *testing.T) {
 	t.Parallel()
 	testtool.Require(t, "dpkg-deb")
@@ -54,6 +59,9 @@ func TestDeb_maintainerScripts(t *testing.T) {
 		failing    []string // the recorders that exit 1
 		wantFail   bool     // the script must exit non-zero
 		want       []string // the commands run, in order
+		env        []string // more of the script's environment (SUDO_USER, PKEXEC_UID)
+		userBus    bool     // the installing user's session runs: /run/user/1000/bus is a socket
+		wantOut    string   // what the script must print
 	}{
 		{name: "postinst configure, no user yet", script: "postinst", args: []string{"configure"},
 			want: with(newUser, newState...)},
@@ -80,6 +88,25 @@ func TestDeb_maintainerScripts(t *testing.T) {
 			systemd: true, failing: []string{"adduser"}, wantFail: true, want: []string{"getent passwd " + user, addUser}},
 		{name: "postinst configure, the data directory cannot be made", script: "postinst", args: []string{"configure"},
 			userExists: true, systemd: true, failing: []string{"mkdir"}, wantFail: true, want: with(oldUser, newState[0])},
+		// The tray agent starts for the desktop user who installs, in that
+		// user's session (its systemd user manager).
+		{name: "postinst configure by sudo from a desktop session, systemd", script: "postinst", args: []string{"configure"},
+			systemd: true, env: []string{"SUDO_USER=ana"}, userBus: true,
+			want:    with(with(newUser, newState...), "systemctl --system daemon-reload", "id -u ana", startTray("ana")),
+			wantOut: "cfe-agent: el agente se inició en la sesión de ana (ícono en la bandeja)."},
+		{name: "postinst configure through pkexec from a desktop session, systemd", script: "postinst", args: []string{"configure"},
+			systemd: true, env: []string{"PKEXEC_UID=1000"}, userBus: true,
+			want: with(with(newUser, newState...), "systemctl --system daemon-reload", "getent passwd 1000", "id -u ana", startTray("ana"))},
+		{name: "postinst configure 0.0.1 (upgrade) by sudo, the agent cannot start", script: "postinst", args: []string{"configure", "0.0.1"},
+			userExists: true, stateDir: true, systemd: true, env: []string{"SUDO_USER=ana"}, userBus: true, failing: []string{"systemd-run"},
+			want:    with(oldUser, "systemctl --system daemon-reload", "deb-systemd-invoke try-restart cfe-agent.service", "id -u ana", startTray("ana")),
+			wantOut: "cfe-agent: no se pudo iniciar el agente en la sesión de ana"},
+		{name: "postinst configure by sudo without a desktop session", script: "postinst", args: []string{"configure"},
+			systemd: true, env: []string{"SUDO_USER=ana"},
+			want: with(with(newUser, newState...), "systemctl --system daemon-reload", "id -u ana")},
+		{name: "postinst configure by root at a console", script: "postinst", args: []string{"configure"},
+			systemd: true, env: []string{"SUDO_USER=root"}, userBus: true,
+			want: with(with(newUser, newState...), "systemctl --system daemon-reload")},
 		{name: "postinst abort-upgrade", script: "postinst", args: []string{"abort-upgrade", "0.0.1"}, systemd: true},
 		{name: "prerm remove, systemd", script: "prerm", args: []string{"remove"}, systemd: true,
 			want: []string{"deb-systemd-invoke stop cfe-agent.service"}},
@@ -109,7 +136,8 @@ func TestDeb_maintainerScripts(t *testing.T) {
 			// one of tt.failing; getent finds the user only when it exists,
 			// and always the lp group.
 			recorders := map[string]string{}
-			for _, name := range []string{"getent", "adduser", "mkdir", "chown", "systemctl", "deb-systemd-invoke", "deb-systemd-helper"} {
+			for _, name := range []string{"getent", "adduser", "mkdir", "chown", "systemctl", "deb-systemd-invoke", "deb-systemd-helper",
+				"id", "systemd-run"} {
 				body := "#!" + sh + "\necho \"${0##*/} $*\" >> '" + log + "'\n"
 				if slices.Contains(tt.failing, name) {
 					body += "exit 1\n"
@@ -117,6 +145,8 @@ func TestDeb_maintainerScripts(t *testing.T) {
 				recorders[name] = body
 			}
 			recorders["getent"] += "[ \"$1\" = group ] && exit 0\n"
+			recorders["getent"] += "[ \"$2\" = 1000 ] && echo 'ana:x:1000:1000:Ana:/home/ana:/bin/bash' && exit 0\n"
+			recorders["id"] += "echo 1000\n"
 			if tt.userExists {
 				recorders["getent"] += "exit 0\n"
 			} else {
@@ -152,9 +182,26 @@ func TestDeb_maintainerScripts(t *testing.T) {
 					}
 				}
 			}
+			// The users' runtime directories, with ana's session bus (uid
+			// 1000) when her session runs.
+			runUser := filepath.Join(t.TempDir(), "run-user")
+			if tt.userBus {
+				if err := os.MkdirAll(filepath.Join(runUser, "1000"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				l, err := net.Listen("unix", filepath.Join(runUser, "1000", "bus"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { l.Close() })
+			}
 			cmd := exec.Command(sh, append([]string{filepath.Join(control, tt.script)}, tt.args...)...)
-			cmd.Env = []string{"PATH=" + bin, "CFE_AGENT_RUN_SYSTEMD=" + runSystemd, "CFE_AGENT_STATE_DIR=" + stateDir}
+			cmd.Env = append([]string{"PATH=" + bin, "CFE_AGENT_RUN_SYSTEMD=" + runSystemd, "CFE_AGENT_STATE_DIR=" + stateDir,
+				"CFE_AGENT_RUN_USER=" + runUser}, tt.env...)
 			out, err := cmd.CombinedOutput()
+			if !strings.Contains(string(out), tt.wantOut) {
+				t.Errorf("%s %s printed %q, want %q", tt.script, tt.args, out, tt.wantOut)
+			}
 			switch {
 			case tt.wantFail && err == nil:
 				t.Errorf("%s %s exited 0, want a failure\n%s", tt.script, tt.args, out)
@@ -180,4 +227,10 @@ func TestDeb_maintainerScripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startTray is the command postinst starts the tray agent with in user's
+// session.
+func startTray(user string) string {
+	return "systemd-run --user --machine=" + user + "@ --no-block --collect --quiet --unit=cfe-agent-tray /usr/bin/cfe-agent --autostart"
 }

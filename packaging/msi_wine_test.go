@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/wine"
 )
 
 // winePrefix is a Wine prefix of the test's own, with wineserver stopped
@@ -85,13 +86,39 @@ func (w *winePrefix) regValue(key, name string) string {
 	return ""
 }
 
+// waitAgentStarted waits (a minute at most) until the agent the installer
+// started has written its log in logDir (its data folder's logs), then
+// stops it and removes the log: the next install's start is seen afresh.
+func (w *winePrefix) waitAgentStarted(logDir, after string) {
+	w.t.Helper()
+	if !testtool.WaitUntil(w.t, time.Minute, func() bool {
+		logs, _ := filepath.Glob(filepath.Join(logDir, "*"))
+		for _, l := range logs {
+			if b, _ := os.ReadFile(l); len(b) > 0 {
+				return true
+			}
+		}
+		return false
+	}) {
+		w.t.Fatalf("after %s, the agent wrote no log in %s within a minute: the installer did not start it", after, logDir)
+	}
+	// /f: a prefix without a display has no window to send WM_CLOSE to.
+	_ = w.command("wine", "taskkill", "/f", "/im", "cfe-agent.exe").Run()
+	if !testtool.WaitUntil(w.t, time.Minute, func() bool { return os.RemoveAll(logDir) == nil }) {
+		w.t.Fatalf("the agent's log folder %s stayed in use after taskkill", logDir)
+	}
+}
+
 func (w *winePrefix) drive(path ...string) string {
 	return filepath.Join(append([]string{w.dir, "drive_c"}, path...)...)
 }
 
 // TestMSI_wine installs the MSI with Wine's msiexec, upgrades it with a
 // newer build of the same installer, and uninstalls it: the files, the Run
-// value and the Start-menu entry come and go; the user's data stays.
+// value and the Start-menu entry come and go; the user's data stays. The
+// install and the upgrade start the agent for the installing user, as the
+// Run value would at the next login (cfe-agent.exe --autostart): its log
+// appears in the user's data folder.
 func TestMSI_wine(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -102,6 +129,7 @@ func TestMSI_wine(t *testing.T) {
 	// The prefix first: wineboot (mostly disk) runs while another test
 	// builds the installers (mostly CPU).
 	w := newWinePrefix(t)
+	wine.RunsGo(t, w.dir) // the agent the installer starts is a Go program
 	dir := distDir(t)
 	msi := one(t, dir, "*.msi")
 
@@ -143,6 +171,7 @@ func TestMSI_wine(t *testing.T) {
 	if len(shortcut()) != 1 {
 		t.Errorf("after install, Start-menu entries %q; want one «Agente CFE»", shortcut())
 	}
+	w.waitAgentStarted(filepath.Join(data, "logs"), "the install")
 
 	// A service "cfe-agent service install" made (registered here with sc:
 	// this prefix cannot run the Go program). The MSI's ServiceControl
@@ -190,6 +219,7 @@ func TestMSI_wine(t *testing.T) {
 	if code := w.msiexec("/i", newer); code != 0 {
 		t.Fatalf("msiexec /i of the newer MSI: exit %d", code)
 	}
+	w.waitAgentStarted(filepath.Join(data, "logs"), "the upgrade")
 	out, _ := w.command("wine", "reg", "query", `HKLM\Software\Microsoft\Windows\CurrentVersion\Uninstall`, "/s").Output()
 	if n := bytes.Count(out, []byte("Agente CFE")); n != 1 || !bytes.Contains(out, []byte(newerVersion)) {
 		t.Errorf("after the upgrade, %d «Agente CFE» in Add/Remove Programs, want one at %s:\n%s", n, newerVersion, out)

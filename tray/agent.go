@@ -72,6 +72,14 @@ type Config struct {
 	// desktop folder when there is one, else the home folder; the platform's
 	// when nil.
 	SaveDir func() (string, error)
+	// Confirm asks the cashier whether to close the agent ("Salir"): true
+	// for yes. The platform's dialog when nil (zenity or kdialog on Linux,
+	// MessageBoxW on Windows); where there is none, "Salir" is a submenu
+	// that asks instead.
+	Confirm func(ctx context.Context) (bool, error)
+	// confirmDialog is whether Confirm shows a dialog (a Confirm given
+	// by the caller does).
+	confirmDialog bool
 }
 
 // Notification is a desktop notification, in Spanish.
@@ -79,6 +87,7 @@ type Notification struct {
 	Summary string
 	Body    string
 	Urgent  bool // the agent cannot sign: critical urgency, error icon
+	Failed  bool // something the cashier asked for failed: error icon, normal urgency
 }
 
 // Errors of AskSavePath.
@@ -104,6 +113,9 @@ func (c *Config) defaults() {
 	}
 	if c.Open == nil {
 		c.Open = OpenDefault
+	}
+	if c.Confirm != nil {
+		c.confirmDialog = true
 	}
 }
 

@@ -22,9 +22,15 @@
 // wire types (localapi/apitype) and declares the port (Agent) the
 // application implements.
 //
-// The menu's first line says why the agent is red or amber. Reprint results,
-// an exported diagnostic archive and the agent turning red (once per
-// transition) are also desktop notifications: org.freedesktop.Notifications
+// The menu's first line says MODO PRUEBA for a sandbox profile (the tooltip
+// and a badge on the icon say it too); then why the agent is red or amber,
+// in lines of at most 60 characters, with "Detalles…" (the status page).
+// Titles have their mnemonic marker doubled (label.go). "Salir" asks first
+// (confirm.go: zenity or kdialog on Linux, MessageBoxW on Windows, else a
+// submenu with the question). Reprint results,
+// an exported diagnostic archive, the agent turning red (once per
+// transition) and a print job that failed on the default printer are also
+// desktop notifications, failures with an error icon: org.freedesktop.Notifications
 // on Linux, a balloon of the tray icon on Windows. "Exportar diagnóstico…"
 // asks where to save with the desktop's save dialog (zenity or kdialog on
 // Linux); without one (Windows, macOS, a Linux desktop lacking both) the item

@@ -28,7 +28,10 @@ const (
 	labelAutostart  = "Iniciar con el sistema"
 	labelLogs       = "Abrir carpeta de registros"
 	labelDiagnose   = "Exportar diagnóstico" // "…" added when a save dialog will ask where
+	labelDetails    = "Detalles…"
 	labelQuit       = "Salir"
+	labelQuitYes    = "Sí, cerrar el agente"
+	labelQuitNo     = "No, seguir firmando"
 )
 
 // appName names the agent in notifications and the tray.
@@ -50,9 +53,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if cfg.SaveDir == nil {
 		cfg.SaveDir = saveDir
 	}
+	if cfg.Confirm == nil {
+		cfg.Confirm, cfg.confirmDialog = confirmQuit, hasConfirmDialog()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := &menu{cfg: cfg, log: cfg.Logger, actions: make(chan func(), 8)}
+	m := &menu{cfg: cfg, log: cfg.Logger, actions: make(chan func(), 8), jobFailSeen: time.Now()}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("tray: %v", r)
@@ -79,7 +85,9 @@ type menu struct {
 	actions chan func()
 	quit    bool
 
-	reason    *systray.MenuItem // the red or amber reason, first; hidden when all is well
+	testMode  *systray.MenuItem                 // MODO PRUEBA, first; hidden in production
+	reasons   [maxReasonLines]*systray.MenuItem // the red or amber reason; hidden when all is well
+	details   *systray.MenuItem                 // "Detalles…": the status page, with the reason
 	lines     [4]*systray.MenuItem
 	backup    *systray.MenuItem // the last backup (backupline.go)
 	report    *systray.MenuItem // the daily report to DGI (reportline.go); hidden when the agent knows none
@@ -92,6 +100,10 @@ type menu struct {
 	rep      *apitype.StateReport
 	settings Settings
 	red      redWatch
+	asking   bool // the quit question is open
+	// jobFailSeen is when the last failed print job was notified (or the
+	// tray started): a newer one in the report is notified once.
+	jobFailSeen time.Time
 }
 
 // choiceMenu is a submenu of checkable names, one of them checked.
@@ -105,9 +117,16 @@ type choiceMenu struct {
 
 func (m *menu) build() {
 	systray.SetTitle(appName)
-	m.reason = systray.AddMenuItem("", "")
-	m.reason.Disable()
-	m.reason.Hide()
+	m.testMode = systray.AddMenuItem(testModeLine, "Perfil de prueba: los comprobantes no se declaran a DGI")
+	m.testMode.Disable()
+	m.testMode.Hide()
+	for i := range m.reasons {
+		m.reasons[i] = systray.AddMenuItem("", "")
+		m.reasons[i].Disable()
+		m.reasons[i].Hide()
+	}
+	m.details = m.add(systray.AddMenuItem(labelDetails, "Abre la página de estado con todos los avisos"), m.doStatusPage)
+	m.details.Hide()
 	for i := range m.lines {
 		m.lines[i] = systray.AddMenuItem("", "")
 		m.lines[i].Disable()
@@ -135,7 +154,18 @@ func (m *menu) build() {
 	}
 	m.add(systray.AddMenuItem(diagnose, "Guarda un archivo .zip para soporte técnico"), m.doDiagnose)
 	systray.AddSeparator()
-	m.add(systray.AddMenuItem(labelQuit, "Detiene el agente"), func() { m.quit = true })
+	quit := systray.AddMenuItem(labelQuit, "Detiene el agente")
+	if m.cfg.confirmDialog {
+		m.add(quit, m.doQuit)
+	} else {
+		// No dialog to ask with: the question is a submenu.
+		for _, l := range wrapText(quitQuestion+" "+quitDetail, maxLineRunes) {
+			quit.AddSubMenuItem(menuLabel(l), "").Disable()
+		}
+		m.add(quit.AddSubMenuItem(labelQuitYes, "Detiene el agente: no se firman ventas hasta que vuelva a abrirlo"),
+			m.quitConfirmed)
+		m.add(quit.AddSubMenuItem(labelQuitNo, "El agente sigue funcionando"), func() {})
+	}
 	m.refresh(context.Background())
 }
 
@@ -186,12 +216,25 @@ func (m *menu) refresh(ctx context.Context) {
 	// refresh races the item's registration), and setting them is cheap.
 	a := Assess(rep, err)
 	systray.SetTooltip(a.Tooltip(m.settings.Profile))
-	setIcon(a.State)
-	if l := reasonLine(a); l == "" {
-		m.reason.Hide()
+	setIcon(a.State, a.Test)
+	if a.Test {
+		m.testMode.Show()
 	} else {
-		m.reason.SetTitle(l)
-		m.reason.Show()
+		m.testMode.Hide()
+	}
+	lines := reasonLines(a)
+	for i, it := range m.reasons {
+		if i < len(lines) {
+			it.SetTitle(menuLabel(lines[i]))
+			it.Show()
+		} else {
+			it.Hide()
+		}
+	}
+	if len(lines) > 0 && m.settings.StatusURL != "" {
+		m.details.Show()
+	} else {
+		m.details.Hide()
 	}
 	if m.red.turnedRed(a.State) {
 		summary := "El agente CFE no puede firmar"
@@ -200,14 +243,18 @@ func (m *menu) refresh(ctx context.Context) {
 		}
 		m.notify(Notification{Summary: summary, Body: a.Reason, Urgent: true})
 	}
-	for i, l := range statusLines(rep, m.settings.Profile) {
-		m.lines[i].SetTitle(l)
+	if n, ok := failedJob(rep, m.jobFailSeen); ok {
+		m.jobFailSeen = rep.Printer.At
+		m.notify(n)
 	}
-	m.backup.SetTitle(backupLine(rep, time.Now()))
+	for i, l := range statusLines(rep, m.settings.Profile) {
+		m.lines[i].SetTitle(menuLabel(l))
+	}
+	m.backup.SetTitle(menuLabel(backupLine(rep, time.Now())))
 	if l := reportLine(rep); l == "" {
 		m.report.Hide()
 	} else {
-		m.report.SetTitle(l)
+		m.report.SetTitle(menuLabel(l))
 		m.report.Show()
 	}
 	if lastReceipt(rep) == "" || m.settings.DefaultPrinter == "" {
@@ -229,10 +276,10 @@ func (m *menu) sync(c *choiceMenu, names []string, current string) {
 	c.names = slices.Clone(names)
 	for i, name := range names {
 		if i == len(c.items) {
-			c.items = append(c.items, m.add(c.parent.AddSubMenuItemCheckbox(name, "", false), m.chooser(c, i)))
+			c.items = append(c.items, m.add(c.parent.AddSubMenuItemCheckbox(menuLabel(name), "", false), m.chooser(c, i)))
 		}
 		it := c.items[i]
-		it.SetTitle(name)
+		it.SetTitle(menuLabel(name))
 		it.Show()
 		if name == current {
 			it.Check()
@@ -274,8 +321,9 @@ func (m *menu) doReprint() {
 	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 	defer cancel()
 	if err := m.cfg.Agent.Print(ctx, uuid, alias); err != nil {
+		m.jobFailSeen = time.Now() // notified here, not again from the report
 		msg := m.fail("no se pudo reimprimir", err)
-		m.notify(Notification{Summary: "No se pudo reimprimir", Body: msg})
+		m.notify(Notification{Summary: "No se pudo reimprimir", Body: msg, Failed: true})
 		return
 	}
 	m.log.Info("tray: reprinted the last receipt", "uuid", uuid, "printer", alias)
@@ -343,7 +391,7 @@ func (m *menu) exportDiagnostics(path string) {
 	path, err := m.cfg.Agent.ExportDiagnostics(ctx, path)
 	if err != nil {
 		msg := m.fail("no se pudo exportar el diagnóstico", err)
-		m.notify(Notification{Summary: "No se pudo exportar el diagnóstico", Body: msg})
+		m.notify(Notification{Summary: "No se pudo exportar el diagnóstico", Body: msg, Failed: true})
 		return
 	}
 	m.log.Info("tray: diagnostics exported", "path", path)
@@ -352,8 +400,42 @@ func (m *menu) exportDiagnostics(path string) {
 	m.open(filepath.Dir(path), "la carpeta del diagnóstico")
 }
 
+// doQuit asks the quit question with the desktop's dialog, on a goroutine
+// of its own (the menu keeps refreshing while it is open), and quits on
+// "Sí". A second click while it is open does not ask again. When the dialog
+// cannot be shown the agent stays, and the notice line says so.
+func (m *menu) doQuit() {
+	if m.asking {
+		return
+	}
+	m.asking = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), dialogTimeout)
+		defer cancel()
+		yes, err := m.cfg.Confirm(ctx)
+		m.actions <- func() {
+			m.asking = false
+			switch {
+			case err != nil:
+				m.fail("no se pudo preguntar si cerrar el agente: sigue funcionando", err)
+			case yes:
+				m.quitConfirmed()
+			default:
+				m.log.Info("tray: quit not confirmed")
+			}
+		}
+	}()
+}
+
+// quitConfirmed ends the loop: the cashier said yes.
+func (m *menu) quitConfirmed() {
+	m.log.Info("tray: quit confirmed")
+	m.quit = true
+}
+
 // say shows a notice line at the top of the menu.
 func (m *menu) say(notice string) {
+	notice = menuLabel(notice)
 	m.notice.SetTitle(notice)
 	m.notice.Show()
 }
@@ -381,10 +463,16 @@ func (m *menu) notify(n Notification) {
 	}()
 }
 
-func setIcon(s assets.IconState) {
-	if runtime.GOOS == "windows" {
+// setIcon shows the icon of state s, with the test mode's mark when test.
+func setIcon(s assets.IconState, test bool) {
+	switch {
+	case runtime.GOOS == "windows" && test:
+		systray.SetIcon(assets.TestModeIconICO(s))
+	case runtime.GOOS == "windows":
 		systray.SetIcon(assets.IconICO(s))
-		return
+	case test:
+		systray.SetIcon(assets.TestModeIconPNG(s))
+	default:
+		systray.SetIcon(assets.IconPNG(s))
 	}
-	systray.SetIcon(assets.IconPNG(s))
 }

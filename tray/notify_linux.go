@@ -26,7 +26,9 @@ type notifier struct {
 func newNotifier(log *slog.Logger) *notifier { return &notifier{log: log} }
 
 // notify shows n. The urgency hint is critical (2) for an agent that cannot
-// sign, normal (1) otherwise; the server decides how long it stays (-1).
+// sign, normal (1) otherwise; the icon is an error's for that and for a
+// failure (Failed), information's otherwise; the server decides how long it
+// stays (-1).
 func (nt *notifier) notify(n Notification) error {
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
@@ -41,8 +43,11 @@ func (nt *notifier) notify(n Notification) error {
 		nt.conn = conn
 	}
 	urgency, icon := byte(1), "dialog-information"
-	if n.Urgent {
+	switch {
+	case n.Urgent:
 		urgency, icon = 2, "dialog-error"
+	case n.Failed:
+		icon = "dialog-error"
 	}
 	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(urgency)}
 	var id uint32

@@ -66,7 +66,7 @@ func (nt *notifier) notify(n Notification) error {
 	}
 	nid := notifyIconData{Wnd: hwnd, ID: trayIconID, Flags: nifInfo, InfoFlags: niifInfo | niifNoSound}
 	nid.Size = uint32(unsafe.Sizeof(nid))
-	if n.Urgent {
+	if n.Urgent || n.Failed {
 		nid.InfoFlags = niifError
 	}
 	copyUTF16(nid.InfoTitle[:], n.Summary)

@@ -17,6 +17,19 @@ type Assessment struct {
 	// Signs: the agent can sign (a red icon then means a daily report to
 	// DGI past its deadline, not a refusal to sign).
 	Signs bool
+	// Test is a profile of the sandbox environment: its receipts have no
+	// fiscal value, and the tray says MODO PRUEBA (first line, tooltip,
+	// icon mark).
+	Test bool
+}
+
+// testModeLine is the menu's first line in test mode.
+const testModeLine = "MODO PRUEBA: comprobantes sin valor fiscal"
+
+// isTestMode reports whether the report is of a profile whose receipts have
+// no fiscal value: any environment but production (the sandbox).
+func isTestMode(rep *apitype.StateReport) bool {
+	return rep != nil && rep.Environment != "" && rep.Environment != "produccion"
 }
 
 // Assess maps a state report (or the error of reading it) to the icon state
@@ -36,9 +49,10 @@ func Assess(rep *apitype.StateReport, err error) Assessment {
 		return Assessment{State: assets.IconError, Reason: "el agente no responde"}
 	}
 	reason := strings.Join(rep.Warnings, "\n")
+	test := isTestMode(rep)
 	switch rep.Status {
 	case apitype.HealthOK:
-		return Assessment{State: assets.IconOK, Signs: true}
+		return Assessment{State: assets.IconOK, Signs: true, Test: test}
 	case apitype.HealthDegraded:
 		if rep.DGI != nil && rep.DGI.UrgenciaReporte == cfe.ReportUrgent {
 			// DGI's deadline for a daily report passed: red, though the
@@ -51,20 +65,24 @@ func Assess(rep *apitype.StateReport, err error) Assessment {
 					rest = append(rest, w)
 				}
 			}
-			return Assessment{State: assets.IconError, Reason: strings.Join(append(first, rest...), "\n"), Signs: true}
+			return Assessment{State: assets.IconError, Reason: strings.Join(append(first, rest...), "\n"), Signs: true, Test: test}
 		}
-		return Assessment{State: assets.IconWarning, Reason: reason, Signs: true}
+		return Assessment{State: assets.IconWarning, Reason: reason, Signs: true, Test: test}
 	default:
 		if reason == "" {
 			reason = "el agente no puede firmar"
 		}
-		return Assessment{State: assets.IconError, Reason: reason}
+		return Assessment{State: assets.IconError, Reason: reason, Test: test}
 	}
 }
 
-// Tooltip is the icon's tooltip: the product, the profile and the reason.
+// Tooltip is the icon's tooltip: the product, MODO PRUEBA in test mode,
+// the profile and the reason.
 func (a Assessment) Tooltip(profile string) string {
 	t := "Agente CFE"
+	if a.Test {
+		t += " — MODO PRUEBA"
+	}
 	if profile != "" {
 		t += " (" + profile + ")"
 	}
@@ -118,6 +136,21 @@ func reasonLine(a Assessment) string {
 		line += fmt.Sprintf(" (y %d avisos más)", n)
 	}
 	return line
+}
+
+// maxReasonLines is how many lines of the menu say why the agent is red or
+// amber; the rest is behind "Detalles…" (the status page).
+const maxReasonLines = 4
+
+// reasonLines is reasonLine broken into lines of at most maxLineRunes
+// characters (at most maxReasonLines of them, the last ending in "…" when
+// cut): nil when all is well.
+func reasonLines(a Assessment) []string {
+	l := reasonLine(a)
+	if l == "" {
+		return nil
+	}
+	return clipLines(wrapText(l, maxLineRunes), maxReasonLines, maxLineRunes)
 }
 
 // receiptName names the newest signed CFE ("e-Ticket A-12"), "El último
@@ -186,4 +219,19 @@ func lastReceipt(rep *apitype.StateReport) string {
 		return ""
 	}
 	return rep.Receipts.Recent[0].UUID
+}
+
+// failedJob is the notification of a print job that failed on the default
+// printer after seen (a POST /pdf of the point of sale, say): an error, not
+// information. ok is false when there is none.
+func failedJob(rep *apitype.StateReport, seen time.Time) (n Notification, ok bool) {
+	if rep == nil || rep.Printer == nil {
+		return Notification{}, false
+	}
+	p := rep.Printer
+	if p.OK || p.Source != apitype.PrinterCheckJob || !p.At.After(seen) {
+		return Notification{}, false
+	}
+	return Notification{Summary: "No se pudo imprimir", Body: "La impresora «" + p.Alias + "» no imprimió el comprobante: " + p.Reason,
+		Failed: true}, true
 }

@@ -49,15 +49,32 @@ func TestAgent_Printers(t *testing.T) {
 	}
 	a := startAgent(t, env, "--listen", "127.0.0.1:0")
 
-	resp, err := http.Get(a.baseURL + "/printers")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The default printer, caja, is asked at once (the CUPS queue's state):
+	// the listing says when and what it found.
 	var got apitype.PrintersReport
-	err = json.NewDecoder(resp.Body).Decode(&got)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /printers: HTTP %d, %v", resp.StatusCode, err)
+	if !testtool.WaitUntil(t, 20*time.Second, func() bool {
+		resp, err := http.Get(a.baseURL + "/printers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = apitype.PrintersReport{}
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /printers: HTTP %d, %v", resp.StatusCode, err)
+		}
+		return len(got.Aliases) == 5 && got.Aliases[1].LastCheck != nil
+	}) {
+		t.Fatalf("GET /printers never showed the default printer's check: %+v", got.Aliases)
+	}
+	if lc := got.Aliases[1].LastCheck; !lc.OK || lc.Source != apitype.PrinterCheckIdle || lc.At.IsZero() {
+		t.Errorf("caja's last check %+v, want ready, from the check between jobs", lc)
+	}
+	for i, al := range got.Aliases {
+		if i != 1 && al.LastCheck != nil {
+			t.Errorf("%s was checked: %+v (only the default printer is watched)", al.Name, al.LastCheck)
+		}
+		got.Aliases[i].LastCheck = nil
 	}
 	want := apitype.PrintersReport{OK: true, Profile: "default",
 		Aliases: []apitype.PrinterAlias{
@@ -128,6 +145,18 @@ func TestAgent_Printers(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("cross-site GET /printers: HTTP %d, want 403", resp.StatusCode)
 		}
+	}
+
+	// The default printer's queue stopped: within a minute /health is no
+	// longer ok and names it, with CUPS's reason.
+	e.Run(t, testtool.Require(t, "cupsdisable"), "-h", e.Server, "-r", "Sin papel", cupsd.RawQueue)
+	var h map[string]any
+	if !testtool.WaitUntil(t, time.Minute, func() bool { _, h = getJSON(t, a.baseURL+"/health"); return h["status"] != "ok" }) {
+		t.Fatalf("/health still %v a minute after the default printer's queue stopped", h)
+	}
+	warnings, _ := json.Marshal(h["warnings"])
+	if want := "la impresora predeterminada «caja» no está lista: la cola «" + cupsd.RawQueue + "» de CUPS está detenida (Sin papel)"; h["status"] != "degraded" || !strings.Contains(string(warnings), want) {
+		t.Errorf("/health %v, want degraded with %q", h, want)
 	}
 
 	// Without CUPS the aliases are still listed, and the listing says why

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 // ownWatcher makes conn a tray host: it exports a StatusNotifierWatcher and
@@ -229,11 +231,23 @@ func TestAgent_trayRed(t *testing.T) {
 		return ok
 	})
 	reason, _ := m.find("No puede firmar: ")
-	if m.visible("")[0] != reason.label() {
-		t.Errorf("the reason is not the menu's first line: %q", m.visible(""))
+	if v := m.visible(""); v[0] != "MODO PRUEBA: comprobantes sin valor fiscal" || v[1] != reason.label() {
+		t.Errorf("the first lines are not MODO PRUEBA and the reason: %q", v)
 	}
-	if !strings.Contains(reason.label(), "zona horaria") {
-		t.Errorf("reason line %q does not name the time zone", reason.label())
+	// The reason wraps at 60 characters; the fix's words are in the menu.
+	if text := reasonText(t, m); !strings.Contains(text, "zona horaria") || !strings.Contains(text, "Corrija la zona horaria") {
+		t.Errorf("the menu's reason %q does not name the time zone and its fix", text)
+	}
+	// The icon: red, with the test mode's violet badge.
+	var r, g, b byte
+	if !testtool.WaitUntil(t, 20*time.Second, func() bool {
+		r, g, b = iconPixel(t, conn, item, 21, 29)
+		return r == 0x6a && g == 0x1b && b == 0x9a
+	}) {
+		t.Errorf("the icon has no test mode badge: pixel (21,29) = %d,%d,%d", r, g, b)
+	}
+	if tip := waitTooltip(t, conn, item, "MODO PRUEBA"); !strings.HasPrefix(tip, "Agente CFE — MODO PRUEBA (sandbox): ") {
+		t.Errorf("tooltip %q", tip)
 	}
 	red := notes.wait(t, "El agente CFE no puede firmar")
 	if red.App != "Agente CFE" || red.Urgency != 2 || !strings.Contains(red.Body, "zona horaria") {

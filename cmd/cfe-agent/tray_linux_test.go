@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/godbus/dbus/v5"
 
@@ -383,9 +384,20 @@ func TestAgent_trayOverDBus(t *testing.T) {
 		t.Errorf("autostart entry %s: %v\n%s", desktop, err, b)
 	}
 
-	// Salir: a clean exit with status 0.
-	quit, _ := m.find("Salir")
-	click(t, conn, item, quit.ID)
+	// Salir asks first. This desktop has no dialog program: the question
+	// is Salir's submenu. "No" keeps the agent; "Sí" closes it, with a
+	// clean exit, status 0.
+	quit := m.child("Salir")
+	if got := quit.visible(""); !slices.Equal(got, []string{"¿Cerrar el agente? No se podrán firmar ventas hasta que", "vuelva a abrirlo.",
+		"Sí, cerrar el agente", "No, seguir firmando"}) {
+		t.Fatalf("Salir's submenu %q", got)
+	}
+	click(t, conn, item, quit.child("No, seguir firmando").ID)
+	waitRefreshes(t, addr, 1) // the action ran: the loop refreshes after every one
+	if _, err := p.client().Health(context.Background()); err != nil {
+		t.Fatalf("the agent stopped after Salir > No: %v", err)
+	}
+	click(t, conn, item, quit.child("Sí, cerrar el agente").ID)
 	if code := p.wait(15 * time.Second); code != 0 {
 		t.Fatalf("exit status %d after Salir", code)
 	}
@@ -492,7 +504,7 @@ func TestAgent_trayActions(t *testing.T) {
 	conn := busConn(t, addr)
 	m := waitMenu(t, conn, item, "both profiles and printers", func(m menuItem) bool {
 		v := m.visible("")
-		return slices.Contains(v, "Perfil/segundo") && slices.Contains(v, "Impresora predeterminada/otra")
+		return slices.Contains(v, "Perfil/segundo") && slices.Contains(v, "Impresora predeterminada/termica__raster")
 	})
 	waitOpened := func(want string) {
 		t.Helper()
@@ -525,27 +537,29 @@ func TestAgent_trayActions(t *testing.T) {
 	}
 
 	// Default printer: the file changes and the agent's status page uses it.
-	click(t, conn, item, m.child("Impresora predeterminada").child("otra").ID)
-	m = waitMenu(t, conn, item, "otra checked", func(m menuItem) bool {
-		return m.child("Impresora predeterminada").child("otra").Props["toggle-state"].Value() == int32(1)
+	// The printer's name keeps its underscore: dbusmenu reads "_" as a
+	// mnemonic, so the label doubles it ("termica__raster" shows as
+	// termica_raster).
+	click(t, conn, item, m.child("Impresora predeterminada").child("termica__raster").ID)
+	m = waitMenu(t, conn, item, "termica_raster checked", func(m menuItem) bool {
+		return m.child("Impresora predeterminada").child("termica__raster").Props["toggle-state"].Value() == int32(1)
 	})
-	if cfg, _ := os.ReadFile(filepath.Join(dataDir, "config.yaml")); !strings.Contains(string(cfg), "default_printer: otra") {
-		t.Errorf("config.yaml does not name otra as default printer:\n%s", cfg)
+	if cfg, _ := os.ReadFile(filepath.Join(dataDir, "config.yaml")); !strings.Contains(string(cfg), "default_printer: termica_raster") {
+		t.Errorf("config.yaml does not name termica_raster as default printer:\n%s", cfg)
 	}
 	base := strings.TrimPrefix(func() string { f, _ := m.find("Dirección: "); return f.label() }(), "Dirección: ")
-	if _, page := getAccept(t, base+"/", "text/html"); !strings.Contains(string(page), `data-impresora="otra"`) {
+	if _, page := getAccept(t, base+"/", "text/html"); !strings.Contains(string(page), `data-impresora="termica_raster"`) {
 		t.Error("the status page does not print on the new default printer")
 	}
 
-	// Profile: the agent reopens on "segundo", and says so everywhere.
+	// Profile: the agent reopens on "segundo", and says so everywhere. A
+	// refresh updates the items one by one over D-Bus (the status lines
+	// before the submenu's checks): wait for both.
 	click(t, conn, item, m.child("Perfil").child("segundo").ID)
-	m = waitMenu(t, conn, item, "profile segundo", func(m menuItem) bool {
+	m = waitMenu(t, conn, item, "profile segundo, checked", func(m menuItem) bool {
 		f, _ := m.find("Perfil: ")
-		return f.label() == "Perfil: segundo (sandbox)"
+		return f.label() == "Perfil: segundo (sandbox)" && m.child("Perfil").child("segundo").Props["toggle-state"].Value() == int32(1)
 	})
-	if m.child("Perfil").child("segundo").Props["toggle-state"].Value() != int32(1) {
-		t.Error("segundo is not checked")
-	}
 	base = strings.TrimPrefix(func() string { f, _ := m.find("Dirección: "); return f.label() }(), "Dirección: ")
 	_, body := getAccept(t, base+"/state", "application/json")
 	if !strings.Contains(string(body), `"profile":"segundo"`) {
@@ -564,7 +578,8 @@ func TestAgent_trayActions(t *testing.T) {
 }
 
 // writeTwoProfiles writes the default configuration with a second printer,
-// "otra", and a second sandbox profile, "segundo", that copies the first.
+// "termica_raster" (a name with an underscore), and a second sandbox
+// profile, "segundo", that copies the first.
 func writeTwoProfiles(t *testing.T, dataDir string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(testtool.RepoRoot(t), "profiles", "default.yaml"))
@@ -572,9 +587,9 @@ func writeTwoProfiles(t *testing.T, dataDir string) {
 		t.Fatal(err)
 	}
 	cfg := strings.Replace(string(raw), "        dir: impresiones\n",
-		"        dir: impresiones\n      otra:\n        backend: dir\n        dir: otra\n", 1)
+		"        dir: impresiones\n      termica_raster:\n        backend: dir\n        dir: otra\n", 1)
 	i := strings.Index(cfg, "  sandbox:\n")
-	if i < 0 || !strings.Contains(cfg, "      otra:") {
+	if i < 0 || !strings.Contains(cfg, "      termica_raster:") {
 		t.Fatal("profiles/default.yaml changed shape: update writeTwoProfiles")
 	}
 	cfg += strings.Replace(cfg[i:], "  sandbox:\n", "  segundo:\n", 1)
@@ -628,18 +643,43 @@ func TestAgent_hostedService(t *testing.T) {
 		}) {
 			t.Fatalf("tray never turned amber with the reason within 20 s: tooltip %q, pixel %d,%d,%d", tip, r, g, b)
 		}
-		// The menu's first line says why, too.
+		// The menu's first lines say test mode and why, in lines of at
+		// most 60 characters, with "Detalles…" after them.
 		m := waitMenu(t, conn, item, "the amber reason", func(m menuItem) bool {
 			v := m.visible("")
-			return len(v) > 0 && strings.HasPrefix(v[0], "Atención: ")
+			return len(v) > 1 && strings.HasPrefix(v[1], "Atención: ")
 		})
-		if got := m.visible("")[0]; got != "Atención: "+want {
-			t.Errorf("first menu line %q, want %q", got, "Atención: "+want)
+		if got := m.visible("")[0]; got != "MODO PRUEBA: comprobantes sin valor fiscal" {
+			t.Errorf("first menu line %q, want MODO PRUEBA", got)
+		}
+		if got := reasonText(t, m); got != "Atención: "+want {
+			t.Errorf("the menu's reason %q, want %q", got, "Atención: "+want)
 		}
 		if code := p.stop(syscall.SIGTERM); code != 0 {
 			t.Fatalf("exit status %d", code)
 		}
 	})
+}
+
+// reasonText joins the menu's reason lines (from the first "Atención: " or
+// "No puede firmar: " line to "Detalles…", which must follow them),
+// checking that none is longer than 60 characters.
+func reasonText(t *testing.T, m menuItem) string {
+	t.Helper()
+	v := m.visible("")
+	start := slices.IndexFunc(v, func(l string) bool {
+		return strings.HasPrefix(l, "Atención: ") || strings.HasPrefix(l, "No puede firmar: ")
+	})
+	end := slices.Index(v, "Detalles…")
+	if start < 0 || end <= start {
+		t.Fatalf("no reason lines followed by Detalles… in %q", v)
+	}
+	for _, l := range v[start:end] {
+		if n := utf8.RuneCountInString(l); n > 60 {
+			t.Errorf("reason line of %d characters: %q", n, l)
+		}
+	}
+	return strings.Join(v[start:end], " ")
 }
 
 // waitHostedCheck waits until /state reports a finished check of the hosted
@@ -657,4 +697,55 @@ func waitHostedCheck(t *testing.T, p *agentProc) *apitype.StateReport {
 		t.Fatalf("the hosted service was never checked within 20 s: %+v", st.Hosted)
 	}
 	return st
+}
+
+// TestAgent_trayQuitAsks checks "Salir" on a desktop with a dialog program
+// (a recording zenity): it asks, with Sí/No and No as the default; "No"
+// keeps the agent serving, "Sí" closes it cleanly.
+func TestAgent_trayQuitAsks(t *testing.T) {
+	t.Parallel()
+	addr := startBus(t)
+	w := startWatcher(t, addr)
+	bin := t.TempDir()
+	args, count := filepath.Join(bin, "args.txt"), filepath.Join(bin, "count.txt")
+	// The first question is answered No (exit 1), the second Sí (exit 0).
+	zenity := "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + args + "\necho x >> " + count + "\n" +
+		"[ \"$(wc -l < " + count + ")\" -ge 2 ] && exit 0\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "zenity"), []byte(zenity), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := procEnv(t, t.TempDir(), "DBUS_SESSION_BUS_ADDRESS="+addr)
+	for i, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(e, "PATH=")
+		}
+	}
+	p := startProc(t, env, "--listen", "127.0.0.1:0")
+	item := waitRegistered(t, w, p, "quit question")
+	conn := busConn(t, addr)
+	m := waitMenu(t, conn, item, "Salir", func(m menuItem) bool { _, ok := m.find("Salir"); return ok })
+	quit, _ := m.find("Salir")
+	if len(quit.Children) != 0 {
+		t.Fatalf("Salir has a submenu although a dialog can ask: %q", quit.visible(""))
+	}
+	click(t, conn, item, quit.ID)
+	p.waitLine("tray: quit not confirmed")
+	b, _ := os.ReadFile(args)
+	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, want := range []string{"--question", "--text=¿Cerrar el agente?", "No se podrán firmar ventas hasta que vuelva a abrirlo.",
+		"--ok-label=Sí", "--cancel-label=No", "--default-cancel"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("zenity was not given %q: %q", want, got)
+		}
+	}
+	if h, err := p.client().Health(context.Background()); err != nil || !h.OK {
+		t.Fatalf("the agent does not serve after Salir > No: %+v, %v", h, err)
+	}
+	click(t, conn, item, quit.ID)
+	if code := p.wait(15 * time.Second); code != 0 {
+		t.Fatalf("exit status %d after Salir > Sí", code)
+	}
+	if len(p.stderr.lines("tray: quit confirmed")) != 1 {
+		t.Errorf("the quit was not logged as confirmed:\n%s", p.stderr.String())
+	}
 }

@@ -138,6 +138,9 @@ var allowed = map[string][]string{
 		"store", "tray", "verifier"},
 	// The installers' helper (the icons, and the .deb's unit from service.SystemdUnit) and their tests.
 	"packaging": {"assets", "service"},
+	// scripts/tray-screenshots.sh's converter of xwd's screenshots to PNG:
+	// the standard library only.
+	"scripts/xwd2png": {},
 }
 
 // composition roots import what they wire.

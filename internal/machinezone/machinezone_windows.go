@@ -2,7 +2,11 @@
 
 package machinezone
 
-import "golang.org/x/sys/windows/registry"
+import (
+	"golang.org/x/sys/windows/registry"
+
+	"github.com/cfe-agent/cfe-agent/issuer"
+)
 
 // systemZoneName reads the Windows zone key name (e.g. "Montevideo Standard
 // Time") from the registry.
@@ -17,5 +21,5 @@ func systemZoneName() (name, source string) {
 	if err != nil {
 		return "", "desconocido"
 	}
-	return v, "registry"
+	return v, issuer.WindowsZoneSource
 }

@@ -32,6 +32,9 @@ type PrinterAlias struct {
 	// answer).
 	State  string `json:"state,omitempty"`
 	Reason string `json:"reason,omitempty"` // the spooler's reason, with State
+	// LastCheck is what the agent last learned of the printer (its check
+	// between jobs, or its last job); absent when it knows nothing yet.
+	LastCheck *PrinterCheck `json:"last_check,omitempty"`
 }
 
 // SystemPrinters are the machine's printers, as its spooler reports them.

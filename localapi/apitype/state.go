@@ -64,6 +64,9 @@ type StateReport struct {
 	// those it delivered, as the hosted service reports them (absent while
 	// the service reported no state of DGI).
 	DGI *DGIReport `json:"dgi,omitempty"`
+	// Printer is what the agent last learned of the profile's default
+	// printer (printercheck.go); absent before the first check.
+	Printer *PrinterCheck `json:"printer,omitempty"`
 	// CertificateError is why there is no usable certificate (Certificate is
 	// null), in Spanish; absent otherwise.
 	CertificateError string `json:"certificate_error,omitempty"`

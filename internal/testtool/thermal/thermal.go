@@ -141,12 +141,31 @@ func (p *Printer) Queries() int {
 // returns its address.
 func (p *Printer) Listen(t testing.TB) string {
 	t.Helper()
+	addr, _ := p.ListenStoppable(t)
+	return addr
+}
+
+// ListenStoppable is Listen, with stop: the printer switched off (the port
+// refuses connections, and the open ones are cut), before the test ends.
+func (p *Printer) ListenStoppable(t testing.TB) (addr string, stop func()) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	t.Cleanup(func() { l.Close(); wg.Wait() })
+	var mu sync.Mutex
+	var conns []net.Conn
+	stop = sync.OnceFunc(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	t.Cleanup(stop)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -158,6 +177,9 @@ func (p *Printer) Listen(t testing.TB) string {
 			if err != nil {
 				continue
 			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -166,7 +188,7 @@ func (p *Printer) Listen(t testing.TB) string {
 			}()
 		}
 	}()
-	return l.Addr().String()
+	return l.Addr().String(), stop
 }
 
 // Tools is escpos-tools' directory with its dependency under vendor/

@@ -157,18 +157,36 @@ func (p *Prefix) create(gcc string) {
 	if _, err := os.Stat(filepath.Join(sys32, "kernel32.dll")); err != nil {
 		t.Fatalf("wineboot made no 64-bit prefix in %s (is wine64 installed?): %v", p.Dir, err)
 	}
+	buildShim(t, gcc, sys32)
+	if err := os.WriteFile(filepath.Join(p.Dir, readyFile), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("made the Wine prefix %s in %s", p.Dir, time.Since(start).Round(100*time.Millisecond))
+}
+
+// buildShim builds the ProcessPrng shim into the prefix's system32 folder.
+func buildShim(t testing.TB, gcc, sys32 string) {
+	t.Helper()
 	src := filepath.Join(t.TempDir(), "prng.c")
 	if err := os.WriteFile(src, shimSource, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dll := filepath.Join(sys32, "bcryptprimitives.dll")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	if out, err := exec.CommandContext(ctx, gcc, "-shared", "-O2", "-o", dll, src, "-ladvapi32").CombinedOutput(); err != nil {
 		t.Fatalf("building the ProcessPrng shim: %v\n%s", err, out)
 	}
-	if err := os.WriteFile(filepath.Join(p.Dir, readyFile), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("made the Wine prefix %s in %s", p.Dir, time.Since(start).Round(100*time.Millisecond))
+}
+
+// RunsGo makes a prefix of the caller's own (one that another test made
+// with wineboot, such as an installer's test prefix) able to run Go
+// programs: it builds the ProcessPrng shim into its system32 folder. It
+// needs x86_64-w64-mingw32-gcc (skipped without it, or failed under
+// CFE_STRICT_TOOLS=1).
+func RunsGo(t testing.TB, prefixDir string) {
+	t.Helper()
+	buildShim(t, testtool.Require(t, "x86_64-w64-mingw32-gcc"), filepath.Join(prefixDir, "drive_c", "windows", "system32"))
 }
 
 // killServer kills the prefix's wineserver and every Windows process in it,
