@@ -48,7 +48,7 @@ const (
 	// maxTextMatches bounds the keys one search word reads: a word found in
 	// more CFEs than that counts only its most recent ones
 	// (SearchResult.Limited).
-	maxTextMatches = 20000
+	maxTextMatches = 10000
 	// MaxSearchPage is the largest page Search returns.
 	MaxSearchPage = 100
 )
@@ -216,25 +216,60 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) (SearchResult, error) {
 	return res, err
 }
 
-// matches reports whether the by_time key tk is of a CFE q's dates, type
-// and serie select.
-func (q SearchQuery) matches(tk []byte) bool {
+// keyFilter tells the by_time keys of the CFEs a query's dates, type and
+// serie select, without allocating.
+type keyFilter struct {
+	from, to []byte // "YYYY-MM-DD"; nil: unbounded
+	typ      []byte // "101/"; nil: any
+	serie    []byte // nil: any
+}
+
+func (q SearchQuery) filter() keyFilter {
+	var f keyFilter
+	if !q.From.IsZero() {
+		f.from = []byte(q.From.String())
+	}
+	if !q.To.IsZero() {
+		f.to = []byte(q.To.String())
+	}
+	if q.Type != 0 {
+		f.typ = fmt.Appendf(nil, "%03d/", int(q.Type))
+	}
+	if q.Serie != "" {
+		f.serie = []byte(q.Serie)
+	}
+	return f
+}
+
+// matches reports whether the by_time key tk ("<time>|101/A/0000042") is of
+// a CFE the filter selects.
+func (f keyFilter) matches(tk []byte) bool {
 	if len(tk) < 10 {
 		return false
 	}
-	day := string(tk[:10])
-	if !q.From.IsZero() && day < q.From.String() || !q.To.IsZero() && day > q.To.String() {
+	day := tk[:10]
+	if f.from != nil && bytes.Compare(day, f.from) < 0 || f.to != nil && bytes.Compare(day, f.to) > 0 {
 		return false
 	}
-	if q.Type == 0 && q.Serie == "" {
+	if f.typ == nil && f.serie == nil {
 		return true
 	}
-	_, nk, ok := bytes.Cut(tk, []byte("|"))
-	if !ok {
+	i := bytes.IndexByte(tk, '|')
+	if i < 0 {
 		return false
 	}
-	t, serie, _, ok := parseNumberKey(nk)
-	return ok && (q.Type == 0 || t == q.Type) && (q.Serie == "" || serie == q.Serie)
+	nk := tk[i+1:]
+	if f.typ != nil && !bytes.HasPrefix(nk, f.typ) {
+		return false
+	}
+	if f.serie != nil {
+		rest := nk[min(len(nk), 4):]
+		j := bytes.IndexByte(rest, '/')
+		if j < 0 || !bytes.Equal(rest[:j], f.serie) {
+			return false
+		}
+	}
+	return true
 }
 
 // searchDates pages through the CFEs of q's dates, type and serie, by the
@@ -316,10 +351,11 @@ func (db *DB) searchDates(ctx context.Context, op string, q SearchQuery) ([][]by
 func (db *DB) dayKeys(ctx context.Context, op string, d cfe.Date, q SearchQuery) ([][]byte, error) {
 	start, end := []byte(d.String()), []byte(d.AddDays(1).String())
 	var keys [][]byte
+	f := q.filter()
 	collect := func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketByTime).Cursor()
 		for k, _ := c.Seek(start); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
-			if q.matches(k) {
+			if f.matches(k) {
 				keys = append(keys, bytes.Clone(k))
 			}
 		}
@@ -347,13 +383,21 @@ func newestFirst(keys [][]byte) [][]byte {
 // searchText finds the CFEs having every word of words (as a prefix of one
 // of theirs) among those q's dates, type and serie select.
 func (db *DB) searchText(ctx context.Context, op string, q SearchQuery, words []string) ([][]byte, int, bool, error) {
-	var found map[string]bool
+	var keys [][]byte
 	limited := false
+	f := q.filter()
 	err := db.view(ctx, op, func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketSearch).Cursor()
-		for _, w := range words {
+		for i, w := range words {
+			var prev map[string]struct{}
+			if i > 0 {
+				prev = make(map[string]struct{}, len(keys))
+				for _, k := range keys {
+					prev[string(k)] = struct{}{}
+				}
+			}
 			prefix := []byte(searchWordPrefix + w)
-			got := map[string]bool{}
+			var got [][]byte
 			// From the last key of the prefix backward: a word in more
 			// CFEs than maxTextMatches keeps its most recent ones.
 			k, _ := c.Seek(append(bytes.Clone(prefix), 0xff))
@@ -368,16 +412,23 @@ func (db *DB) searchText(ctx context.Context, op string, q SearchQuery, words []
 					limited = true
 					break
 				}
-				_, tk, ok := bytes.Cut(k[len(searchWordPrefix):], []byte{0})
-				if !ok || !q.matches(tk) {
+				j := bytes.IndexByte(k, 0)
+				if j < 0 {
 					continue
 				}
-				if found == nil || found[string(tk)] {
-					got[string(tk)] = true
+				tk := k[j+1:]
+				if !f.matches(tk) {
+					continue
 				}
+				if prev != nil {
+					if _, ok := prev[string(tk)]; !ok {
+						continue
+					}
+				}
+				got = append(got, bytes.Clone(tk))
 			}
-			found = got
-			if len(found) == 0 {
+			keys = got
+			if len(keys) == 0 {
 				break
 			}
 		}
@@ -385,10 +436,6 @@ func (db *DB) searchText(ctx context.Context, op string, q SearchQuery, words []
 	})
 	if err != nil {
 		return nil, 0, false, err
-	}
-	keys := make([][]byte, 0, len(found))
-	for k := range found {
-		keys = append(keys, []byte(k))
 	}
 	keys = newestFirst(keys)
 	total := len(keys)
@@ -428,7 +475,7 @@ func (db *DB) searchNumber(ctx context.Context, op string, q SearchQuery, words 
 		if err != nil {
 			return SearchResult{}, err
 		}
-		if !q.matches(timeKey(is.TmstFirma, k, is.Nro)) {
+		if !q.filter().matches(timeKey(is.TmstFirma, k, is.Nro)) {
 			continue
 		}
 		if len(words) > 0 && !hasWords(wordsOfXML(is.XML), words) {
