@@ -88,6 +88,10 @@ type ServerConfig struct {
 	// Repairs answers POST /recuperar (recover.go) on the same terms as
 	// Backups; without it (or AdminToken) it answers 503.
 	Repairs Repairs
+
+	// Caja answers the shop's screens (caja.go): GET /caja, /comprobantes,
+	// /cierre and the page's actions; without it they answer 503.
+	Caja Caja
 }
 
 // LANConfig opens the module to callers on other machines.
@@ -193,6 +197,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerFaviconRoutes(r)
 	s.registerBackupRoutes(r)
 	s.registerRecoverRoutes(r)
+	s.registerCajaRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later;
 	// proxyPaths goes before the router, which would redirect an unclean
