@@ -222,6 +222,7 @@ func addType(till *apitype.CierreCaja, t cfe.Type, sign int, currency string, to
 		ty.Montos = append(ty.Montos, apitype.CierreImporte{Moneda: currency})
 		j = len(ty.Montos) - 1
 	}
+	ty.Montos[j].Cantidad++
 	ty.Montos[j].Total = ty.Montos[j].Total.Add(total)
 }
 

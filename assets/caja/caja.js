@@ -34,6 +34,12 @@
     var d = iso.slice(0, 10).split("-");
     return d[2] + "/" + d[1] + "/" + d[0] + " " + iso.slice(11, 16);
   }
+  function isoDate(text) { // "28/11/2026" → "2026-11-28", or ""
+    var m = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(text.trim());
+    if (!m) return "";
+    return m[3] + "-" + ("0" + m[2]).slice(-2) + "-" + ("0" + m[1]).slice(-2);
+  }
+  function uyDate(iso) { var d = iso.split("-"); return d[2] + "/" + d[1] + "/" + d[0]; }
   function decimal(text) { // "1.234,50", "1234.5" or "1234,5" → "1234.50"-like string, or ""
     var s = String(text).trim().replace(/\s/g, "");
     if (s.indexOf(",") >= 0) s = s.replace(/\./g, "").replace(",", ".");
@@ -93,8 +99,18 @@
   // Search.
   $("busqueda").addEventListener("submit", function (ev) {
     ev.preventDefault();
-    var f = new FormData($("busqueda")), q = new URLSearchParams();
-    f.forEach(function (v, k) { if (String(v).trim() !== "") q.set(k, String(v).trim()); });
+    var f = new FormData($("busqueda")), q = new URLSearchParams(), bad = "";
+    f.forEach(function (v, k) {
+      v = String(v).trim();
+      if (v === "") return;
+      if (k === "desde" || k === "hasta") {
+        var iso = isoDate(v);
+        if (!iso) { bad = k; return; }
+        v = iso;
+      }
+      q.set(k, v);
+    });
+    if (bad) { say("La fecha " + bad + " debe escribirse dd/mm/aaaa.", false); return; }
     query = q; page = 1;
     search();
   });
@@ -241,7 +257,7 @@
   }
   function updateTotal() { // prices with IVA included: the total is their sum
     var sum = 0;
-    lines().forEach(function (l) { if (l.cantidad && l.precio) sum += Math.round(cents(l.cantidad) * cents(l.precio) / 10000); });
+    lines().forEach(function (l) { if (l.cantidad && l.precio) sum += Math.round(cents(l.cantidad) * cents(l.precio) / 100); });
     var f = $("formventa"), text = money(credit ? credit.moneda : "UYU", (sum / 100).toFixed(2));
     $("venta-total").textContent = f.elements.sin_iva.checked ? text + " más IVA" : text;
   }
@@ -323,7 +339,9 @@
   // The day's close.
   $("formcierre").addEventListener("submit", function (ev) {
     ev.preventDefault();
-    closeOf($("formcierre").elements.fecha.value);
+    var day = isoDate($("formcierre").elements.fecha.value);
+    if (!day) { say("La fecha del cierre debe escribirse dd/mm/aaaa.", false); return; }
+    closeOf(day);
   });
   $("imprimir-cierre").addEventListener("click", function () { window.print(); });
   function table(head, rows, numeric) {
@@ -355,7 +373,7 @@
         sec.dataset.serie = k.serie; sec.dataset.sucursal = k.cod_suc;
         sec.appendChild(el("h3", "", "Caja: serie " + k.serie + ", sucursal " + k.cod_suc + " — " + k.cantidad + " comprobantes"));
         var rows = [];
-        k.tipos.forEach(function (t) { t.montos.forEach(function (m) { rows.push([t.nombre, String(t.cantidad), money(m.moneda, m.total)]); }); });
+        k.tipos.forEach(function (t) { t.montos.forEach(function (m) { rows.push([t.nombre, String(m.cantidad), money(m.moneda, m.total)]); }); });
         sec.appendChild(table(["Tipo", "Cantidad", "Importe"], rows, [false, true, true]));
         nets(sec, k.neto);
         box.appendChild(sec);
@@ -372,7 +390,7 @@
     api("/caja/info").then(json).then(function (i) {
       info = i;
       $("perfil").textContent = "Perfil " + i.perfil;
-      $("formcierre").elements.fecha.value = i.hoy;
+      $("formcierre").elements.fecha.value = uyDate(i.hoy);
       return api("/printers").then(json).then(function (p) {
         var sel = $("impresora");
         sel.textContent = "";
@@ -382,7 +400,7 @@
         names.forEach(function (n) {
           var o = el("option", "", n + (n === i.impresora ? " (predeterminada)" : ""));
           o.value = n;
-          if (n === i.impresora) o.selected = true;
+          if (n === i.impresora) o.selected = o.defaultSelected = true;
           sel.appendChild(o);
         });
       }).catch(function () {

@@ -117,10 +117,12 @@ type CierreTipo struct {
 	Montos   []CierreImporte `json:"montos"` // by currency
 }
 
-// CierreImporte is an amount in a currency.
+// CierreImporte is the receipts of one type in one currency: how many and
+// their total.
 type CierreImporte struct {
-	Moneda string          `json:"moneda"`
-	Total  decimal.Decimal `json:"total"`
+	Moneda   string          `json:"moneda"`
+	Cantidad int             `json:"cantidad"`
+	Total    decimal.Decimal `json:"total"`
 }
 
 // CierreMoneda is a day's net in one currency.
