@@ -119,7 +119,12 @@ func (f *Facade) VentaRequest(ctx context.Context, v *apitype.VentaCaja) (*cfe.R
 		bad("receptor.documento", "una e-Factura necesita el RUC del cliente")
 	}
 	if len(fs) > 0 {
-		return nil, &cfe.Error{Code: cfe.EINVALID, Op: op, Message: "la venta tiene datos incompletos o inválidos", Fields: fs}
+		parts := make([]string, len(fs))
+		for i, f := range fs {
+			parts[i] = f.Campo + ": " + f.Mensaje
+		}
+		return nil, &cfe.Error{Code: cfe.EINVALID, Op: op, Fields: fs,
+			Message: "la venta tiene datos incompletos o inválidos (" + strings.Join(parts, "; ") + ")"}
 	}
 	if credit {
 		ref, err := f.a.DB.FindByUUID(ctx, strings.TrimSpace(v.Referencia.UUID))

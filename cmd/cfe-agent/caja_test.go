@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
+	"github.com/cfe-agent/cfe-agent/localapi"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 	"github.com/cfe-agent/cfe-agent/profiles"
 )
@@ -422,6 +424,68 @@ func TestCaja_browser(t *testing.T) {
 	}
 	facts("close")
 	screenshot("caja-cierre-390.png")
+
+	// The answers match openapi.json's schemas (python3-jsonschema).
+	answers := map[string][]string{}
+	for schema, path := range map[string]string{"Comprobantes": "/comprobantes?por_pagina=100", "Cierre": "/cierre?fecha=" + today.String(),
+		"CajaInfo": "/caja/info"} {
+		resp, err := http.Get(a.baseURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answers[schema] = append(answers[schema], string(b))
+	}
+	validateOpenAPI(t, answers)
+}
+
+// openAPIValidator validates JSON documents against one schema of
+// openapi.json with python3-jsonschema's Draft 2020-12 validator, an
+// implementation independent of the module (as localapi's
+// TestOpenAPI_AnswersValidate does).
+const openAPIValidator = `
+import json, sys
+import jsonschema
+spec = json.load(open(sys.argv[1]))
+root = {"$ref": "#/components/schemas/" + sys.argv[2], "components": spec["components"]}
+v = jsonschema.Draft202012Validator(root)
+for name in sys.argv[3:]:
+    for e in v.iter_errors(json.load(open(name))):
+        print("FAIL " + name + ": " + "/".join(map(str, e.absolute_path)) + " " + e.message)
+`
+
+func validateOpenAPI(t *testing.T, answers map[string][]string) {
+	t.Helper()
+	py := testtool.Require(t, "python3")
+	if out, err := exec.Command(py, "-c", "import jsonschema").CombinedOutput(); err != nil {
+		if os.Getenv("CFE_STRICT_TOOLS") == "1" {
+			t.Fatalf("python3-jsonschema is not installed (CFE_STRICT_TOOLS=1): %s", out)
+		}
+		t.Skipf("python3-jsonschema is not installed: %s", out)
+	}
+	dir := t.TempDir()
+	spec, script := filepath.Join(dir, "openapi.json"), filepath.Join(dir, "v.py")
+	if err := os.WriteFile(spec, localapi.OpenAPI, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte(openAPIValidator), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for schema, docs := range answers {
+		var files []string
+		for i, d := range docs {
+			f := filepath.Join(dir, fmt.Sprintf("%s-%d.json", schema, i))
+			if err := os.WriteFile(f, []byte(d), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		out, err := exec.Command(py, append([]string{script, spec, schema}, files...)...).CombinedOutput()
+		if err != nil || len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("answers against %s: %v\n%s", schema, err, out)
+		}
+	}
 }
 
 // uyuText writes an amount as the page does: 1.234,50.
@@ -461,4 +525,130 @@ func printable(b []byte) string {
 		}
 		return ' '
 	}, string(b))
+}
+
+// cajaPost posts a sale to /caja/venta with the headers given, and returns
+// the status, the Retry-After header and the body.
+func cajaPost(t *testing.T, baseURL string, headers map[string]string, body string) (int, string, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, baseURL+"/caja/venta", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), b
+}
+
+// pageTokenOf loads /caja and returns its page token.
+func pageTokenOf(t *testing.T, baseURL string) string {
+	t.Helper()
+	resp, err := http.Get(baseURL + "/caja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`data-pagina="([^"]+)"`).FindSubmatch(b)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("GET /caja: %d, no page token", resp.StatusCode)
+	}
+	return string(m[1])
+}
+
+// TestCaja_ventaRefused: POST /caja/venta sells only for a page the agent
+// served (its Origin, Sec-Fetch-Site and page token); a sale the agent
+// cannot make and a credit note without a PIN configured are refused with
+// their Spanish reason; and none of them consumes a number.
+func TestCaja_ventaRefused(t *testing.T) {
+	t.Parallel()
+	a, _ := startCajaAgent(t, false)
+	token := pageTokenOf(t, a.baseURL)
+	page := map[string]string{"Origin": a.baseURL, "Sec-Fetch-Site": "same-origin", "X-CFE-Pagina": token}
+	sale := func(uuid string) string {
+		return `{"uuid":"` + uuid + `","tipo":101,"no_imprimir":true,"lineas":[{"nombre":"Caramelos","cantidad":"3","precio":"10"}]}`
+	}
+	with := func(edit map[string]string) map[string]string {
+		h := map[string]string{}
+		for k, v := range page {
+			h[k] = v
+		}
+		for k, v := range edit {
+			if v == "" {
+				delete(h, k)
+			} else {
+				h[k] = v
+			}
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		body    string
+		status  int
+		says    string
+	}{
+		{"no Origin", with(map[string]string{"Origin": ""}), sale("r1"), 403, "solo la página de caja del agente puede emitir"},
+		{"another site", with(map[string]string{"Origin": "http://tienda.example", "Sec-Fetch-Site": "cross-site"}), sale("r2"), 403, "origen"},
+		{"same site, another port", with(map[string]string{"Sec-Fetch-Site": "same-site"}), sale("r3"), 403, ""},
+		{"no page token", with(map[string]string{"X-CFE-Pagina": ""}), sale("r4"), 403, "recárguela"},
+		{"a forged page token", with(map[string]string{"X-CFE-Pagina": "1700000000.AAAA"}), sale("r5"), 403, "recárguela"},
+		{"no lines", page, `{"uuid":"r6","tipo":101,"lineas":[]}`, 400, "agregue al menos una línea"},
+		{"an e-Factura without RUC", page, `{"uuid":"r7","tipo":111,"lineas":[{"nombre":"x","cantidad":"1","precio":"1"}]}`, 400, "RUC"},
+		{"an unknown field", page, `{"uuid":"r8","tipo":101,"descuento":5,"lineas":[{"nombre":"x","cantidad":"1","precio":"1"}]}`, 400, "descuento"},
+		{"a credit note without a PIN configured", page,
+			`{"uuid":"r9","tipo":102,"pin":"1234","referencia":{"uuid":"x","razon":"Devolución"},"lineas":[{"nombre":"x","cantidad":"1","precio":"1"}]}`,
+			403, "no hay un PIN de supervisor configurado"},
+	} {
+		status, _, body := cajaPost(t, a.baseURL, tc.headers, tc.body)
+		if status != tc.status || !strings.Contains(string(body), tc.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", tc.name, status, body, tc.status, tc.says)
+		}
+	}
+	status, _, body := cajaPost(t, a.baseURL, page, sale("r-ok"))
+	var res apitype.VentaCajaResultado
+	if status != 200 || json.Unmarshal(body, &res) != nil || res.Firma.CodigoRespuesta != "00" || res.Firma.Numero != 1 || res.Impreso {
+		t.Fatalf("the page's sale: %d %s, want e-Ticket A-1 signed (no refusal consumed a number), not printed", status, body)
+	}
+	validateOpenAPI(t, map[string][]string{"VentaCajaResultado": {string(body)}})
+	if got := getCaja[apitype.CajaInfo](t, a.baseURL+"/caja/info"); got.NotasCredito || !strings.Contains(got.Motivo, "PIN de supervisor") {
+		t.Errorf("/caja/info without a PIN: %+v", got)
+	}
+}
+
+// TestCaja_wrongPINThrottled: wrong supervisor PINs are refused, and after
+// five the agent makes every caller wait (429, Retry-After), even with the
+// right PIN, before it issues a credit note.
+func TestCaja_wrongPINThrottled(t *testing.T) {
+	t.Parallel()
+	a, _ := startCajaAgent(t, true)
+	signExampleAs(t, a.baseURL, "e-ticket.json", "pin-original")
+	page := map[string]string{"Origin": a.baseURL, "X-CFE-Pagina": pageTokenOf(t, a.baseURL)}
+	note := func(pin string) string {
+		return `{"uuid":"pin-nota","tipo":102,"no_imprimir":true,"pin":"` + pin +
+			`","referencia":{"uuid":"pin-original","razon":"Devolución"},"lineas":[{"nombre":"Yerba mate 1 kg","cantidad":"1","precio":"152.50"}]}`
+	}
+	for i := range 5 {
+		if status, _, body := cajaPost(t, a.baseURL, page, note(fmt.Sprint(1000+i))); status != 403 || !strings.Contains(string(body), "el PIN de supervisor no es correcto") {
+			t.Fatalf("wrong PIN %d: %d %s", i+1, status, body)
+		}
+	}
+	for _, pin := range []string{"9999", cajaPIN} {
+		status, retry, body := cajaPost(t, a.baseURL, page, note(pin))
+		if status != 429 || retry == "" || !strings.Contains(string(body), "demasiados PIN incorrectos") {
+			t.Fatalf("after 5 wrong PINs, PIN %s: %d (Retry-After %q) %s, want 429", pin, status, retry, body)
+		}
+	}
+	if got := getCaja[apitype.Comprobantes](t, a.baseURL+"/comprobantes?tipo=102"); got.Total != 0 {
+		t.Fatalf("a credit note was issued: %+v", got)
+	}
 }
