@@ -407,7 +407,13 @@
         var o = el("option", "", i.impresora || "Sin impresoras"); o.value = i.impresora || ""; $("impresora").appendChild(o);
       });
     }).then(function () {
+      // A link (the status page's receipts) may name what to find.
+      var from = new URLSearchParams(location.search), f = $("busqueda");
       query = new URLSearchParams();
+      ["numero", "serie", "tipo", "texto"].forEach(function (k) {
+        var v = from.get(k);
+        if (v) { query.set(k, v); f.elements[k].value = v; }
+      });
       page = 1;
       return search();
     }).catch(failed("No se pudo abrir la caja"));

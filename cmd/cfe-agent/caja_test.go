@@ -264,6 +264,22 @@ func TestCaja_browser(t *testing.T) {
 	}
 	screenshot("caja-buscar-390.png")
 
+	// The status page's receipts link here: its newest one, found alone.
+	var linked string
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(a.baseURL+"/"),
+		chromedp.WaitVisible(`#recientes tr[data-uuid] a`, chromedp.ByQuery),
+		chromedp.Text(`#recientes tr[data-uuid] td[data-label="Serie y número"]`, &linked, chromedp.ByQuery),
+		chromedp.Click(`#recientes tr[data-uuid] a`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#resultados tr[data-uuid]`, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatalf("from the status page to /caja: %v", err)
+	}
+	if f = facts("from the status page"); len(f.Names) != 1 || !strings.HasSuffix(f.Names[0], " "+strings.TrimSpace(linked)) || f.Names[0] != order[0] {
+		t.Errorf("the status page's newest receipt (%s) opened /caja on %q, want %q alone", linked, f.Names, order[0])
+	}
+
 	// By number: e-Factura A-1 alone; by number alone, the two A-1.
 	if f = search(map[string]string{"numero": "1", "tipo": "111"}); strings.Join(f.Names, ",") != "e-Factura A-1" {
 		t.Errorf("by number and type: %q", f.Names)
