@@ -668,3 +668,35 @@ func TestCaja_wrongPINThrottled(t *testing.T) {
 		t.Fatalf("a credit note was issued: %+v", got)
 	}
 }
+
+// TestCLI_CajaPIN: "cfe-agent caja pin" turns the PIN it reads into a bcrypt
+// hash that verifies that PIN only (a new salt each time), and refuses a
+// PIN that is not 4 to 12 digits.
+func TestCLI_CajaPIN(t *testing.T) {
+	t.Parallel()
+	run := func(stdin string) (string, error) {
+		cmd := exec.Command(agentBinary(t), "caja", "pin")
+		cmd.Env = agentEnv("CFE_AGENT_DATA_DIR=" + t.TempDir())
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	first, err := run("4821\n")
+	if err != nil {
+		t.Fatalf("caja pin: %v: %s", err, first)
+	}
+	second, err := run("4821")
+	if err != nil || second == first {
+		t.Fatalf("caja pin again: %v: %q (first %q): want another salt", err, second, first)
+	}
+	for _, h := range []string{first, second} {
+		if c := (profiles.Caja{SupervisorPINHash: h}); !c.CheckPIN("4821") || c.CheckPIN("4822") || c.CheckPIN("") {
+			t.Errorf("the hash %q does not verify 4821 alone", h)
+		}
+	}
+	for _, bad := range []string{"12\n", "12ab\n", "1234567890123\n", ""} {
+		if out, err := run(bad); err == nil || !strings.Contains(out, "PIN") {
+			t.Errorf("caja pin with %q: %v %q, want refused in Spanish", bad, err, out)
+		}
+	}
+}
