@@ -53,8 +53,11 @@ const (
 	MaxSearchPage = 100
 )
 
-// unaccent takes accents off letters (á → a, ñ → n, ü → u).
-var unaccent = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+// unaccent returns a transformer that takes accents off letters (á → a,
+// ñ → n, ü → u). A transformer keeps state: one per use.
+func unaccent() transform.Transformer {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}
 
 // searchWords returns the distinct words of texts, lower-case and without
 // accents: runs of letters and digits, at least 2 characters long (a
@@ -90,7 +93,7 @@ func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(
 
 // normalizeText lower-cases s and takes its accents off.
 func normalizeText(s string) string {
-	out, _, err := transform.String(unaccent, s)
+	out, _, err := transform.String(unaccent(), s)
 	if err != nil {
 		out = s
 	}

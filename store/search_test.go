@@ -174,3 +174,37 @@ func downgradeToV3(t *testing.T, path string) {
 		t.Fatal(fmt.Errorf("downgrade: %w", err))
 	}
 }
+
+// TestDB_SearchConcurrentCommits: CFEs committed from many goroutines at
+// once (each commit reads its words) are all found by their words.
+func TestDB_SearchConcurrentCommits(t *testing.T) {
+	t.Parallel()
+	db, _ := openStore(t, store.Options{})
+	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
+	samples := sampleXMLs(t)
+	const n = 24
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			r, err := db.Reserve(ctx, cfe.ETicket, today)
+			if err != nil {
+				errs <- err
+				return
+			}
+			doc := issuedFor(r, fmt.Sprintf("conc-%02d", i), signAt)
+			doc.XML = asStored(samples[0], r.Type, r.Serie, r.Nro, fmt.Sprint(i)) // Juan Perez: Bananas, Manzanas
+			errs <- db.Commit(ctx, r, doc)
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, text := range []string{"juan", "pérez bananas", "MANZ"} {
+		res, err := db.Search(ctx, store.SearchQuery{Text: text, Page: 1, PageSize: 100})
+		if err != nil || res.Total != n {
+			t.Errorf("Search %q: %d found (%v), want %d", text, res.Total, err, n)
+		}
+	}
+}
