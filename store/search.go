@@ -29,7 +29,8 @@ import (
 //     few thousand counters instead of counting millions of keys.
 //   - "w/<word>\x00<by_time key>" → empty: one key per word of the
 //     receiver's name, its document (one word of its letters and digits)
-//     and the lines' names, lower-case and without accents (searchWords).
+//     and the lines' names, lower-case and without accents, of 3 characters
+//     or more with a letter (wordsOf).
 //     A search word matches the words it begins. Archived CFEs keep their
 //     words here (Archive does not move them), so that a text search finds
 //     every year; a CFE is then read from wherever it is (FindByNumber).
@@ -60,27 +61,40 @@ func unaccent() transform.Transformer {
 }
 
 // searchWords returns the distinct words of texts, lower-case and without
-// accents: runs of letters and digits, at least 2 characters long (a
+// accents: runs of letters and digits, at least minWord characters long (a
 // document is given whole as doc: its letters and digits form one word).
 func searchWords(doc string, texts ...string) []string {
+	return wordsOf(minWord, doc, texts...)
+}
+
+// Indexed words have at least minIndexed characters and a letter (names'
+// "1", "kg", "de", "900" would take index room and find nothing useful; a
+// document is indexed whole whatever it is); a search word at least
+// minWord, and it matches the indexed words it begins.
+const (
+	minIndexed = 3
+	minWord    = 2
+)
+
+func wordsOf(least int, doc string, texts ...string) []string {
 	var out []string
-	add := func(w string) {
+	add := func(w string, any bool) {
 		if len(w) > maxWordLen {
 			w = w[:maxWordLen]
 			for !utf8ValidEnd(w) {
 				w = w[:len(w)-1]
 			}
 		}
-		if len([]rune(w)) >= 2 && !slices.Contains(out, w) {
+		if len([]rune(w)) >= least && (any || strings.IndexFunc(w, unicode.IsLetter) >= 0) && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}
 	if d := normalizeText(doc); d != "" {
-		add(strings.Join(strings.FieldsFunc(d, notWordRune), ""))
+		add(strings.Join(strings.FieldsFunc(d, notWordRune), ""), true)
 	}
 	for _, t := range texts {
 		for _, w := range strings.FieldsFunc(normalizeText(t), notWordRune) {
-			add(w)
+			add(w, least == minWord)
 		}
 	}
 	return out
@@ -107,7 +121,7 @@ func wordsOfXML(signed []byte) []string {
 	if err != nil {
 		return nil
 	}
-	return searchWords(st.Document, append([]string{st.Receiver}, st.Items...)...)
+	return wordsOf(minIndexed, st.Document, append([]string{st.Receiver}, st.Items...)...)
 }
 
 // countKey is the key of the day's counter of sequence k: "c/2026-11-28|101/A".
