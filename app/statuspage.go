@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,6 +167,8 @@ type viewWarning struct {
 
 type viewReceipt struct {
 	UUID, Name, SerieNumero, Total, Signed, Delivery string
+	// Find is the receipt on the /caja page (found by its number).
+	Find string
 }
 
 type viewCAE struct {
@@ -226,6 +229,7 @@ func newStatusView(rep *apitype.StateReport, sales *salesToday, currency func(uu
 		v.Recent = append(v.Recent, viewReceipt{
 			UUID: r.UUID, Name: r.Nombre, SerieNumero: r.Serie + "-" + strconv.FormatInt(r.Numero, 10),
 			Total: formatMoney(cur, r.Total), Signed: formatDateTime(r.FirmadoA), Delivery: label(deliveryNames, r.Entrega),
+			Find: "/caja?" + url.Values{"tipo": {strconv.Itoa(int(r.TipoCFE))}, "serie": {r.Serie}, "numero": {strconv.FormatInt(r.Numero, 10)}}.Encode(),
 		})
 	}
 	v.addCAE(rep.CAE)

@@ -236,6 +236,9 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case isLoopback(r.RemoteAddr):
+		case s.cfg.LAN.Enabled && openPage(r):
+			// The /caja page's HTML holds no data: the page asks for the
+			// terminal's token and sends it with its requests (caja.go).
 		case !s.cfg.LAN.Enabled:
 			s.refuse(w, r, "remote caller with LAN mode off", &cfe.Error{Code: cfe.EFORBIDDEN,
 				Message: "el módulo local solo acepta solicitudes de este mismo equipo (el modo LAN está desactivado)"})

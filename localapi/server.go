@@ -97,6 +97,10 @@ type ServerConfig struct {
 	// KeyIn answers POST /contingencia (contingency.go) on the same terms
 	// as Backups; without it (or AdminToken) it answers 503.
 	KeyIn KeyIn
+
+	// Caja answers the shop's screens (caja.go): GET /caja, /comprobantes,
+	// /cierre and the page's actions; without it they answer 503.
+	Caja Caja
 }
 
 // LANConfig opens the module to callers on other machines.
@@ -205,6 +209,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.registerReportResendRoutes(r)
 	s.registerDailyReportRoutes(r)
 	s.registerContingencyRoutes(r)
+	s.registerCajaRoutes(r)
 	// The security chain wraps the whole router rather than using r.Use, so
 	// that it also guards unmatched paths and whatever is mounted later;
 	// proxyPaths goes before the router, which would redirect an unclean

@@ -60,6 +60,9 @@ type Profile struct {
 	// DGI says how CFEs reach DGI: through the hosted service (provider,
 	// the default) or sent by the agent itself (direct); see dgi.go.
 	DGI DGI `yaml:"dgi,omitempty"`
+	// Caja configures the shop's own screens (/caja): the supervisor's PIN
+	// for credit notes; see caja.go.
+	Caja Caja `yaml:"caja,omitempty"`
 }
 
 // Company is the issuing company as DGI knows it; see Profile.Emisor.

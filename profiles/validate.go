@@ -121,6 +121,7 @@ func (v *validator) profile(at string, p Profile) {
 	v.archive(at+".archive", p.Archive)
 	v.hosted(at+".hosted", p.Environment, p.Hosted)
 	v.dgi(at+".dgi", p.DGI)
+	v.caja(at+".caja", p.Caja)
 }
 
 // company checks the emitter fields with DGI's rules (cfe.CheckEmisor, zone A

@@ -305,7 +305,11 @@ func putCommit(tx *bolt.Tx, rec *issuedRecord, now time.Time) error {
 	if err := tx.Bucket(bucketByNumber).Put(numberKey(k, rec.Nro), uuid); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketByTime).Put(timeKey(rec.TmstFirma, k, rec.Nro), uuid); err != nil {
+	tk := timeKey(rec.TmstFirma, k, rec.Nro)
+	if err := tx.Bucket(bucketByTime).Put(tk, uuid); err != nil {
+		return err
+	}
+	if err := putSearch(tx, tk, k, rec.words); err != nil {
 		return err
 	}
 	if err := putJSON(outbox, seqBytes(seq), outboxEntry{UUID: rec.UUID, CommittedAt: now}); err != nil {

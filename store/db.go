@@ -470,6 +470,11 @@ func (db *DB) upgrade() error {
 			return fmt.Errorf("migrate schema 2: %w", err)
 		}
 	}
+	if from >= 1 && from <= 3 {
+		if err := db.migrateV3(); err != nil {
+			return fmt.Errorf("migrate schema 3: %w", err)
+		}
+	}
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(schemaVersion)))
 	})

@@ -3,9 +3,11 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // defaultMigrateBatch is how many records a migration rewrites per
@@ -117,4 +119,89 @@ func (db *DB) migrateV2() error {
 			return err
 		}
 	}
+}
+
+// migrateV3 builds the search bucket (search.go) of a schema-3 file: the day
+// counters and the words of every CFE of the live file and of the yearly
+// archives beside it. It starts from an empty bucket, so that a run an
+// interruption cut short is simply run again (counters would otherwise add
+// up twice). A CFE whose record or XML cannot be read is counted without
+// words; an archive that cannot be read fails the migration (Open says
+// so), since its CFEs would otherwise be missing from every search.
+func (db *DB) migrateV3() error {
+	const op = "store.Open"
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketSearch); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+			return err
+		}
+		_, err := tx.CreateBucket(bucketSearch)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := db.bolt.View(db.codec.load); err != nil {
+		return err
+	}
+	type entry struct {
+		tk    []byte
+		words []string
+	}
+	index := func(tx *bolt.Tx, batch [][2][]byte) []entry {
+		out := make([]entry, 0, len(batch))
+		for _, kv := range batch {
+			var words []string
+			if rec, err := readRecord(tx, op, string(kv[1]), true); err == nil {
+				words = wordsOfXML(rec.XML)
+			}
+			out = append(out, entry{kv[0], words})
+		}
+		return out
+	}
+	write := func(tx *bolt.Tx, entries []entry, skipLive bool) error {
+		for _, e := range entries {
+			is, ok := fromTimeKey(e.tk)
+			if !ok {
+				continue
+			}
+			k := seqKey{is.Type, is.Serie}
+			if skipLive && tx.Bucket(bucketByNumber).Get(numberKey(k, is.Nro)) != nil {
+				continue // in both files after an interrupted move: counted live
+			}
+			if err := putSearch(tx, e.tk, k, e.words); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var after []byte
+	for more := true; more; {
+		err := db.bolt.Update(func(tx *bolt.Tx) error {
+			batch, next := readAfter(tx.Bucket(bucketByTime), after, db.opts.migrateBatch)
+			after, more = next, next != nil
+			return write(tx, index(tx, batch), false)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, year := range db.archiveYears() {
+		after = nil
+		for more := true; more; {
+			var entries []entry
+			err := db.viewArchive(op, year, func(tx *bolt.Tx) error {
+				batch, next := readAfter(tx.Bucket(bucketByTime), after, db.opts.migrateBatch)
+				after, more = next, next != nil
+				entries = index(tx, batch)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("archive %d: %w", year, err)
+			}
+			if err := db.bolt.Update(func(tx *bolt.Tx) error { return write(tx, entries, true) }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -180,8 +180,8 @@ func TestOpen_MigratesSchema1(t *testing.T) {
 				t.Errorf("next e-Ticket number = %d, want 8", next.Nro)
 			}
 			db.Close()
-			if v, n := rawSchema(t, path); v != "3" || n != 0 {
-				t.Errorf("migrated file: schema %q with %d records holding XML, want 3 and 0", v, n)
+			if v, n := rawSchema(t, path); v != "4" || n != 0 {
+				t.Errorf("migrated file: schema %q with %d records holding XML, want 4 and 0", v, n)
 			}
 		})
 	}

@@ -15,8 +15,9 @@ import (
 // way older code could not read.
 //
 // Version 2 moved the signed XML out of the CFE record into the xml bucket
-// (see migrateV1); version 3 stores it compressed (xmlcodec.go, migrateV2).
-const schemaVersion = 3
+// (see migrateV1); version 3 stores it compressed (xmlcodec.go, migrateV2);
+// version 4 adds the search bucket (search.go, migrateV3).
+const schemaVersion = 4
 
 var (
 	bucketMeta     = []byte("meta")
@@ -34,7 +35,7 @@ var (
 	bucketQuarantine = []byte("quarantine")
 
 	allBuckets = [][]byte{bucketMeta, bucketRanges, bucketCounters, bucketCFEs, bucketXML,
-		bucketByNumber, bucketByTime, bucketOutbox, bucketRejected, bucketAudit, bucketQuarantine}
+		bucketByNumber, bucketByTime, bucketOutbox, bucketRejected, bucketAudit, bucketQuarantine, bucketSearch}
 
 	keySchema = []byte("schema")
 )
@@ -137,7 +138,8 @@ type issuedRecord struct {
 	Corrects    string `json:"corrects,omitempty"`
 	CorrectedBy string `json:"corrected_by,omitempty"`
 
-	zxml encodedXML // XML compressed by Commit, written by putCommit
+	zxml  encodedXML // XML compressed by Commit, written by putCommit
+	words []string   // search words read by Commit from the XML (search.go), written by putCommit
 }
 
 type caeRecord struct {

@@ -311,8 +311,8 @@ func TestOpen_MigratesSchema2(t *testing.T) {
 					t.Errorf("xml value %d not compressed after the migration", i)
 				}
 			}
-			if v, _ := rawSchema(t, path); v != "3" {
-				t.Errorf("schema after migration = %q, want 3", v)
+			if v, _ := rawSchema(t, path); v != "4" {
+				t.Errorf("schema after migration = %q, want 4", v)
 			}
 		})
 	}

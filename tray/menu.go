@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"fyne.io/systray"
@@ -23,6 +24,7 @@ import (
 const (
 	labelReprint    = "Reimprimir último comprobante"
 	labelStatusPage = "Abrir página de estado"
+	labelSearch     = "Buscar comprobante"
 	labelProfiles   = "Perfil"
 	labelPrinters   = "Impresora predeterminada"
 	labelAutostart  = "Iniciar con el sistema"
@@ -142,6 +144,7 @@ func (m *menu) build() {
 	systray.AddSeparator()
 	m.reprint = m.add(systray.AddMenuItem(labelReprint, "Vuelve a imprimir el último comprobante firmado"), m.doReprint)
 	m.add(systray.AddMenuItem(labelStatusPage, "Abre la página de estado en el navegador"), m.doStatusPage)
+	m.add(systray.AddMenuItem(labelSearch, "Abre la caja en el navegador: buscar, reimprimir, venta manual, cierre del día"), m.doSearch)
 	m.profiles = choiceMenu{parent: systray.AddMenuItem(labelProfiles, "Cambia el perfil activo"),
 		choose: m.cfg.Agent.UseProfile, done: "Perfil activo: %s"}
 	m.printers = choiceMenu{parent: systray.AddMenuItem(labelPrinters, "Elige la impresora de las reimpresiones"),
@@ -333,6 +336,15 @@ func (m *menu) doReprint() {
 
 func (m *menu) doStatusPage() { m.open(m.settings.StatusURL, "la página de estado") }
 func (m *menu) doLogs()       { m.open(m.settings.LogDir, "la carpeta de registros") }
+
+// doSearch opens the /caja page, beside the status page.
+func (m *menu) doSearch() {
+	if m.settings.StatusURL == "" {
+		m.open("", "la caja")
+		return
+	}
+	m.open(strings.TrimSuffix(m.settings.StatusURL, "/")+"/caja", "la caja")
+}
 
 func (m *menu) open(target, what string) {
 	if target == "" {

@@ -40,6 +40,7 @@ func newRootCommand() *cobra.Command {
 		newBackupCommand(&opts),
 		newRestoreCommand(&opts),
 		newLANCommand(),
+		newCajaCommand(),
 		newRecoverCommand(&opts),
 		newVersionCommand(),
 		newServiceCommand(&opts),

@@ -118,6 +118,7 @@ func newModule(f *app.Facade, listen string, log *slog.Logger) *localapi.Server 
 		Printing:       f,
 		PrinterList:    f,
 		StatusPage:     localapi.NewStatusPage(f),
+		Caja:           f,
 	}
 	if a.Backups != nil {
 		cfg.Backups, cfg.AdminToken = f, a.AdminToken

@@ -290,7 +290,7 @@ func TestAgent_trayOverDBus(t *testing.T) {
 		return ok && f.label() != "Perfil: " && slices.Contains(m.visible(""), "Perfil/sandbox")
 	})
 	for _, want := range []string{"Perfil: sandbox (sandbox)", "Dirección: " + p.baseURL, "Último comprobante: ninguno",
-		"Envíos pendientes: 0", "Copia de seguridad: sin copias automáticas", "Reimprimir último comprobante", "Abrir página de estado", "Perfil",
+		"Envíos pendientes: 0", "Copia de seguridad: sin copias automáticas", "Reimprimir último comprobante", "Abrir página de estado", "Buscar comprobante", "Perfil",
 		"Perfil/sandbox", "Impresora predeterminada", "Impresora predeterminada/archivo", "Iniciar con el sistema",
 		"Abrir carpeta de registros", "Salir"} {
 		if !slices.Contains(m.visible(""), want) {
@@ -520,6 +520,9 @@ func TestAgent_trayActions(t *testing.T) {
 	status, _ := m.find("Abrir página de estado")
 	click(t, conn, item, status.ID)
 	waitOpened(p.baseURL + "/")
+	search, _ := m.find("Buscar comprobante")
+	click(t, conn, item, search.ID)
+	waitOpened(p.baseURL + "/caja")
 	logsItem, _ := m.find("Abrir carpeta de registros")
 	click(t, conn, item, logsItem.ID)
 	waitOpened(filepath.Join(dataDir, "logs"))
