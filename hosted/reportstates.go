@@ -66,14 +66,16 @@ func (r *ReportStates) Kick() {
 	}
 }
 
-// Run reads the states until ctx is done: every Poll, and after a failure
-// no sooner than the service's Retry-After (the client's own retries come
-// first).
+// Run reads the states until ctx is done: every Poll, the first one Poll
+// after it starts (a report's state changes a few times a day; the agent's
+// start costs the key's rate limit nothing more) or at a Kick, and after a
+// failure no sooner than the service's Retry-After (the client's own
+// retries come first).
 func (r *ReportStates) Run(ctx context.Context) {
 	c := r.cfg.Client
-	for ctx.Err() == nil {
+	for first := true; ctx.Err() == nil; first = false {
 		wait := r.cfg.Poll
-		if c.Auth() != AuthNone {
+		if c.Auth() != AuthNone && !first {
 			if err := r.Read(ctx); err != nil {
 				if ctx.Err() != nil {
 					return

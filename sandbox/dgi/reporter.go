@@ -282,7 +282,7 @@ func (r *Reporter) company(ctx context.Context, company int64, now time.Time, to
 		switch {
 		case rec == nil:
 		case rec.State == "":
-			if rec, err = r.send(ctx, company, client, rec); err != nil {
+			if _, err = r.send(ctx, company, client, rec); err != nil {
 				return err
 			}
 		case rec.State == dgi.ReportOK || rec.State == "ER":
