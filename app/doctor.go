@@ -276,7 +276,9 @@ func (d *doctor) footer(p profiles.Profile, r *apitype.StateReport) {
 	c := p.Company
 	var tickets []string
 	for _, t := range r.CAE {
-		if t.TipoCFE.IsTicketFamily() && t.Remaining > 0 {
+		// A contingency receipt's copy is no fiscal document (its paper
+		// form is): its footer sends no one to verify it.
+		if info, _ := t.TipoCFE.Info(); t.TipoCFE.IsTicketFamily() && !info.Contingency && t.Remaining > 0 {
 			tickets = append(tickets, t.TipoCFE.String())
 		}
 	}

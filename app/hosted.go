@@ -89,9 +89,17 @@ func (a *Agent) settleNumbering(ctx context.Context) error {
 	if a.Hosted == nil || a.Hosted.Auth() == hosted.AuthNone {
 		return nil
 	}
-	ranges, err := a.DB.Ranges(ctx)
+	all, err := a.DB.Ranges(ctx)
 	if err != nil {
 		return err
+	}
+	// Contingency ranges (2xx) are the paper forms': never numbered, they
+	// have no counter to raise, and asking for them would cost 21 searches.
+	ranges := make([]cfe.CAERange, 0, len(all))
+	for _, r := range all {
+		if info, _ := r.Type.Info(); !info.Contingency {
+			ranges = append(ranges, r)
+		}
 	}
 	lasts, err := a.Hosted.LastNumbers(ctx, ranges, cfe.DateOf(time.Now().In(cfe.Montevideo)))
 	if err != nil {

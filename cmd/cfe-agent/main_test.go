@@ -326,8 +326,8 @@ func TestAgent_ProfileCommands(t *testing.T) {
 		t.Fatalf("profile use of a missing profile: exit %d\n%s", code, out)
 	}
 	out, code = runCLI(t, env, "cae", "list")
-	if code != 0 || strings.Count(out, "sandbox") != 21 {
-		t.Fatalf("cae list: want the 21 sandbox ranges, exit %d\n%s", code, out)
+	if code != 0 || strings.Count(out, "sandbox") != 42 {
+		t.Fatalf("cae list: want the 42 sandbox ranges (21 electronic, 21 contingency), exit %d\n%s", code, out)
 	}
 	// Migration: the previous billing software used e-Tickets A 1 to 25.
 	if out, code = runCLI(t, env, "cae", "used-elsewhere", "101", "A", "25"); code == 0 || !strings.Contains(out, "motivo") {

@@ -84,7 +84,8 @@ func TestStatusPage_http(t *testing.T) {
 var (
 	moneyRE    = regexp.MustCompile(`^(UYU|USD) \d{1,3}(\.\d{3})*,\d{2}$`)
 	dateTimeRE = regexp.MustCompile(`^\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}$`)
-	caeSumRE   = regexp.MustCompile(`^21 tipos de comprobante, \d{1,3}(\.\d{3})+ números restantes, (sin avisos|\d+ con avisos?)$`)
+	// 21 electronic types and their 21 contingency forms (docs/contingencia.md).
+	caeSumRE = regexp.MustCompile(`^42 tipos de comprobante, \d{1,3}(\.\d{3})+ números restantes, (sin avisos|\d+ con avisos?)$`)
 )
 
 // pageFacts is what the browser test reads from the page.
