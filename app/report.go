@@ -87,6 +87,9 @@ func (r *Reports) Build(ctx context.Context, date cfe.Date, seq int) (*ReportOut
 		UIValue: r.Tax.ValorUI, TopeUI: r.Tax.TopeUI, Now: now()}
 	in.CFEs = make([][]byte, 0, len(issued))
 	for _, c := range issued {
+		if c.CorrectedBy != "" {
+			continue // a contingency receipt DGI observed, superseded by its correction (counted once, as the correction)
+		}
 		in.CFEs = append(in.CFEs, c.XML)
 	}
 	built, err := cfe.BuildReportDetail(in)
@@ -101,7 +104,7 @@ func (r *Reports) Build(ctx context.Context, date cfe.Date, seq int) (*ReportOut
 		}
 		return nil, &cfe.Error{Code: cfe.EINTERNAL, Op: op, Err: err, Message: "no se pudo firmar el reporte diario"}
 	}
-	return &ReportOut{Date: date, Seq: seq, XML: signed.XML, CFEs: len(issued), Annulled: annulled,
+	return &ReportOut{Date: date, Seq: seq, XML: signed.XML, CFEs: len(in.CFEs), Annulled: annulled,
 		Rates: built.Rates, CFERates: built.CFERates}, nil
 }
 
