@@ -59,7 +59,17 @@ func (w *winePrefix) command(name string, args ...string) *exec.Cmd {
 func (w *winePrefix) msiexec(args ...string) int {
 	w.t.Helper()
 	cmd := w.command("wine", append([]string{"msiexec"}, append(args, "/qn")...)...)
-	out, err := cmd.CombinedOutput()
+	// The output goes to a file, not a pipe: the agent the installer
+	// starts (asyncNoWait) inherits msiexec's handles and would hold a pipe
+	// open, and the wait for msiexec with it, for as long as it runs.
+	log, err := os.CreateTemp(w.t.TempDir(), "msiexec-*.log")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	err = cmd.Run()
+	log.Close()
+	out, _ := os.ReadFile(log.Name())
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
