@@ -159,7 +159,13 @@ func TestOpenAPI_4XXAnswers(t *testing.T) {
 			note(serve(method, path, "127.0.0.1:40000", jsonType, `{"x":"`+strings.Repeat("a", int(DefaultBodyLimit)+10)+`"}`), "a body too large")
 			note(serve(method, path, "127.0.0.1:40000", jsonType, `{`), "broken JSON")
 		}
-		for _, want := range []int{http.StatusForbidden, http.StatusUnauthorized, http.StatusTooManyRequests} {
+		wants := []int{http.StatusForbidden, http.StatusUnauthorized, http.StatusTooManyRequests}
+		if openPage(httptest.NewRequest(method, path, nil)) {
+			// The /caja page's HTML holds no data and is served without the
+			// LAN token (the page then asks for it): no 401, hence no 429.
+			wants = wants[:1]
+		}
+		for _, want := range wants {
 			if _, ok := got[want]; !ok {
 				t.Errorf("%s %s never answered %d: the probes no longer reach the security rules (%v)", method, path, want, got)
 			}
