@@ -2,7 +2,6 @@ package localapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/netip"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
@@ -61,18 +59,8 @@ func (s *Server) registerBackupRoutes(r *mux.Router) {
 }
 
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case !sameMachine(r):
-		s.refuse(w, r, "backup from another machine", &cfe.Error{Code: cfe.EFORBIDDEN,
-			Message: "las copias de seguridad solo se piden desde este mismo equipo"})
-		return
-	case s.cfg.Backups == nil || s.cfg.AdminToken == "":
-		s.writeError(w, r, cfe.Errorf(cfe.EUNAVAILABLE, "este agente no hace copias de seguridad"))
-		return
-	case subtle.ConstantTimeCompare([]byte(r.Header.Get(headerAdmin)), []byte(s.cfg.AdminToken)) != 1:
-		s.refuse(w, r, "missing or wrong admin token", &cfe.Error{Code: cfe.EUNAUTHORIZED,
-			Message: "falta el token de administración del agente: use «cfe-agent backup» en este equipo",
-			Fields:  []cfe.FieldError{{Campo: headerAdmin, Mensaje: "el token está en el archivo de ejecución del agente (carpeta de datos)"}}})
+	if !s.admitAdmin(w, r, adminRoute{what: "backup", elsewhere: "las copias de seguridad solo se piden desde este mismo equipo",
+		missing: "este agente no hace copias de seguridad", command: "«cfe-agent backup»"}, s.cfg.Backups != nil) {
 		return
 	}
 	// A large store on a slow share may take longer than the server's

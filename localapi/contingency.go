@@ -3,7 +3,6 @@ package localapi
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 
@@ -33,18 +32,8 @@ func (s *Server) registerContingencyRoutes(r *mux.Router) {
 }
 
 func (s *Server) handleContingency(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case !sameMachine(r):
-		s.refuse(w, r, "contingency key-in from another machine", &cfe.Error{Code: cfe.EFORBIDDEN,
-			Message: "los comprobantes de contingencia se ingresan en lote solo desde este mismo equipo"})
-		return
-	case s.cfg.KeyIn == nil || s.cfg.AdminToken == "":
-		s.writeError(w, r, cfe.Errorf(cfe.EUNAVAILABLE, "este agente no ingresa comprobantes de contingencia en lote"))
-		return
-	case subtle.ConstantTimeCompare([]byte(r.Header.Get(headerAdmin)), []byte(s.cfg.AdminToken)) != 1:
-		s.refuse(w, r, "missing or wrong admin token", &cfe.Error{Code: cfe.EUNAUTHORIZED,
-			Message: "falta el token de administración del agente: use «cfe-agent contingencia ingresar» en este equipo",
-			Fields:  []cfe.FieldError{{Campo: headerAdmin, Mensaje: "el token está en el archivo de ejecución del agente (carpeta de datos)"}}})
+	if !s.admitAdmin(w, r, adminRoute{what: "contingency key-in", elsewhere: "los comprobantes de contingencia se ingresan en lote solo desde este mismo equipo",
+		missing: "este agente no ingresa comprobantes de contingencia en lote", command: "«cfe-agent contingencia ingresar»"}, s.cfg.KeyIn != nil) {
 		return
 	}
 	b, err := readBody(r.Body)

@@ -1,10 +1,7 @@
 package localapi
 
 import (
-	"bytes"
 	"context"
-	"crypto/subtle"
-	"encoding/json"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -37,18 +34,8 @@ func (s *Server) registerRecoverRoutes(r *mux.Router) {
 }
 
 func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case !sameMachine(r):
-		s.refuse(w, r, "recovery from another machine", &cfe.Error{Code: cfe.EFORBIDDEN,
-			Message: "los comprobantes dañados solo se recuperan desde este mismo equipo"})
-		return
-	case s.cfg.Repairs == nil || s.cfg.AdminToken == "":
-		s.writeError(w, r, cfe.Errorf(cfe.EUNAVAILABLE, "este agente no recupera comprobantes dañados"))
-		return
-	case subtle.ConstantTimeCompare([]byte(r.Header.Get(headerAdmin)), []byte(s.cfg.AdminToken)) != 1:
-		s.refuse(w, r, "missing or wrong admin token", &cfe.Error{Code: cfe.EUNAUTHORIZED,
-			Message: "falta el token de administración del agente: use «cfe-agent recuperar» en este equipo",
-			Fields:  []cfe.FieldError{{Campo: headerAdmin, Mensaje: "el token está en el archivo de ejecución del agente (carpeta de datos)"}}})
+	if !s.admitAdmin(w, r, adminRoute{what: "recovery", elsewhere: "los comprobantes dañados solo se recuperan desde este mismo equipo",
+		missing: "este agente no recupera comprobantes dañados", command: "«cfe-agent recuperar»"}, s.cfg.Repairs != nil) {
 		return
 	}
 	req, err := decodeRecoverRequest(r)
@@ -68,16 +55,9 @@ func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
 // decodeRecoverRequest reads {uuid, copias, sin_servicio}; anything else is
 // refused.
 func decodeRecoverRequest(r *http.Request) (*apitype.RecoverRequest, error) {
-	b, err := readBody(r.Body)
-	if err != nil {
-		return nil, err
-	}
 	var req apitype.RecoverRequest
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || dec.More() {
-		return nil, &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "el cuerpo debe ser un objeto JSON",
-			Fields: []cfe.FieldError{{Campo: "cuerpo", Mensaje: "se espera {uuid}, y si se desea copias y sin_servicio"}}}
+	if err := decodeObject(r, &req, "se espera {uuid}, y si se desea copias y sin_servicio"); err != nil {
+		return nil, err
 	}
 	if req.UUID == "" {
 		return nil, cfe.Invalid("localapi.Recover", cfe.FieldError{Campo: "uuid", Mensaje: "es obligatorio"})

@@ -1,15 +1,11 @@
 package localapi
 
 import (
-	"bytes"
 	"context"
-	"crypto/subtle"
-	"encoding/json"
 	"net/http"
 
 	"github.com/gorilla/mux"
 
-	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
@@ -34,31 +30,13 @@ func (s *Server) registerReportResendRoutes(r *mux.Router) {
 }
 
 func (s *Server) handleReportResend(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case !sameMachine(r):
-		s.refuse(w, r, "report resend from another machine", &cfe.Error{Code: cfe.EFORBIDDEN,
-			Message: "los reportes diarios solo se reenvían desde este mismo equipo"})
-		return
-	case s.cfg.ReportResends == nil || s.cfg.AdminToken == "":
-		s.writeError(w, r, cfe.Errorf(cfe.EUNAVAILABLE, "este agente no envía reportes diarios a DGI"))
-		return
-	case subtle.ConstantTimeCompare([]byte(r.Header.Get(headerAdmin)), []byte(s.cfg.AdminToken)) != 1:
-		s.refuse(w, r, "missing or wrong admin token", &cfe.Error{Code: cfe.EUNAUTHORIZED,
-			Message: "falta el token de administración del agente: use «cfe-agent reporte reenviar» en este equipo",
-			Fields:  []cfe.FieldError{{Campo: headerAdmin, Mensaje: "el token está en el archivo de ejecución del agente (carpeta de datos)"}}})
-		return
-	}
-	b, err := readBody(r.Body)
-	if err != nil {
-		s.writeError(w, r, err)
+	if !s.admitAdmin(w, r, adminRoute{what: "report resend", elsewhere: "los reportes diarios solo se reenvían desde este mismo equipo",
+		missing: "este agente no envía reportes diarios a DGI", command: "«cfe-agent reporte reenviar»"}, s.cfg.ReportResends != nil) {
 		return
 	}
 	var req apitype.ReportResendRequest
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || dec.More() {
-		s.writeError(w, r, &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "el cuerpo debe ser un objeto JSON",
-			Fields: []cfe.FieldError{{Campo: "cuerpo", Mensaje: "se espera {fecha}"}}})
+	if err := decodeObject(r, &req, "se espera {fecha}"); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	res, err := s.cfg.ReportResends.ResendReport(r.Context(), req)
