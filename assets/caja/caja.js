@@ -303,9 +303,13 @@
           return;
         }
         pending = null;
-        var name = s.mensaje_respuesta.replace(/ firmado$/, "");
-        say(res.impreso ? name + " emitido e impreso en " + res.impresora + "." :
-          name + " emitido. " + (res.error_impresion || "No se imprimió."), res.impreso);
+        // The agent's message agrees with the document's gender ("… firmada"
+        // for a Nota de Crédito or an e-Factura): so does the page's.
+        var fem = / firmada$/.test(s.mensaje_respuesta);
+        var name = s.mensaje_respuesta.replace(/ firmad[oa]$/, "");
+        var issued = fem ? " emitida" : " emitido";
+        say(res.impreso ? name + issued + (fem ? " e impresa en " : " e impreso en ") + res.impresora + "." :
+          name + issued + ". " + (res.error_impresion || "No se imprimió."), res.impreso);
         resetSale();
       })
       .catch(failed("No se pudo emitir"))

@@ -385,7 +385,7 @@ func TestCaja_browser(t *testing.T) {
 	if got := getCaja[apitype.Comprobantes](t, a.baseURL+"/comprobantes?tipo=102"); got.Total != 0 {
 		t.Fatalf("a wrong PIN issued a credit note: %+v", got)
 	}
-	if f = credit(cajaPIN); !f.MessageOK || f.Message != "Nota de Crédito de e-Ticket A-1 emitido e impreso en termica." {
+	if f = credit(cajaPIN); !f.MessageOK || f.Message != "Nota de Crédito de e-Ticket A-1 emitida e impresa en termica." {
 		t.Fatalf("credit note with the PIN: %q", f.Message)
 	}
 	nc := getCaja[apitype.Comprobantes](t, a.baseURL+"/comprobantes?tipo=102")
