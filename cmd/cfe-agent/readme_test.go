@@ -165,7 +165,7 @@ func TestREADME_TopCommands(t *testing.T) {
 	}
 
 	// make ci's recipe, as make would run it.
-	out, err := exec.Command("make", "-C", root, "-n", "ci").CombinedOutput()
+	out, err := exec.Command(testtool.Require(t, "make"), "-C", root, "-n", "ci").CombinedOutput()
 	if err != nil {
 		t.Fatalf("make -n ci: %v\n%s", err, out)
 	}
