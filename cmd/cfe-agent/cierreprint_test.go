@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 	"github.com/shopspring/decimal"
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/thermal"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
@@ -136,4 +140,61 @@ func TestCierre_printed(t *testing.T) {
 		t.Errorf("the thermal printer's text lacks the title:\n%s", text)
 	}
 	testtool.MustContain(t, "the close on the thermal printer", text, want...)
+}
+
+// TestCierre_pageButton: on the /caja page (headless Chromium, 390 px), the
+// close's "Imprimir en la impresora" button prints the day's close on the
+// default printer (the ESC/POS test printer) and says so, with no CSP
+// violation and no sideways scroll.
+func TestCierre_pageButton(t *testing.T) {
+	t.Parallel()
+	testtool.Require(t, "chromium")
+	a, pr := startCajaAgent(t, false)
+	signExampleAs(t, a.baseURL, "e-ticket.json", "cierre-boton")
+	today := cfe.DateOf(time.Now().In(cfe.Montevideo)).String()
+	cl := getCaja[apitype.Cierre](t, a.baseURL+"/cierre?fecha="+today)
+
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browser.Options(t)...)
+	defer cancelAlloc()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(bctx, 2*time.Minute)
+	defer cancelTimeout()
+	const watchCSP = `window.__csp = []; document.addEventListener("securitypolicyviolation",
+	  e => window.__csp.push(e.violatedDirective + " " + e.blockedURI));`
+	var f cajaFacts
+	err := chromedp.Run(ctx,
+		chromedp.EmulateViewport(390, 844),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_, err := page.AddScriptToEvaluateOnNewDocument(watchCSP).Do(ctx)
+			return err
+		}),
+		chromedp.Navigate(a.baseURL+"/caja"),
+		chromedp.WaitVisible(`#resultados tr[data-uuid]`, chromedp.ByQuery),
+		chromedp.Click(`#pestanas button[data-pestana=cierre]`, chromedp.ByQuery),
+		chromedp.Click(`#formcierre button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.cierre-total h3.neto`, chromedp.ByQuery),
+		chromedp.Evaluate(`(() => { const m = document.getElementById("mensaje"); m.textContent = ""; m.className = "message"; })()`, nil),
+		chromedp.Click(`#imprimir-cierre-agente`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#mensaje.ok, #mensaje.error`, chromedp.ByQuery),
+		chromedp.Evaluate(readCaja, &f),
+	)
+	if err != nil {
+		t.Fatalf("printing the close from the page: %v\n%s", err, a.logs)
+	}
+	if !f.MessageOK || !strings.HasPrefix(f.Message, "Se envió el cierre del ") {
+		t.Fatalf("the page says %q (ok %v)", f.Message, f.MessageOK)
+	}
+	if f.Overflow || len(f.CSP) > 0 {
+		t.Errorf("the page scrolls sideways (%v, %d px) or met CSP violations %q", f.Overflow, f.ScrollWidth, f.CSP)
+	}
+	// The agent answered the page once the printer's connection took the
+	// job; wait for the test printer to have read the report's last rule.
+	rule := []byte(strings.Repeat("=", 32))
+	for deadline := time.Now().Add(30 * time.Second); bytes.Count(pr.Received(), rule) < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	m := cl.Totales[0]
+	testtool.MustContain(t, "the close printed from the page", thermal.Text(t, pr.Received(), charmap.CodePage858),
+		"Cierre del día", "Neto "+m.Moneda+" "+m.Moneda+" "+uyuText(m.Total))
 }
