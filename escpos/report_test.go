@@ -76,3 +76,13 @@ func TestRenderReport_badOptions(t *testing.T) {
 		t.Fatalf("an unknown code page: %v", err)
 	}
 }
+
+// BenchmarkRenderReport: a close as ESC/POS text.
+func BenchmarkRenderReport(b *testing.B) {
+	r := closeReport()
+	for b.Loop() {
+		if _, err := RenderReport(r, Options{Columns: 48}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

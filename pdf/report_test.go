@@ -95,3 +95,13 @@ func layoutText(t testing.TB, pdf []byte) string {
 	}
 	return string(out)
 }
+
+// BenchmarkRenderReport: a close of 60 rows as an A4 PDF.
+func BenchmarkRenderReport(b *testing.B) {
+	r := longReport(60)
+	for b.Loop() {
+		if _, err := RenderReport(r, PaperA4); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
