@@ -59,6 +59,9 @@ type PrintService interface {
 	// printer needs one (printing.Service.Load).
 	Load(ctx context.Context, ref printing.CFERef, variant string) (*printing.Document, error)
 	Print(ctx context.Context, doc *printing.Document, printer string, fallbackCopies int) (printing.PrintResult, error)
+	// PrintReport prints a plain report (the day's close) on the printer
+	// called printer (printing.Service.PrintReport).
+	PrintReport(ctx context.Context, r pdf.Report, printer, jobName string) (printing.PrintResult, error)
 }
 
 // escposOptions maps the options of the profile's ESC/POS printers onto the
@@ -134,6 +137,11 @@ func (u unavailablePrinting) Load(ctx context.Context, ref printing.CFERef, vari
 }
 
 func (u unavailablePrinting) Print(ctx context.Context, _ *printing.Document, _ string, _ int) (printing.PrintResult, error) {
+	_, err := u.Render(ctx, printing.CFERef{}, "")
+	return printing.PrintResult{}, err
+}
+
+func (u unavailablePrinting) PrintReport(ctx context.Context, _ pdf.Report, _, _ string) (printing.PrintResult, error) {
 	_, err := u.Render(ctx, printing.CFERef{}, "")
 	return printing.PrintResult{}, err
 }

@@ -110,6 +110,7 @@ func (s *Server) registerCajaRoutes(r *mux.Router) {
 	s.handle(r, http.MethodGet, "/caja/xml", c.handleXML)
 	s.handle(r, http.MethodGet, "/caja/pdf", c.handlePDF)
 	s.handle(r, http.MethodPost, "/caja/venta", c.handleVenta)
+	c.registerCierreDocs(r)
 }
 
 // cajaPagePath is the page a LAN caller may load without a token.

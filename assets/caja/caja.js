@@ -348,6 +348,24 @@
     closeOf(day);
   });
   $("imprimir-cierre").addEventListener("click", function () { window.print(); });
+  // The agent prints the close on the chosen printer (the default when
+  // none is chosen): ESC/POS text on a thermal printer, the PDF on others.
+  $("imprimir-cierre-agente").addEventListener("click", function () {
+    var day = isoDate($("formcierre").elements.fecha.value), button = this, printer = $("impresora").value;
+    if (!day) { say("La fecha del cierre debe escribirse dd/mm/aaaa.", false); return; }
+    button.disabled = true;
+    api("/cierre/imprimir", { method: "POST", headers: { "Content-Type": "application/json", "X-CFE-Pagina": pageToken },
+      body: JSON.stringify({ fecha: day, impresora: printer }) })
+      .then(json)
+      .then(function (r) { say("Se envió el cierre del " + uyDate(day) + " a la impresora " + (printer || r.impresora) + ".", true); })
+      .catch(failed("No se pudo imprimir el cierre"))
+      .finally(function () { button.disabled = false; });
+  });
+  $("pdf-cierre").addEventListener("click", function () {
+    var day = isoDate($("formcierre").elements.fecha.value);
+    if (!day) { say("La fecha del cierre debe escribirse dd/mm/aaaa.", false); return; }
+    download("/cierre/pdf?fecha=" + encodeURIComponent(day), "cierre del " + uyDate(day), "PDF");
+  });
   function table(head, rows, numeric) {
     var t = el("table", "stack"), th = el("thead"), tr = el("tr"), tb = el("tbody");
     head.forEach(function (h, i) { tr.appendChild(el("th", numeric[i] ? "num" : "", h)); });
