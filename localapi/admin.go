@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
@@ -56,8 +57,21 @@ func decodeObject(r *http.Request, out any, shape string) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(out); err != nil || dec.More() {
+		if name, ok := strings.CutPrefix(errString(err), "json: unknown field "); ok {
+			name = strings.Trim(name, `"`)
+			return &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "el cuerpo trae el campo «" + name + "», que este pedido no tiene",
+				Fields: []cfe.FieldError{{Campo: name, Mensaje: "no es un campo de este pedido (" + shape + ")"}}}
+		}
 		return &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "el cuerpo debe ser un objeto JSON",
 			Fields: []cfe.FieldError{{Campo: "cuerpo", Mensaje: shape}}}
 	}
 	return nil
+}
+
+// errString is err's text, "" for nil.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -1,9 +1,7 @@
 package localapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -104,16 +102,9 @@ func (c *cajaRoutes) handleCierreImprimir(w http.ResponseWriter, r *http.Request
 		c.s.refuse(w, r, "close print not from the caja page", err)
 		return
 	}
-	b, err := readBody(r.Body)
-	if err != nil {
-		c.s.writeError(w, r, err)
-		return
-	}
 	var in cierreImprimir
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		c.s.writeError(w, r, &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "el cuerpo no es un pedido de impresión del cierre válido: " + err.Error()})
+	if err := decodeObject(r, &in, "se espera {fecha, impresora}"); err != nil {
+		c.s.writeError(w, r, err)
 		return
 	}
 	day, ok := c.cierreDate(w, r, in.Fecha)
