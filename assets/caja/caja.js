@@ -363,6 +363,21 @@
       box.appendChild(table(["IVA", "Neto", "Impuesto"], m.iva.map(function (r) { return [r.tasa, money(m.moneda, r.neto), money(m.moneda, r.impuesto)]; }), [false, true, true]));
     });
   }
+  // The day's report to DGI, as /state's dgi.reportes words it.
+  var REPORT_STATES = { "": "todavía sin respuesta de DGI", AR: "recibido (AR)", BR: "rechazado (BR)", BA: "rechazado (BA)",
+    DR: "procesado (DR)", ER: "con inconsistencias (ER)", FR: "reemplazado por uno posterior (FR)" };
+  function reportOf(r) {
+    var p = el("p", "cierre-reporte");
+    p.id = "cierre-reporte";
+    if (r === null) { p.className += " muted"; p.textContent = "Reporte diario a DGI: sin información para este día."; return p; }
+    p.dataset.estado = r.estado;
+    var text = "Reporte diario a DGI: " + (r.sec_envio === 0 ? "todavía no enviado" :
+      "secuencia " + r.sec_envio + ", " + (REPORT_STATES[r.estado] || r.estado));
+    if (r.motivos.length > 0) text += ". Motivos: " + r.motivos.map(function (m) { return m.codigo + (m.glosa ? " " + m.glosa : ""); }).join("; ");
+    if (r.estado === "BR" || r.estado === "BA" || r.estado === "ER") text += ". El técnico lo corrige y lo reenvía (cfe-agent reporte reenviar).";
+    p.textContent = text;
+    return p;
+  }
   function closeOf(day) {
     api("/cierre?fecha=" + encodeURIComponent(day)).then(json).then(function (c) {
       var box = $("cierre-contenido"), d = c.fecha.split("-");
@@ -382,7 +397,7 @@
       all.appendChild(el("h2", "", "Total del día (todas las cajas)"));
       nets(all, c.totales);
       box.appendChild(all);
-      if (c.reporte === null) box.appendChild(el("p", "muted", "Reporte diario a DGI: sin información todavía."));
+      box.appendChild(reportOf(c.reporte));
     }).catch(failed("No se pudo leer el cierre"));
   }
 

@@ -90,9 +90,10 @@ type Cierre struct {
 	// Totales are the day's net totals by currency, every till together:
 	// sales minus credit notes.
 	Totales []CierreMoneda `json:"totales"`
-	// Reporte is the state of the day's report to DGI; null until the
-	// daily report is wired in.
-	Reporte any `json:"reporte"`
+	// Reporte is the state of the day's report to DGI (as /state's
+	// dgi.reportes items); null when the agent knows none for the day (a
+	// day it does not report on, today, or the state could not be read).
+	Reporte *DailyReportReport `json:"reporte"`
 }
 
 // CierreCaja is one till's day.
