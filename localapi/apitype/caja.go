@@ -201,6 +201,27 @@ type VentaCaja struct {
 	// printing.
 	Impresora  string `json:"impresora,omitempty"`
 	NoImprimir bool   `json:"no_imprimir,omitempty"`
+	// Formulario is a paper contingency form keyed in (Tipo 201 or 211,
+	// the types replacing an e-Ticket and an e-Factura): its serie, number
+	// and date, and the observed receipt it corrects. A keyed-in form needs
+	// the supervisor's PIN and is never printed.
+	Formulario *VentaFormulario `json:"formulario,omitempty"`
+}
+
+// VentaFormulario is what a contingency form carries printed, as the
+// signing request's idDoc.serie, idDoc.numero and fechaEmision, and
+// corrige.
+type VentaFormulario struct {
+	Serie   string    `json:"serie"`
+	Numero  int64     `json:"numero"`
+	Fecha   *cfe.Date `json:"fecha"` // AAAA-MM-DD
+	Corrige string    `json:"corrige,omitempty"`
+}
+
+// IsKeyed reports whether v keys in a contingency form.
+func (v *VentaCaja) IsKeyed() bool {
+	info, ok := v.Tipo.Info()
+	return v.Formulario != nil || ok && info.Contingency
 }
 
 // VentaReceptor is the receiver of a manual e-Factura (or an e-Ticket that
