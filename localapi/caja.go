@@ -405,7 +405,7 @@ func (c *cajaRoutes) checkPIN(w http.ResponseWriter, r *http.Request, cj Caja, p
 	switch {
 	case !configured:
 		c.s.writeError(w, r, &cfe.Error{Code: cfe.EFORBIDDEN,
-			Message: what + " desde la página de caja necesitan un PIN de supervisor y no hay uno configurado (el técnico lo configura con «cfe-agent caja pin»)"})
+			Message: what + " desde la página de caja no están disponibles: no hay un PIN de supervisor configurado (el técnico lo configura con «cfe-agent caja pin»)"})
 		return false
 	case !ok:
 		if wait, blocked := c.pins.Fail(pinKey, now); blocked {
