@@ -324,14 +324,16 @@
           say("No se emitió: " + s.mensaje_respuesta + (why ? " (" + why + ")" : ""), false);
           return;
         }
-        pending = null;
-        var name = s.mensaje_respuesta.replace(/ firmado$/, "");
         if (keyed) {
-          say("Formulario ingresado: " + name + " (" + s.serie + "-" + s.numero + "). Se envía a DGI; no se imprimió nada. " +
-            "Puede descargar una copia desde la búsqueda.", true);
+          pending = null;
+          say("Formulario ingresado: " + s.mensaje_respuesta.replace(/ firmad[oa]$/, "") + " (" + s.serie + "-" + s.numero +
+            "). Se envía a DGI; no se imprimió nada. Puede descargar una copia desde la búsqueda.", true);
           startKeyed(null);
           return;
         }
+
+        pending = null;
+        var name = s.mensaje_respuesta.replace(/ firmado$/, "");
         say(res.impreso ? name + " emitido e impreso en " + res.impresora + "." :
           name + " emitido. " + (res.error_impresion || "No se imprimió."), res.impreso);
         resetSale();
