@@ -149,7 +149,32 @@ func (f *Facade) Cierre(ctx context.Context, day cfe.Date) (*apitype.Cierre, err
 	if err != nil {
 		return nil, err
 	}
-	return closeOf(day, list), nil
+	out := closeOf(day, list)
+	out.Reporte = f.dayReport(ctx, day)
+	return out, nil
+}
+
+// dayReport is the state of day's report to DGI from a.ReportDays (direct
+// mode: the store's report states; provider mode: the hosted service's),
+// nil when the agent knows none for the day. A state that cannot be read
+// is logged and left out: the close is the shop's totals and stands
+// without it.
+func (f *Facade) dayReport(ctx context.Context, day cfe.Date) *apitype.DailyReportReport {
+	if f.a.ReportDays == nil {
+		return nil
+	}
+	days, err := f.a.ReportDays.DailyReports(ctx, f.now())
+	if err != nil {
+		f.a.Log.Warn("the close cannot read the daily reports' states", "fecha", day.String(), "err", err)
+		return nil
+	}
+	for _, s := range days {
+		if s.Date == day {
+			r := apitype.DailyReportOf(s)
+			return &r
+		}
+	}
+	return nil
 }
 
 // tillKey names a till: its serie and CodSuc.

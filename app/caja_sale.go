@@ -66,7 +66,22 @@ func (f *Facade) VentaRequest(ctx context.Context, v *apitype.VentaCaja) (*cfe.R
 	var fs []cfe.FieldError
 	bad := func(campo, msg string) { fs = append(fs, cfe.FieldError{Campo: campo, Mensaje: msg}) }
 	credit := v.Tipo == cfe.ETicketNC || v.Tipo == cfe.EFacturaNC
+	keyed := v.IsKeyed()
+	base := v.Tipo // the type whose rules apply: a form's replaced type
+	if keyed {
+		base = v.Tipo - 100
+	}
 	switch {
+	case keyed:
+		if v.Tipo != cfe.ETicket+100 && v.Tipo != cfe.EFactura+100 {
+			bad("tipo", "se espera 201 (e-Ticket en contingencia) o 211 (e-Factura en contingencia)")
+		}
+		if v.Referencia != nil {
+			bad("referencia", "un formulario de contingencia no lleva referencia")
+		}
+		if v.Formulario == nil {
+			bad("formulario", "indique la serie, el número y la fecha del formulario")
+		}
 	case v.Tipo == cfe.ETicket || v.Tipo == cfe.EFactura:
 		if v.Referencia != nil {
 			bad("referencia", "solo una nota de crédito lleva referencia")
@@ -115,7 +130,17 @@ func (f *Facade) VentaRequest(ctx context.Context, v *apitype.VentaCaja) (*cfe.R
 			Documento: strings.TrimSpace(r.Documento), RazonSocial: strings.TrimSpace(r.Nombre),
 			Direccion: strings.TrimSpace(r.Direccion), Ciudad: strings.TrimSpace(r.Ciudad), Departamento: strings.TrimSpace(r.Departamento)}
 	}
-	if v.Tipo == cfe.EFactura && (req.CFE.Receptor == nil || req.CFE.Receptor.TipoDocumento != 2) {
+	if keyed && v.Formulario != nil {
+		fo := v.Formulario
+		req.CFE.IdDoc.Serie = strings.ToUpper(strings.TrimSpace(fo.Serie))
+		req.CFE.IdDoc.Numero = fo.Numero
+		req.CFE.IdDoc.FechaEmision = fo.Fecha
+		req.Corrige = strings.TrimSpace(fo.Corrige)
+		if fo.Fecha == nil || fo.Fecha.IsZero() {
+			bad("formulario.fecha", "indique la fecha impresa en el formulario (dd/mm/aaaa)")
+		}
+	}
+	if base == cfe.EFactura && (req.CFE.Receptor == nil || req.CFE.Receptor.TipoDocumento != 2) {
 		bad("receptor.documento", "una e-Factura necesita el RUC del cliente")
 	}
 	if len(fs) > 0 {
@@ -169,7 +194,7 @@ func (f *Facade) Venta(ctx context.Context, v *apitype.VentaCaja) (*issuer.Resul
 	if err != nil {
 		return nil, out, err
 	}
-	if v.NoImprimir {
+	if v.NoImprimir || v.IsKeyed() { // a keyed-in form is never printed: the customer holds the paper
 		return res, out, nil
 	}
 	out.Impresora = cmp.Or(v.Impresora, f.a.Profile.DefaultPrinter)

@@ -31,19 +31,7 @@ func addDailyReports(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 		if i == reportsListed {
 			break
 		}
-		r := apitype.DailyReportReport{Fecha: s.Date, SecEnvio: s.Seq, Estado: s.State, Motivos: []apitype.DGIReasonReport{}}
-		for _, m := range s.Reasons {
-			r.Motivos = append(r.Motivos, apitype.DGIReasonReport(m))
-		}
-		if !s.SentAt.IsZero() {
-			t := s.SentAt
-			r.Enviado = &t
-		}
-		if !s.CheckedAt.IsZero() {
-			t := s.CheckedAt
-			r.Consultado = &t
-		}
-		rep.DGI.Reportes = append(rep.DGI.Reportes, r)
+		rep.DGI.Reportes = append(rep.DGI.Reportes, apitype.DailyReportOf(s))
 	}
 	var late []cfe.DailyReportState
 	for i := len(d.Reports) - 1; i >= 0; i-- { // oldest first

@@ -354,8 +354,12 @@ func (c *cajaRoutes) handleVenta(w http.ResponseWriter, r *http.Request) {
 		c.s.writeError(w, r, &cfe.Error{Code: cfe.EINVALID, Err: err, Message: "el cuerpo no es una venta válida: " + err.Error()})
 		return
 	}
-	if v.Tipo == cfe.ETicketNC || v.Tipo == cfe.EFacturaNC {
-		if !c.checkPIN(w, r, cj, v.PIN) {
+	if v.Tipo == cfe.ETicketNC || v.Tipo == cfe.EFacturaNC || v.IsKeyed() {
+		what := "las notas de crédito"
+		if v.IsKeyed() {
+			what = "los formularios de contingencia"
+		}
+		if !c.checkPIN(w, r, cj, v.PIN, what) {
 			return
 		}
 	}
@@ -389,9 +393,10 @@ func isProtocol(err error) bool {
 	return errors.As(err, &ce) && ce.Op == apitype.OpVentaRefused
 }
 
-// checkPIN checks a credit note's PIN: refused without one configured
+// checkPIN checks the PIN of a credit note or a keyed-in form (what, in
+// Spanish): refused without one configured
 // (403), while wrong PINs wait (429), or when wrong (403).
-func (c *cajaRoutes) checkPIN(w http.ResponseWriter, r *http.Request, cj Caja, pin string) bool {
+func (c *cajaRoutes) checkPIN(w http.ResponseWriter, r *http.Request, cj Caja, pin, what string) bool {
 	now := c.s.now()
 	if wait, blocked := c.pins.Blocked(pinKey, now); blocked {
 		c.tooManyPINs(w, r, wait)
@@ -401,7 +406,7 @@ func (c *cajaRoutes) checkPIN(w http.ResponseWriter, r *http.Request, cj Caja, p
 	switch {
 	case !configured:
 		c.s.writeError(w, r, &cfe.Error{Code: cfe.EFORBIDDEN,
-			Message: "las notas de crédito desde la página de caja están desactivadas: no hay un PIN de supervisor configurado (el técnico lo configura con «cfe-agent caja pin»)"})
+			Message: what + " desde la página de caja no están disponibles: no hay un PIN de supervisor configurado (el técnico lo configura con «cfe-agent caja pin»)"})
 		return false
 	case !ok:
 		if wait, blocked := c.pins.Fail(pinKey, now); blocked {

@@ -163,6 +163,7 @@ func (db *DB) CommitKeyed(ctx context.Context, docs []cfe.KeyedCFE) error {
 		rec := toIssuedRecord(k.Doc)
 		rec.Delivery = deliveryRecord{State: cfe.DeliveryPending}
 		rec.Corrects = k.Corrects
+		rec.words = wordsOfXML(k.Doc.XML)
 		zxml, err := db.codec.encode(k.Doc.XML)
 		if err != nil {
 			return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo comprimir el comprobante firmado", Err: err}
@@ -280,7 +281,12 @@ func putKeyed(tx *bolt.Tx, rec *issuedRecord, now time.Time) error {
 	if err := tx.Bucket(bucketByNumber).Put(numberKey(k, rec.Nro), uuid); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketByTime).Put(timeKey(rec.TmstFirma, k, rec.Nro), uuid); err != nil {
+	tk := timeKey(rec.TmstFirma, k, rec.Nro)
+	if err := tx.Bucket(bucketByTime).Put(tk, uuid); err != nil {
+		return err
+	}
+	// Found by /comprobantes like any CFE (search.go).
+	if err := putSearch(tx, tk, k, rec.words); err != nil {
 		return err
 	}
 	if err := putJSON(outbox, seqBytes(seq), outboxEntry{UUID: rec.UUID, CommittedAt: now}); err != nil {

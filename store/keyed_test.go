@@ -73,6 +73,13 @@ func TestDB_CommitKeyed(t *testing.T) {
 	if err != nil || got.UUID != "form-7" || got.Delivery.State != cfe.DeliveryPending {
 		t.Fatalf("FindByNumber 7 = %+v, %v", got, err)
 	}
+	// Found by Search (GET /comprobantes) like any CFE.
+	if res, err := db.Search(ctx, store.SearchQuery{Type: 281, Serie: "XA", Nro: 7, Page: 1, PageSize: 10}); err != nil || res.Total != 1 || len(res.CFEs) != 1 || res.CFEs[0].UUID != "form-7" {
+		t.Errorf("Search 281 XA-7 = %+v, %v; want form-7", res, err)
+	}
+	if res, err := db.Search(ctx, store.SearchQuery{Type: 281, Page: 1, PageSize: 10}); err != nil || res.Total != 2 {
+		t.Errorf("Search 281 = %d CFEs, %v; want the two keyed in", res.Total, err)
+	}
 	if n := db.LastNumber(281, "XA"); n != 0 {
 		t.Errorf("LastNumber = %d: a keyed-in number moved the counter", n)
 	}

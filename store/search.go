@@ -468,7 +468,7 @@ func (db *DB) searchText(ctx context.Context, op string, q SearchQuery, words []
 func (db *DB) searchNumber(ctx context.Context, op string, q SearchQuery, words []string) (SearchResult, error) {
 	var seqs []seqKey
 	err := db.view(ctx, op, func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketCounters).ForEach(func(k, _ []byte) error {
+		err := tx.Bucket(bucketCounters).ForEach(func(k, _ []byte) error {
 			ts, serie, ok := strings.Cut(string(k), "/")
 			if !ok {
 				return nil
@@ -479,6 +479,20 @@ func (db *DB) searchNumber(ctx context.Context, op string, q SearchQuery, words 
 			}
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		// Keyed-in contingency forms (keyed.go) have no counter: their
+		// sequences are their ranges'.
+		ranges, err := loadRanges(tx)
+		for _, r := range ranges {
+			k := seqKey{r.Type, r.Serie}
+			if info, ok := r.Type.Info(); ok && info.Contingency && (q.Type == 0 || r.Type == q.Type) &&
+				(q.Serie == "" || r.Serie == q.Serie) && !slices.Contains(seqs, k) {
+				seqs = append(seqs, k)
+			}
+		}
+		return err
 	})
 	if err != nil {
 		return SearchResult{}, err

@@ -6,6 +6,8 @@
   var info = { impresora: "", notas_credito: false, motivo: "" };
   var query = null, page = 1, total = 0, shown = {};
   var credit = null; // the receipt a credit note corrects
+  var keyed = false;  // the sale form keys in a contingency form
+  var corrige = null; // the observed (CE) form a key-in corrects
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -87,13 +89,17 @@
   // Tabs.
   $("pestanas").addEventListener("click", function (ev) {
     var b = ev.target.closest("button[data-pestana]");
-    if (b) show(b.dataset.pestana);
+    if (!b) return;
+    if (b.dataset.pestana === "contingencia") { startKeyed(null); return; }
+    if (b.dataset.pestana === "venta" && keyed) resetSale();
+    show(b.dataset.pestana);
   });
   function show(name) {
     var tabs = document.querySelectorAll(".pestana");
     for (var i = 0; i < tabs.length; i++) tabs[i].hidden = tabs[i].id !== name;
     var bs = document.querySelectorAll("#pestanas button");
-    for (var j = 0; j < bs.length; j++) bs[j].className = bs[j].dataset.pestana === name ? "activa" : "";
+    var active = name === "venta" && keyed ? "contingencia" : name;
+    for (var j = 0; j < bs.length; j++) bs[j].className = bs[j].dataset.pestana === active ? "activa" : "";
   }
 
   // Search.
@@ -173,6 +179,11 @@
       if (a[0] === "correo" && !c.id_servicio) { b.disabled = true; b.title = "Se podrá enviar cuando el comprobante llegue al servicio"; }
       acts.appendChild(b);
     });
+    if ((c.tipo_cfe === 201 || c.tipo_cfe === 211) && c.dgi && c.dgi.estado === "observado") {
+      var fix = el("button", "", "Corregir");
+      fix.type = "button"; fix.dataset.accion = "corregir";
+      acts.appendChild(fix);
+    }
     if (c.tipo_cfe === 101 || c.tipo_cfe === 111) {
       var nc = el("button", "", "Nota de crédito");
       nc.type = "button"; nc.dataset.accion = "nota";
@@ -192,6 +203,7 @@
       case "xml": return download("/caja/xml?uuid=" + encodeURIComponent(c.uuid), name, "XML");
       case "correo": return mail(c, name);
       case "nota": return startCredit(c, name);
+      case "corregir": return startKeyed(c, name);
     }
   });
 
@@ -278,9 +290,19 @@
       if (!ls[i].nombre || !ls[i].cantidad || !ls[i].precio) { say("Complete el nombre, la cantidad y el precio de cada artículo.", false); return; }
     }
     if (ls.length === 0) { say("Agregue al menos un artículo.", false); return; }
-    var body = { uuid: pending || uuid(), tipo: credit ? credit.tipo_cfe + 1 : kind(), lineas: ls,
+    var form = null;
+    if (keyed) {
+      var fecha = isoDate(f.elements["f-fecha"].value);
+      if (!fecha) { say("La fecha del formulario debe escribirse dd/mm/aaaa.", false); return; }
+      var nro = parseInt(f.elements["f-numero"].value.trim(), 10);
+      if (!(nro > 0)) { say("Escriba el número impreso en el formulario.", false); return; }
+      form = { serie: f.elements["f-serie"].value.trim().toUpperCase(), numero: nro, fecha: fecha };
+      if (corrige) form.corrige = corrige.uuid;
+    }
+    var body = { uuid: pending || uuid(), tipo: credit ? credit.tipo_cfe + 1 : keyed ? parseInt(f.elements["f-tipo"].value, 10) : kind(), lineas: ls,
       precios_sin_iva: f.elements.sin_iva.checked, forma_pago: parseInt(f.elements.forma_pago.value, 10),
       impresora: $("impresora").value };
+    if (keyed) { body.formulario = form; body.pin = f.elements["f-pin"].value; body.no_imprimir = true; delete body.impresora; }
     if (!credit && f.elements.documento.value.trim()) {
       body.receptor = { tipo_documento: 2, documento: f.elements.documento.value.trim(), nombre: f.elements.nombre.value.trim(),
         direccion: f.elements.direccion.value.trim() };
@@ -302,6 +324,14 @@
           say("No se emitió: " + s.mensaje_respuesta + (why ? " (" + why + ")" : ""), false);
           return;
         }
+        if (keyed) {
+          pending = null;
+          say("Formulario ingresado: " + s.mensaje_respuesta.replace(/ firmad[oa]$/, "") + " (" + s.serie + "-" + s.numero +
+            "). Se envía a DGI; no se imprimió nada. Puede descargar una copia desde la búsqueda.", true);
+          startKeyed(null);
+          return;
+        }
+
         pending = null;
         // The agent's message agrees with the document's gender ("… firmada"
         // for a Nota de Crédito or an e-Factura): so does the page's.
@@ -318,12 +348,34 @@
   function resetSale() {
     var f = $("formventa");
     f.reset();
-    credit = null;
+    credit = null; keyed = false; corrige = null;
     $("nota").hidden = true; $("tipos").hidden = false; $("cliente").hidden = false;
+    $("formulario").hidden = true; $("corrige-ref").hidden = true;
+    $("emitir").disabled = false;
+    $("emitir").textContent = "Emitir e imprimir";
     $("lineas").textContent = "";
     addLine();
   }
   $("nota-cancelar").addEventListener("click", resetSale);
+  $("formulario-cancelar").addEventListener("click", function () { resetSale(); show("venta"); });
+
+  // Keying in a contingency form (or correcting an observed one, c).
+  function startKeyed(c, name) {
+    resetSale();
+    keyed = true; corrige = c;
+    var f = $("formventa");
+    $("formulario").hidden = false; $("tipos").hidden = true;
+    $("emitir").textContent = "Ingresar formulario";
+    if (c) {
+      f.elements["f-tipo"].value = String(c.tipo_cfe);
+      f.elements["f-serie"].value = c.serie;
+      f.elements["f-numero"].value = String(c.numero);
+      var ref = $("corrige-ref");
+      ref.hidden = false;
+      ref.textContent = "Corrige " + name + ", observado por DGI: ingrese el formulario corregido con el mismo número.";
+    }
+    show("venta");
+  }
 
   function startCredit(c, name) {
     resetSale();
@@ -385,6 +437,21 @@
       box.appendChild(table(["IVA", "Neto", "Impuesto"], m.iva.map(function (r) { return [r.tasa, money(m.moneda, r.neto), money(m.moneda, r.impuesto)]; }), [false, true, true]));
     });
   }
+  // The day's report to DGI, as /state's dgi.reportes words it.
+  var REPORT_STATES = { "": "todavía sin respuesta de DGI", AR: "recibido (AR)", BR: "rechazado (BR)", BA: "rechazado (BA)",
+    DR: "procesado (DR)", ER: "con inconsistencias (ER)", FR: "reemplazado por uno posterior (FR)" };
+  function reportOf(r) {
+    var p = el("p", "cierre-reporte");
+    p.id = "cierre-reporte";
+    if (r === null) { p.className += " muted"; p.textContent = "Reporte diario a DGI: sin información para este día."; return p; }
+    p.dataset.estado = r.estado;
+    var text = "Reporte diario a DGI: " + (r.sec_envio === 0 ? "todavía no enviado" :
+      "secuencia " + r.sec_envio + ", " + (REPORT_STATES[r.estado] || r.estado));
+    if (r.motivos.length > 0) text += ". Motivos: " + r.motivos.map(function (m) { return m.codigo + (m.glosa ? " " + m.glosa : ""); }).join("; ");
+    if (r.estado === "BR" || r.estado === "BA" || r.estado === "ER") text += ". El técnico lo corrige y lo reenvía (cfe-agent reporte reenviar).";
+    p.textContent = text;
+    return p;
+  }
   function closeOf(day) {
     api("/cierre?fecha=" + encodeURIComponent(day)).then(json).then(function (c) {
       var box = $("cierre-contenido"), d = c.fecha.split("-");
@@ -404,7 +471,7 @@
       all.appendChild(el("h2", "", "Total del día (todas las cajas)"));
       nets(all, c.totales);
       box.appendChild(all);
-      if (c.reporte === null) box.appendChild(el("p", "muted", "Reporte diario a DGI: sin información todavía."));
+      box.appendChild(reportOf(c.reporte));
     }).catch(failed("No se pudo leer el cierre"));
   }
 

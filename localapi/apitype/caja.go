@@ -90,9 +90,10 @@ type Cierre struct {
 	// Totales are the day's net totals by currency, every till together:
 	// sales minus credit notes.
 	Totales []CierreMoneda `json:"totales"`
-	// Reporte is the state of the day's report to DGI; null until the
-	// daily report is wired in.
-	Reporte any `json:"reporte"`
+	// Reporte is the state of the day's report to DGI (as /state's
+	// dgi.reportes items); null when the agent knows none for the day (a
+	// day it does not report on, today, or the state could not be read).
+	Reporte *DailyReportReport `json:"reporte"`
 }
 
 // CierreCaja is one till's day.
@@ -200,6 +201,27 @@ type VentaCaja struct {
 	// printing.
 	Impresora  string `json:"impresora,omitempty"`
 	NoImprimir bool   `json:"no_imprimir,omitempty"`
+	// Formulario is a paper contingency form keyed in (Tipo 201 or 211,
+	// the types replacing an e-Ticket and an e-Factura): its serie, number
+	// and date, and the observed receipt it corrects. A keyed-in form needs
+	// the supervisor's PIN and is never printed.
+	Formulario *VentaFormulario `json:"formulario,omitempty"`
+}
+
+// VentaFormulario is what a contingency form carries printed, as the
+// signing request's idDoc.serie, idDoc.numero and fechaEmision, and
+// corrige.
+type VentaFormulario struct {
+	Serie   string    `json:"serie"`
+	Numero  int64     `json:"numero"`
+	Fecha   *cfe.Date `json:"fecha"` // AAAA-MM-DD
+	Corrige string    `json:"corrige,omitempty"`
+}
+
+// IsKeyed reports whether v keys in a contingency form.
+func (v *VentaCaja) IsKeyed() bool {
+	info, ok := v.Tipo.Info()
+	return v.Formulario != nil || ok && info.Contingency
 }
 
 // VentaReceptor is the receiver of a manual e-Factura (or an e-Ticket that

@@ -20,6 +20,24 @@ type DailyReportReport struct {
 	Consultado *time.Time        `json:"consultado"`
 }
 
+// DailyReportOf is the report of a day's state, as /state's dgi.reportes
+// and /cierre's reporte show it.
+func DailyReportOf(s cfe.DailyReportState) DailyReportReport {
+	r := DailyReportReport{Fecha: s.Date, SecEnvio: s.Seq, Estado: s.State, Motivos: []DGIReasonReport{}}
+	for _, m := range s.Reasons {
+		r.Motivos = append(r.Motivos, DGIReasonReport(m))
+	}
+	if !s.SentAt.IsZero() {
+		t := s.SentAt
+		r.Enviado = &t
+	}
+	if !s.CheckedAt.IsZero() {
+		t := s.CheckedAt
+		r.Consultado = &t
+	}
+	return r
+}
+
 // DGIReasonReport is one of DGI's reasons (code, its name, the detail).
 type DGIReasonReport struct {
 	Codigo  string `json:"codigo"`
