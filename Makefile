@@ -23,6 +23,8 @@ ci: export CFE_STRICT_TOOLS := 1
 ci: export CFE_DIST_DIR := $(CURDIR)/dist
 ci:             ## exactly what CI runs once its packages are installed (.ci/run): vet, lint, cross-builds, packages, a short fuzz, then make test; a missing test tool fails (CFE_STRICT_TOOLS=1)
 	$(GO) version
+	@echo "== test tools (a fresh machine gets its missing Debian packages; on CI .ci/run has installed them)"
+	./scripts/test-deps.sh
 	@echo "== vet"
 	$(GO) vet ./...
 	@echo "== lint"
