@@ -169,32 +169,7 @@ func (r *Reporter) Kick() {
 
 // Run runs passes until ctx is done: every Poll, and when kicked.
 func (r *Reporter) Run(ctx context.Context) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-r.kick:
-		}
-		for ctx.Err() == nil {
-			progress, err := r.Pass(ctx)
-			if err != nil {
-				r.log.Warn("dgi: report pass failed", "err", err)
-			}
-			if !progress {
-				break
-			}
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(r.cfg.Poll)
-	}
+	runPasses(ctx, r.cfg.Poll, r.kick, nil, r.Pass, func(err error) { r.log.Warn("dgi: report pass failed", "err", err) })
 }
 
 // LastDay returns the last day due for a report at now: the day before

@@ -224,33 +224,7 @@ func (s *Sender) Run(ctx context.Context) {
 		s.log.Error("dgi: cannot begin direct sending", "err", err)
 		s.fail(cfe.ErrorMessage(err))
 	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.kick:
-		case <-s.cfg.Wake:
-		}
-		for ctx.Err() == nil {
-			progress, err := s.Pass(ctx)
-			if err != nil {
-				s.log.Warn("dgi: pass failed", "err", err)
-			}
-			if !progress {
-				break
-			}
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(s.cfg.Poll)
-	}
+	runPasses(ctx, s.cfg.Poll, s.kick, s.cfg.Wake, s.Pass, func(err error) { s.log.Warn("dgi: pass failed", "err", err) })
 }
 
 // Pass does one round of the package comment's steps and reports whether
@@ -665,3 +639,37 @@ func describe(rs []cfe.DGIReason) string {
 // Describe writes DGI's reasons for a person (the tray, the status page,
 // doctor): "E05 Formato (falta el RUC)".
 func Describe(rs []cfe.DGIReason) string { return describe(rs) }
+
+// runPasses is the sender's and the reporter's loop: a pass at once, then
+// one at every poll, kick or wake (a nil channel never wakes); each pass is
+// repeated while it makes progress, until ctx ends. failed hears a pass's
+// error.
+func runPasses(ctx context.Context, poll time.Duration, kick, wake <-chan struct{}, pass func(context.Context) (bool, error), failed func(error)) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-kick:
+		case <-wake:
+		}
+		for ctx.Err() == nil {
+			progress, err := pass(ctx)
+			if err != nil {
+				failed(err)
+			}
+			if !progress {
+				break
+			}
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(poll)
+	}
+}
