@@ -83,11 +83,12 @@ func (db *DB) BulkLoad(ctx context.Context, docs []*cfe.Issued) error {
 			db.room.ensure(tx.Size())
 			ranges := rangeCache{}
 			for _, s := range batch {
-				if err := checkCommit(tx, ranges, s); err != nil {
+				if err := checkCommit(tx, ranges, s.rec, s.prev, nil); err != nil {
 					failed = err
 					return err
 				}
-				if err := putCommit(tx, s.rec, now); err != nil {
+				s.rec.CommittedAt = now
+				if err := putCommit(tx, s.rec); err != nil {
 					return err
 				}
 			}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,11 +117,14 @@ func (db *DB) collect(now time.Time) (batch []*slot, wait time.Duration) {
 // maxBatch bounds the CFEs of one transaction that collect waits for.
 const maxBatch = 64
 
-// write stores batch in one transaction and finishes each slot. A slot whose
-// own checks fail is finished with that error and writes nothing; the later
+// write logs batch: each slot's checks against the store and the log, then
+// one append to the commit log with one fdatasync (wal.go), after which the
+// logged CFEs are durable and visible to lookups, and their callers are
+// answered; a checkpoint writes them into bbolt later. A slot whose own
+// checks fail is finished with that error and writes nothing; the later
 // slots of its sequence go back to waiting, since they would follow a gap.
-// Slots of other sequences are unaffected. If the transaction itself fails,
-// every slot of the batch fails with EUNAVAILABLE.
+// Slots of other sequences are unaffected. If the write itself fails, every
+// slot of the batch fails with EUNAVAILABLE.
 func (db *DB) write(batch []*slot) {
 	now := db.opts.Now()
 	results := make([]error, len(batch))
@@ -130,27 +134,7 @@ func (db *DB) write(batch []*slot) {
 		txErr = db.journal.cover(batch, now) // the journal must bound a number before the number is on disk
 	}
 	if txErr == nil {
-		txErr = db.bolt.Update(func(tx *bolt.Tx) error {
-			db.room.ensure(tx.Size())
-			broken := map[seqKey]bool{}
-			ranges := rangeCache{}
-			for i, s := range batch {
-				k := s.key()
-				if broken[k] {
-					deferred[i] = true
-					continue
-				}
-				if err := checkCommit(tx, ranges, s); err != nil {
-					results[i], broken[k] = err, true
-					continue
-				}
-				if err := putCommit(tx, s.rec, now); err != nil {
-					return err
-				}
-				tx.OnCommit(func() { db.pending.Add(1) })
-			}
-			return nil
-		})
+		txErr = db.logBatch(batch, results, deferred, now)
 		db.transactions.Add(1)
 	}
 
@@ -158,8 +142,10 @@ func (db *DB) write(batch []*slot) {
 		db.writes.record(txErr, now)
 	}
 	if txErr == nil {
-		// On disk: the watchers hear of it before the callers are answered.
+		// Durable in the log: the watchers hear of it before the callers
+		// are answered (what they read checkpoints it first).
 		db.notifyCommit(committedIn(deferred, results))
+		db.kickCheckpointer()
 	}
 
 	db.mu.Lock()
@@ -184,6 +170,105 @@ func (db *DB) write(batch []*slot) {
 	if txErr != nil {
 		db.resyncLocked()
 	}
+}
+
+// logBatch checks the CFEs of batch against bbolt and the logged CFEs not
+// checkpointed yet, appends those that pass to the commit log in one write
+// and one fdatasync, and makes them visible to lookups. results and
+// deferred get each slot's outcome as write documents.
+func (db *DB) logBatch(batch []*slot, results []error, deferred []bool, now time.Time) error {
+	l := db.log
+	// l.mu is held from the checks to the append: a checkpoint drops
+	// entries from the pending set only under it, so the set read here
+	// holds whatever the bbolt snapshot below lacks.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pend := &pendingView{l: l, uuids: map[string]bool{}, numbers: map[string]bool{}, last: map[seqKey]int64{}}
+	var entries []*walEntry
+	err := db.boltViewNow("store.Commit", func(tx *bolt.Tx) error {
+		broken := map[seqKey]bool{}
+		ranges := rangeCache{}
+		for i, s := range batch {
+			k := s.key()
+			if broken[k] {
+				deferred[i] = true
+				continue
+			}
+			if err := checkCommit(tx, ranges, s.rec, s.prev, pend); err != nil {
+				results[i], broken[k] = err, true
+				continue
+			}
+			s.rec.CommittedAt = now
+			entries = append(entries, &walEntry{rec: s.rec, prev: s.prev, at: time.Now()})
+			pend.add(s.rec)
+		}
+		return nil
+	})
+	if err != nil || len(entries) == 0 {
+		return err
+	}
+	if err := db.ensureLogID(); err != nil {
+		return err
+	}
+	if err := l.append(entries); err != nil {
+		return err
+	}
+	l.addPending(entries)
+	return nil
+}
+
+// ensureLogID gives the store file its log identity (wal.go) before its
+// first logged CFE: once in the file's life, so that a file only read is
+// never written. The caller holds db.log.mu.
+func (db *DB) ensureLogID() error {
+	l := db.log
+	if l.id != ([walIDLen]byte{}) {
+		return nil
+	}
+	var id [walIDLen]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	if err := db.boltUpdateNow("store.Commit", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyWALID, id[:])
+	}); err != nil {
+		return err
+	}
+	l.id = id
+	return nil
+}
+
+// pendingView is what checkCommit reads besides bbolt while a group is
+// logged: the logged CFEs not checkpointed, and those of the group checked
+// before.
+type pendingView struct {
+	l       *commitLog
+	uuids   map[string]bool
+	numbers map[string]bool
+	last    map[seqKey]int64
+}
+
+func (p *pendingView) add(rec *issuedRecord) {
+	k := rec.key()
+	p.uuids[rec.UUID] = true
+	p.numbers[string(numberKey(k, rec.Nro))] = true
+	p.last[k] = rec.Nro
+}
+
+func (p *pendingView) hasUUID(uuid string) bool {
+	return p.uuids[uuid] || p.l.lookupUUID(uuid) != nil
+}
+
+func (p *pendingView) hasNumber(k seqKey, nro int64) bool {
+	return p.numbers[string(numberKey(k, nro))] || p.l.lookupNumber(k, nro) != nil
+}
+
+// lastOf returns the highest number of k logged and not checkpointed.
+func (p *pendingView) lastOf(k seqKey) (int64, bool) {
+	if n, ok := p.last[k]; ok {
+		return n, true
+	}
+	return p.l.lastLogged(k)
 }
 
 // committedIn counts the CFEs of a batch written by its transaction: those
@@ -244,13 +329,14 @@ func (c rangeCache) get(tx *bolt.Tx, id string) (*rangeRecord, error) {
 	return r, nil
 }
 
-// checkCommit verifies, inside the transaction, everything that could make the
-// CFE of s unstorable, before anything of it is written.
-func checkCommit(tx *bolt.Tx, ranges rangeCache, s *slot) error {
+// checkCommit verifies everything that could make the CFE rec, which must
+// follow counter value prev, unstorable, before anything of it is written:
+// against tx, and against pend (the logged CFEs not in tx yet) unless it is
+// nil (a checkpoint, whose transaction holds them).
+func checkCommit(tx *bolt.Tx, ranges rangeCache, rec *issuedRecord, prev int64, pend *pendingView) error {
 	const op = "store.Commit"
-	rec := s.rec
 	k := rec.key()
-	if tx.Bucket(bucketCFEs).Get([]byte(rec.UUID)) != nil {
+	if tx.Bucket(bucketCFEs).Get([]byte(rec.UUID)) != nil || (pend != nil && pend.hasUUID(rec.UUID)) {
 		return &cfe.Error{Code: cfe.ECONFLICT, Op: op, Respuesta: cfe.RespConflictoUUID,
 			Message: fmt.Sprintf("ya existe un comprobante con el uuid %s", rec.UUID)}
 	}
@@ -258,9 +344,16 @@ func checkCommit(tx *bolt.Tx, ranges rangeCache, s *slot) error {
 	if _, err := getJSON(tx.Bucket(bucketCounters), counterKey(k), &c); err != nil {
 		return err
 	}
-	if c.Last != s.prev || rec.Nro <= c.Last || tx.Bucket(bucketByNumber).Get(numberKey(k, rec.Nro)) != nil {
+	used := tx.Bucket(bucketByNumber).Get(numberKey(k, rec.Nro)) != nil
+	if pend != nil {
+		if n, ok := pend.lastOf(k); ok {
+			c.Last = n
+		}
+		used = used || pend.hasNumber(k, rec.Nro)
+	}
+	if c.Last != prev || rec.Nro <= c.Last || used {
 		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "error interno de numeración",
-			Err: fmt.Errorf("sequence %s: counter on disk is %d, expected %d before %d", k, c.Last, s.prev, rec.Nro)}
+			Err: fmt.Errorf("sequence %s: counter on disk is %d, expected %d before %d", k, c.Last, prev, rec.Nro)}
 	}
 	r, err := ranges.get(tx, rec.RangeID)
 	if err != nil {
@@ -283,15 +376,17 @@ func checkCommit(tx *bolt.Tx, ranges rangeCache, s *slot) error {
 }
 
 // putCommit writes everything of one CFE: counter, record, signed XML,
-// indexes, outbox entry and audit event.
-func putCommit(tx *bolt.Tx, rec *issuedRecord, now time.Time) error {
+// indexes, outbox entry and audit event, with rec.CommittedAt as the commit
+// time. It sets rec.OutboxSeq.
+func putCommit(tx *bolt.Tx, rec *issuedRecord) error {
 	k := rec.key()
+	now := rec.CommittedAt
 	outbox := appendOnly(tx, bucketOutbox)
 	seq, err := outbox.NextSequence()
 	if err != nil {
 		return err
 	}
-	rec.CommittedAt, rec.OutboxSeq = now, seq
+	rec.OutboxSeq = seq
 	uuid := []byte(rec.UUID)
 	if err := putJSON(tx.Bucket(bucketCounters), counterKey(k), counterRecord{Type: rec.Type, Serie: rec.Serie, Last: rec.Nro}); err != nil {
 		return err

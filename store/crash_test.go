@@ -43,9 +43,13 @@ const crashJournalBlock = 20
 // One reservation in ten is released instead of committed, as when a request
 // fails after taking its number.
 func crashMain(path, run string) int {
-	db, err := store.Open(path, store.Options{ReclaimTimeout: 50 * time.Millisecond,
+	opts := store.Options{ReclaimTimeout: 50 * time.Millisecond,
 		Journal: os.Getenv("CFE_STORE_TEST_JOURNAL"), JournalBlock: crashJournalBlock,
-		Witness: os.Getenv("CFE_STORE_TEST_WITNESS"), WitnessKey: crashWitnessKey})
+		Witness: os.Getenv("CFE_STORE_TEST_WITNESS"), WitnessKey: crashWitnessKey}
+	if os.Getenv("CFE_STORE_TEST_NO_CHECKPOINTS") == "1" { // TestCommitLog_ReplayAfterKill
+		opts = store.WithoutCheckpoints(opts)
+	}
+	db, err := store.Open(path, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1

@@ -106,9 +106,17 @@ func (b *boltDB) Update(fn func(*bolt.Tx) error) error { return b.owner.boltUpda
 // Close closes bbolt's DB (of a DB that is not broken: see closeBolt).
 func (b *boltDB) Close() error { return b.raw.Close() }
 
-// boltView runs fn in a read transaction under guard. After a recovered
-// panic the DB is broken and bbolt is not used again.
+// boltView runs fn in a read transaction under guard, after the logged
+// CFEs are checkpointed (barrier). After a recovered panic the DB is broken
+// and bbolt is not used again.
 func (db *DB) boltView(op string, fn func(*bolt.Tx) error) error {
+	db.barrier()
+	return db.boltViewNow(op, fn)
+}
+
+// boltViewNow is boltView without the checkpoint: for readers that look in
+// the logged CFEs themselves (FindByUUID, the committer's checks).
+func (db *DB) boltViewNow(op string, fn func(*bolt.Tx) error) error {
 	if err := db.brokenErr(op); err != nil {
 		return err
 	}
@@ -119,8 +127,16 @@ func (db *DB) boltView(op string, fn func(*bolt.Tx) error) error {
 	return err
 }
 
-// boltUpdate is boltView for a write transaction.
+// boltUpdate is boltView for a write transaction: it comes after every
+// logged CFE.
 func (db *DB) boltUpdate(op string, fn func(*bolt.Tx) error) error {
+	db.barrier()
+	return db.boltUpdateNow(op, fn)
+}
+
+// boltUpdateNow is boltUpdate without the checkpoint: the checkpoint's own
+// transaction, and Open's replay.
+func (db *DB) boltUpdateNow(op string, fn func(*bolt.Tx) error) error {
 	if err := db.brokenErr(op); err != nil {
 		return err
 	}

@@ -99,6 +99,11 @@ type Options struct {
 	// its meta page is read, before the walk.
 	checkSnapshot func()
 
+	// noCheckpoints stops the checkpointer's own checkpoints (wal.go): only
+	// reads, writes and Close checkpoint, so a test can leave CFEs in the
+	// commit log alone.
+	noCheckpoints bool
+
 	// restoring is set by Restore when it opens the restored copy: the
 	// numbers the journal makes Open skip are annulled by the restore
 	// itself, which also knows the confirmed numbers (restoreSkipped).
@@ -186,6 +191,10 @@ type DB struct {
 	kick          chan struct{} // wakes the committer; buffered 1
 	quit          chan struct{} // closed by Close
 	committerDone chan struct{} // closed when the committer has stopped
+
+	log    *commitLog    // the commit log (wal.go); nil only while Open has not opened it
+	ckKick chan struct{} // wakes the checkpointer; buffered 1
+	ckDone chan struct{} // closed when the checkpointer has stopped
 }
 
 var _ cfe.IssueStore = (*DB)(nil)
@@ -297,7 +306,7 @@ func Open(path string, opts Options) (*DB, error) {
 	db := &DB{path: path, opts: opts, files: files,
 		ranges: map[cfe.Type][]cfe.CAERange{}, seqs: map[seqKey]*sequence{},
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), committerDone: make(chan struct{}),
-		checked: make(chan struct{})}
+		ckKick: make(chan struct{}, 1), ckDone: make(chan struct{}), checked: make(chan struct{})}
 	if fast {
 		db.known = &known
 	}
@@ -307,6 +316,9 @@ func Open(path string, opts Options) (*DB, error) {
 	// ends Open with a clear error, and bbolt is not used again.
 	err = guard(func() error {
 		err := db.init()
+		if err == nil {
+			err = db.openLog()
+		}
 		if err == nil {
 			err = db.openNumbering()
 		}
@@ -322,6 +334,9 @@ func Open(path string, opts Options) (*DB, error) {
 		return err
 	})
 	if err != nil {
+		if db.log != nil {
+			_ = db.log.close(false)
+		}
 		if isDamage(err) || errors.Is(err, ErrDamaged) || errors.Is(err, berrors.ErrIncompatibleValue) {
 			closeBolt(bdb, files)
 			return nil, asDamaged(op, path, err)
@@ -345,6 +360,7 @@ func Open(path string, opts Options) (*DB, error) {
 		close(db.checked)
 	}
 	go db.runCommitter()
+	go db.runCheckpointer()
 	db.arch.warmed = make(chan struct{})
 	go db.warmArchives()
 	return db, nil
@@ -501,8 +517,14 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	close(db.quit)
 	<-db.committerDone
+	<-db.ckDone
 	<-db.arch.warmed
 	<-db.checked
+	var ckErr error
+	if db.broken.Load() == nil {
+		ckErr = db.checkpoint() // on failure the log keeps them for the next Open
+	}
+	logErr := db.log.close(ckErr == nil && db.broken.Load() == nil)
 	if db.broken.Load() != nil {
 		// A damaged file: bbolt is not called again, and the journal is
 		// left as the last commit wrote it (not clean), so a new file
@@ -511,8 +533,8 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closeJournal()
-	err := errors.Join(db.closeArchives(), db.bolt.Close())
-	if err == nil && db.verified.Load() && db.broken.Load() == nil {
+	err := errors.Join(db.closeArchives(), db.bolt.Close(), logErr)
+	if err == nil && ckErr == nil && db.verified.Load() && db.broken.Load() == nil {
 		// A failure here costs only the next Open's fast start.
 		_ = writeVerified(db.path, db.pending.Load(), db.rejected.Load())
 	}
@@ -525,6 +547,15 @@ func (db *DB) view(ctx context.Context, op string, fn func(*bolt.Tx) error) erro
 		return ctxError(op, err)
 	}
 	return asError(op, db.boltView(op, fn))
+}
+
+// viewNow is view without checkpointing the logged CFEs first (boltViewNow):
+// for readers that look in them themselves.
+func (db *DB) viewNow(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return ctxError(op, err)
+	}
+	return asError(op, db.boltViewNow(op, fn))
 }
 
 // update runs fn in a write transaction, mapping failures to *cfe.Error.

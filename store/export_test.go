@@ -1,8 +1,11 @@
 package store
 
 import (
+	"os"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 )
@@ -78,4 +81,78 @@ func WaitChecked(t testing.TB, db *DB) {
 func WithCheckSnapshot(opts Options, hold func()) Options {
 	opts.checkSnapshot = hold
 	return opts
+}
+
+// WithoutCheckpoints returns opts with the checkpointer's own checkpoints
+// off: logged CFEs reach bbolt only at a read, a write or Close.
+func WithoutCheckpoints(opts Options) Options {
+	opts.noCheckpoints = true
+	return opts
+}
+
+// Logged returns how many logged CFEs are not checkpointed.
+func Logged(db *DB) int {
+	n, _, _ := db.log.pendingCount()
+	return n
+}
+
+// LoggedInFiles returns the records above the checkpointed LSN that the
+// commit log files of the closed store at path hold, by uuid, as Open
+// would replay them.
+func LoggedInFiles(t testing.TB, path string) map[string]int64 {
+	t.Helper()
+	var id [walIDLen]byte
+	var applied uint64
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = bdb.View(func(tx *bolt.Tx) error {
+		copy(id[:], tx.Bucket(bucketMeta).Get(keyWALID))
+		applied = walApplied(tx)
+		return nil
+	})
+	_ = bdb.Close()
+	out := map[string]int64{}
+	for _, p := range WALPaths(path) {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		recs, fileID, _, err := readWALFile(f)
+		_ = f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fileID != id {
+			continue
+		}
+		for _, r := range recs {
+			if r.lsn <= applied {
+				continue
+			}
+			e, _, err := decodeWALRecord(r.lsn, r.payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[e.rec.UUID] = e.rec.Nro
+		}
+	}
+	return out
+}
+
+// WALEnd returns the offset after the last whole record of the log file at
+// p.
+func WALEnd(t testing.TB, p string) int64 {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, _, end, err := readWALFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return end
 }

@@ -74,7 +74,8 @@ func newHeadroom(f *os.File, used int64) *headroom {
 // turns the headroom off: bbolt grows the file as usual and reports its own
 // errors.
 func (h *headroom) ensure(used int64) {
-	if h.f == nil {
+	if h == nil || h.f == nil { // none yet while Open replays the commit log
+
 		return
 	}
 	h.zeroedTo = max(h.zeroedTo, used) // bbolt wrote up to used itself

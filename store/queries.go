@@ -23,8 +23,11 @@ func (db *DB) FindByUUID(ctx context.Context, uuid string) (*cfe.Issued, error) 
 	if uuid == "" {
 		return nil, invalid(op, field("uuid", "es obligatorio"))
 	}
+	if e := db.log.lookupUUID(uuid); e != nil {
+		return e.issued(), nil
+	}
 	var out *cfe.Issued
-	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+	err := db.viewNow(ctx, op, func(tx *bolt.Tx) error {
 		rec, err := getIssued(tx, op, uuid)
 		if err == nil {
 			out = rec.domain()
@@ -44,8 +47,11 @@ func (db *DB) FindByUUID(ctx context.Context, uuid string) (*cfe.Issued, error) 
 // Errors: ENOTFOUND when there is none; EUNAVAILABLE when ctx is done.
 func (db *DB) FindByNumber(ctx context.Context, t cfe.Type, serie string, nro int64) (*cfe.Issued, error) {
 	const op = "store.FindByNumber"
+	if e := db.log.lookupNumber(seqKey{t, serie}, nro); e != nil {
+		return e.issued(), nil
+	}
 	var out *cfe.Issued
-	err := db.view(ctx, op, func(tx *bolt.Tx) error {
+	err := db.viewNow(ctx, op, func(tx *bolt.Tx) error {
 		uuid := tx.Bucket(bucketByNumber).Get(numberKey(seqKey{t, serie}, nro))
 		if uuid == nil {
 			return notFound(op, "no existe el comprobante tipo %d serie %s número %d", int(t), serie, nro)

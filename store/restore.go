@@ -284,7 +284,17 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 			return err
 		}
 		if res.Replaced != "" {
-			return os.Rename(o.Store, res.Replaced)
+			if err := os.Rename(o.Store, res.Replaced); err != nil {
+				return err
+			}
+			// Its commit log goes with it (wal.go): opened under its new
+			// name, the replaced file still finds what was logged.
+			from, to := WALPaths(o.Store), WALPaths(res.Replaced)
+			for i := range from {
+				if err := os.Rename(from[i], to[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
 		}
 		return nil
 	})
@@ -451,6 +461,13 @@ func currentCounters(path string) (map[seqKey]int64, string, error) {
 			id = rec.StoreID
 			for _, c := range rec.Counters {
 				out[seqKey{c.Type, c.Serie}] = c.Last
+			}
+			// What the commit log acknowledged and the file does not hold
+			// yet (a crash before its checkpoint) counts as used too.
+			var logID [walIDLen]byte
+			copy(logID[:], tx.Bucket(bucketMeta).Get(keyWALID))
+			for k, n := range loggedNumbers(path, logID, walApplied(tx)) {
+				out[k] = max(out[k], n)
 			}
 			return nil
 		})

@@ -58,7 +58,8 @@ func (m *machine) open(t testing.TB) *store.DB {
 func (m *machine) snapshot(t testing.TB, witness bool) string {
 	t.Helper()
 	dir := t.TempDir()
-	files := map[string]string{"store": m.store, "journal": m.journal}
+	wal := store.WALPaths(m.store)
+	files := map[string]string{"store": m.store, "journal": m.journal, "wal0": wal[0], "wal1": wal[1]}
 	if witness {
 		files["witness"] = m.witness
 	}
@@ -72,7 +73,8 @@ func (m *machine) snapshot(t testing.TB, witness bool) string {
 
 func (m *machine) restore(t testing.TB, snap string) {
 	t.Helper()
-	for name, dst := range map[string]string{"store": m.store, "journal": m.journal, "witness": m.witness} {
+	wal := store.WALPaths(m.store)
+	for name, dst := range map[string]string{"store": m.store, "journal": m.journal, "witness": m.witness, "wal0": wal[0], "wal1": wal[1]} {
 		src := filepath.Join(snap, name)
 		if _, err := os.Stat(src); err != nil {
 			if name != "witness" {
@@ -469,7 +471,15 @@ func TestWitness_NoFalseHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.restore(t, killed)
-		testtool.CopyFile(t, filepath.Join(before, "store"), m.store) // the store without the e-Factura
+		// The store (file and commit log) without the e-Factura.
+		wal := store.WALPaths(m.store)
+		for name, dst := range map[string]string{"store": m.store, "wal0": wal[0], "wal1": wal[1]} {
+			if _, err := os.Stat(filepath.Join(before, name)); err != nil {
+				_ = os.Remove(dst)
+				continue
+			}
+			testtool.CopyFile(t, filepath.Join(before, name), dst)
+		}
 		noHold(t, m, 4)
 		noHold(t, m, 4)
 		db = m.open(t)

@@ -1,7 +1,8 @@
 package store_test
 
 import (
-	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -17,7 +18,9 @@ import (
 
 // TestDB_WriteHealth fills the small real filesystem of a store and commits:
 // once with the numbering journal needing a write (JournalBlock 1), once
-// without a journal and with a CFE large enough to make bbolt grow its file.
+// without a journal and with a CFE whose record does not fit in the commit
+// log's written zeros (random text: it does not compress), so that the log
+// file must grow.
 // The commit fails with a retryable 99 that says the disk is full, consumes
 // no number, and WriteHealth remembers it until a commit succeeds after the
 // space is freed.
@@ -30,7 +33,7 @@ func TestDB_WriteHealth(t *testing.T) {
 		xmlPad  int
 	}{
 		{"journal write fails", true, 0},
-		{"store file write fails", false, 1 << 20},
+		{"commit log write fails", false, 1 << 20},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +63,11 @@ func TestDB_WriteHealth(t *testing.T) {
 			}
 			r := reserve(t, db, cfe.ETicket)
 			doc := issuedFor(r, "u-1", signAt)
-			doc.XML = append(doc.XML, bytes.Repeat([]byte(" "), tc.xmlPad)...)
+			if tc.xmlPad > 0 {
+				noise := make([]byte, tc.xmlPad)
+				_, _ = rand.Read(noise)
+				doc.XML = append(doc.XML, "<!--"+base64.StdEncoding.EncodeToString(noise)+"-->"...)
+			}
 			ce := wantCode(t, db.Commit(ctx, r, doc), cfe.EUNAVAILABLE)
 			if ce.Respuesta != cfe.RespErrorInterno || !errors.Is(ce, syscall.ENOSPC) ||
 				!strings.HasPrefix(ce.Message, "no se pudo guardar el comprobante: el disco está lleno ("+dir+")") {

@@ -1,0 +1,133 @@
+package store_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cfe-agent/cfe-agent/cfe"
+	"github.com/cfe-agent/cfe-agent/store"
+)
+
+// TestCommitLog_ReplayAfterKill: an agent whose checkpointer is off commits
+// from 8 goroutines and is killed (SIGKILL) once it has acknowledged some
+// CFEs, three times over the same files. Each time the acknowledged CFEs are
+// in the commit log and not in the bbolt file (so only the log can bring
+// them back), a torn record is left after the last one as an interrupted
+// write would, and Open must replay them all: every acknowledged CFE stored
+// with its exact XML, no number twice, no gap; the log read empty after a
+// clean Close. Then the store file is lost after a kill: Open makes a new
+// file and moves the log it cannot belong to aside, keeping its bytes.
+func TestCommitLog_ReplayAfterKill(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.db")
+	journal := filepath.Join(t.TempDir(), "journal.json")
+	env := []string{"CFE_STORE_TEST_NO_CHECKPOINTS=1", "CFE_STORE_TEST_JOURNAL=" + journal}
+	acked := map[string]ack{}
+	for round, kill := range []int{7, 120, 300} {
+		lines, stderr := runAndKill(t, path, fmt.Sprint("log", round), kill, env...)
+		if stderr != "" {
+			t.Fatalf("round %d: agent reported: %s", round, stderr)
+		}
+		if len(lines) < kill {
+			t.Fatalf("round %d: %d acknowledged, want %d", round, len(lines), kill)
+		}
+		logged := store.LoggedInFiles(t, path)
+		inFile := storedUUIDs(t, path)
+		for _, a := range lines {
+			if _, ok := logged[a.uuid]; !ok {
+				t.Fatalf("round %d: acknowledged %s is not in the commit log", round, a.uuid)
+			}
+			if inFile[a.uuid] {
+				t.Fatalf("round %d: %s is already in the bbolt file: the replay would prove nothing", round, a.uuid)
+			}
+			acked[a.uuid] = a
+		}
+		tearAfterLastRecord(t, path)
+		verifyAfterCrash(t, path, acked)
+		if left := store.LoggedInFiles(t, path); len(left) != 0 {
+			t.Fatalf("round %d: after a clean Close the commit log still holds %d records to replay", round, len(left))
+		}
+	}
+
+	// The store file lost after a kill: its log belongs to no file now.
+	if lines, _ := runAndKill(t, path, "lost", 5, env...); len(lines) < 5 {
+		t.Fatalf("the last agent acknowledged %d", len(lines))
+	}
+	before, err := os.ReadFile(store.WALPaths(path)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(path, store.Options{Journal: journal, JournalBlock: 20})
+	if err != nil {
+		t.Fatalf("Open after the store file was lost: %v", err)
+	}
+	defer db.Close()
+	aside, _ := filepath.Glob(store.WALPaths(path)[0] + ".orphan-*")
+	if len(aside) != 1 {
+		t.Fatalf("the lost file's commit log was not moved aside: %v", aside)
+	}
+	if kept, err := os.ReadFile(aside[0]); err != nil || string(kept) != string(before) {
+		t.Fatalf("the log moved aside differs from the log (%d / %d bytes, %v)", len(kept), len(before), err)
+	}
+	if _, err := os.Stat(store.WALPaths(path)[0]); !os.IsNotExist(err) {
+		t.Fatalf("a new log file exists before the new store's first commit: %v", err)
+	}
+	putRanges(t, db, crashRanges...)
+	next := issue(t, db, cfe.ETicket, "after-loss")
+	if next.Nro <= maxNumber(acked, cfe.ETicket) {
+		t.Fatalf("the new store numbered e-Ticket %d, at or below the %d the lost one acknowledged", next.Nro, maxNumber(acked, cfe.ETicket))
+	}
+}
+
+// storedUUIDs returns the uuids the bbolt file at path holds, read without
+// the store (no replay).
+func storedUUIDs(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for k := range dumpBuckets(t, path)["cfes"] {
+		out[k] = true
+	}
+	return out
+}
+
+// tearAfterLastRecord writes, in each log file, the start of a record after
+// the last whole one: a write the kill interrupted.
+func tearAfterLastRecord(t *testing.T, path string) {
+	t.Helper()
+	for _, p := range store.WALPaths(path) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		end := store.WALEnd(t, p)
+		torn := append([]byte("CFEW"), data[4:4+16]...) // magic and the log's identity: it looks like the next record
+		torn = append(torn, []byte(strings.Repeat("\xff", 300))...)
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(torn, end); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func maxNumber(acked map[string]ack, typ cfe.Type) int64 {
+	var n int64
+	for _, a := range acked {
+		if a.typ == typ {
+			n = max(n, a.nro)
+		}
+	}
+	return n
+}
