@@ -42,6 +42,10 @@ func TestReadSearchText_DGISamples(t *testing.T) {
 		if got.Receiver != want.Receiver || got.Document != want.Document || got.Currency != want.Currency || !slices.Equal(got.Items, want.Items) {
 			t.Errorf("%s: read %+v, the model says %+v", filepath.Base(f), got, want)
 		}
+		if of := cfe.SearchTextOf(c); of.Receiver != got.Receiver || of.Document != got.Document ||
+			of.Currency != got.Currency || !slices.Equal(of.Items, got.Items) {
+			t.Errorf("%s: SearchTextOf %+v, read from the XML %+v", filepath.Base(f), of, got)
+		}
 		if got.Receiver != "" {
 			receivers++
 		}

@@ -77,6 +77,10 @@ type Issued struct {
 	// with CorrectedBy is superseded (not counted again in the daily report).
 	Corrects    string
 	CorrectedBy string
+	// Search is what the store indexes the CFE by (SearchTextOf its
+	// model), when whoever made it has the model; nil: the store reads it
+	// from XML.
+	Search *SearchText
 }
 
 // Delivery is the state of an Issued CFE toward the hosted service.

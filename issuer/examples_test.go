@@ -4,13 +4,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
+	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 )
 
 // TestIssuer_Examples keeps the README's example requests (examples/*.json)
-// true: each signs with code 00 and validates against DGI's schema.
+// true: each signs with code 00 and validates against DGI's schema. The
+// search text the issuer hands the store from its model (Issued.Search) is
+// what the signed XML says (cfe.ReadSearchText).
 func TestIssuer_Examples(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(testtool.RepoRoot(t), "examples", "*.json"))
@@ -30,6 +34,13 @@ func TestIssuer_Examples(t *testing.T) {
 				t.Fatalf("the example is rejected: %v", err)
 			}
 			testtool.MustValidateXSD(t, testtool.XSD(t, "CFEDGI.xsd"), res.Issued.XML)
+			read, err := cfe.ReadSearchText(res.Issued.XML)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Issued.Search; got == nil || !reflect.DeepEqual(*got, read) {
+				t.Fatalf("Issued.Search = %+v, the signed XML says %+v", got, read)
+			}
 		})
 	}
 }

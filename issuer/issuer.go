@@ -239,6 +239,7 @@ func (s *Issuer) sign(doc *cfe.CFE, res *cfe.Reservation, signedAt time.Time) (*
 		DatosQR:      cfe.QRData(doc, digest),
 		Total:        cfe.QRAmount(doc),
 		Delivery:     cfe.Delivery{State: cfe.DeliveryPending},
+		Search:       new(cfe.SearchTextOf(doc)),
 	}, nil
 }
 

@@ -42,7 +42,7 @@ func (db *DB) BulkLoad(ctx context.Context, docs []*cfe.Issued) error {
 			return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo comprimir el comprobante firmado", Err: err}
 		}
 		rec.zxml = zxml
-		rec.words = wordsOfXML(doc.XML)
+		rec.words = wordsOfIssued(doc)
 		batch = append(batch, &slot{rec: &rec,
 			res: &cfe.Reservation{Type: doc.Type, Serie: doc.Serie, Nro: doc.Nro, Range: db.rangeByID(doc.RangeID)}})
 	}

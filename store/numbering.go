@@ -337,7 +337,7 @@ func (db *DB) Commit(ctx context.Context, r *cfe.Reservation, doc *cfe.Issued) e
 		return &cfe.Error{Code: cfe.EINTERNAL, Op: op, Message: "no se pudo comprimir el comprobante firmado", Err: err}
 	}
 	rec.zxml = zxml
-	rec.words = wordsOfXML(doc.XML)
+	rec.words = wordsOfIssued(doc)
 
 	db.mu.Lock()
 	q, s := db.slotOf(r)

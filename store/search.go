@@ -121,7 +121,21 @@ func wordsOfXML(signed []byte) []string {
 	if err != nil {
 		return nil
 	}
+	return wordsOfText(st)
+}
+
+// wordsOfText returns the search words of a CFE's search text.
+func wordsOfText(st cfe.SearchText) []string {
 	return wordsOf(minIndexed, st.Document, append([]string{st.Receiver}, st.Items...)...)
+}
+
+// wordsOfIssued returns the search words of doc: from its Search when its
+// maker set it, else read from its XML.
+func wordsOfIssued(doc *cfe.Issued) []string {
+	if doc.Search != nil {
+		return wordsOfText(*doc.Search)
+	}
+	return wordsOfXML(doc.XML)
 }
 
 // countKey is the key of the day's counter of sequence k: "c/2026-11-28|101/A".
