@@ -86,6 +86,13 @@ type archives struct {
 	open   map[int]*bolt.DB
 	failed map[int]error // archives that could not be opened: damaged (not tried again)
 	warmed chan struct{} // closed when warmArchives is done
+
+	// The years found by the last listing of the folder, and the folder's
+	// modification time then (archiveYears).
+	yearsMu  sync.Mutex
+	years    []int
+	listedAt time.Time // the folder's modification time
+	listedOn time.Time // when it was listed
 }
 
 // warmArchives opens (and checks) the archives in the background after
@@ -366,7 +373,31 @@ func archivedIn(tx *bolt.Tx, id string) int64 {
 }
 
 // archiveYears returns the years that have an archive file, newest first.
+//
+// Every sale's uuid is looked up in the archives, so the folder is listed
+// again only when its modification time changed (a file made, renamed or
+// removed in it): one stat instead of a listing per sale. A listing made
+// less than two seconds after that time is not trusted (a file system's
+// times are coarse: a file made in the same tick leaves it unchanged).
 func (db *DB) archiveYears() []int {
+	dir := filepath.Dir(db.path)
+	a := &db.arch
+	a.yearsMu.Lock()
+	defer a.yearsMu.Unlock()
+	fi, err := os.Stat(dir)
+	if err == nil && !a.listedAt.IsZero() && fi.ModTime().Equal(a.listedAt) && a.listedOn.Sub(a.listedAt) > 2*time.Second {
+		return slices.Clone(a.years)
+	}
+	now := time.Now()
+	a.years, a.listedAt = db.listArchiveYears(), time.Time{}
+	if err == nil {
+		a.listedAt, a.listedOn = fi.ModTime(), now
+	}
+	return slices.Clone(a.years)
+}
+
+// listArchiveYears lists the folder for the yearly archives of the store.
+func (db *DB) listArchiveYears() []int {
 	base := strings.TrimSuffix(filepath.Base(db.path), filepath.Ext(db.path))
 	files, _ := filepath.Glob(filepath.Join(filepath.Dir(db.path), base+"-archive-*.db"))
 	var years []int

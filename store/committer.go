@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -317,16 +319,33 @@ func (c rangeCache) get(tx *bolt.Tx, id string) (*rangeRecord, error) {
 	if r, ok := c[id]; ok {
 		return r, nil
 	}
+	raw := tx.Bucket(bucketRanges).Get([]byte(id))
+	if raw == nil {
+		c[id] = nil
+		return nil, nil
+	}
+	if d, ok := decodedRanges.Load(id); ok && bytes.Equal(d.(decodedRange).raw, raw) {
+		c[id] = d.(decodedRange).rec
+		return c[id], nil
+	}
 	r := new(rangeRecord)
-	found, err := getJSON(tx.Bucket(bucketRanges), []byte(id), r)
-	if err != nil {
-		return nil, err
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, fmt.Errorf("decode %q: %w", id, err)
 	}
-	if !found {
-		r = nil
-	}
+	decodedRanges.Store(id, decodedRange{raw: bytes.Clone(raw), rec: r})
 	c[id] = r
 	return r, nil
+}
+
+// decodedRanges keeps the last record decoded of each range, with its
+// bytes: a range's record carries DGI's whole CAE file, and decoding it was
+// a noticeable part of every commit. A record is used only for the exact
+// bytes it was decoded from, and only read.
+var decodedRanges sync.Map // range id → decodedRange
+
+type decodedRange struct {
+	raw []byte
+	rec *rangeRecord
 }
 
 // checkCommit verifies everything that could make the CFE rec, which must
