@@ -335,8 +335,12 @@ func flushSetup(wanted, given, strict bool, lookPath func(string) (string, error
 	}
 	p, err := lookPath("strace")
 	if err != nil {
-		if given || strict {
+		switch {
+		case given:
 			return "", "", fmt.Errorf("-count-flushes: strace is not installed (%w)", err)
+		case strict:
+			return "", "", fmt.Errorf("counting the flushes per sale needs strace, which is not installed (%w); "+
+				"%s=1 makes that an error: install strace, or pass -count-flushes=false", err, envStrict)
 		}
 		progress.Print("flushes: not counted (strace missing)")
 		return "", "strace missing", nil
@@ -347,4 +351,7 @@ func flushSetup(wanted, given, strict bool, lookPath func(string) (string, error
 // strictTools reports whether CFE_STRICT_TOOLS=1 (as CI sets): a tool the
 // report needs that is missing is an error rather than a line saying what
 // was not measured.
-func strictTools() bool { return os.Getenv("CFE_STRICT_TOOLS") == "1" }
+func strictTools() bool { return os.Getenv(envStrict) == "1" }
+
+// envStrict is internal/testtool's EnvStrict, which a command does not import.
+const envStrict = "CFE_STRICT_TOOLS"

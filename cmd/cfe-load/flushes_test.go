@@ -82,6 +82,9 @@ func TestFlushSetup(t *testing.T) {
 		{"-count-flushes=false", false, true, true, found, "", "-count-flushes=false", false},
 	} {
 		bin, not, err := flushSetup(tt.wanted, tt.given, tt.strict, tt.lookPath, quiet)
+		if err != nil && !strings.Contains(err.Error(), "strace") {
+			t.Errorf("%s: the error does not name strace: %v", tt.name, err)
+		}
 		if bin != tt.wantBin || not != tt.wantNot || (err != nil) != tt.wantErr {
 			t.Errorf("%s: %q, %q, %v; want %q, %q, error %v", tt.name, bin, not, err, tt.wantBin, tt.wantNot, tt.wantErr)
 		}
