@@ -57,7 +57,7 @@ bench:          ## benchmarks (numbers go to BENCHMARKS.md)
 bench-scale:    ## fill stores of 1 M and 3 M CFEs and measure them (about 15 GB of disk at 3 M; BENCHMARKS.md)
 	CFE_SCALE_N=$(or $(SCALE_N),1000000,3000000) nice -n 19 ionice -c3 $(GO) test -run '^TestScale$$' -v -count=1 -timeout 0 ./internal/scalefill/
 
-bench-latency:  ## the latency of one sale: floor, POST /sign-cfe at 10 and 50 req/s (open loop), sale to printer
+bench-latency:  ## the latency of one sale: floor, POST /sign-cfe at 10 and 50 req/s (open loop), flushes per sale (strace), sale to printer
 	./scripts/bench-latency.sh
 
 fmt:

@@ -7,7 +7,11 @@
 #     the agent's key on one core, fdatasync of a 4 KB write in the data
 #     directory; back to back, and 100 ms apart as at 10 req/s) and
 #     POST /sign-cfe at 10 and 50 req/s,
-#     open loop over 4 connections, and prints the Markdown table;
+#     open loop over 4 connections; after each rate, the agent's flushes
+#     (fsync, fdatasync…) per acknowledged sale, counted by strace -f -c
+#     attached to it during an extra 10 s run at that rate, not timed
+#     (-count-flushes=false not to; without strace the table says "flushes:
+#     not counted (strace missing)"); and prints the Markdown table;
 #  2. BenchmarkSaleToPrinter: sign + render + accepted by the printer or
 #     spooler (ESC/POS over TCP; CUPS with an emulated printer, which needs
 #     root), SALES sales each (default 200), p50/p99.

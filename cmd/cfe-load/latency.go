@@ -26,7 +26,10 @@ import (
 //     the agent signs with, on one core, and one fdatasync of a 4 KB write in
 //     the agent's data directory; each repeated;
 //   - POST /sign-cfe over HTTP at each rate of -rates, open loop, over -c
-//     connections (4 unless given).
+//     connections (4 unless given);
+//   - after each rate's timed run, unless -count-flushes=false, the agent's
+//     flushes (fsync, fdatasync…) per acknowledged sale, counted by strace in
+//     an extra run of -count-d at the same rate (flushes.go).
 //
 // The agent is started on a fresh data directory (generating its sandbox
 // test certificate and ranges), warmed up, then measured.
@@ -38,6 +41,15 @@ type latencyConfig struct {
 	rates  []float64 // open-loop rates to load the agent at
 	floorN int       // repetitions of each floor measurement
 	load   loadConfig
+	// strace is strace's path: the flushes of each rate are counted in an
+	// extra run of countFor; "" when they are not, notCounted saying why.
+	// With mustCount (CFE_STRICT_TOOLS=1, or -count-flushes given), strace
+	// failing to attach to the agent is an error; otherwise the report says
+	// the flushes were not counted, and why.
+	strace     string
+	notCounted string
+	mustCount  bool
+	countFor   time.Duration
 }
 
 // idleGap is the pause before each signature and fdatasync of the idle
@@ -64,6 +76,11 @@ type latencyResult struct {
 	conns              int
 	duration           time.Duration
 	loadAvg            [2]string // /proc/loadavg before the floor and after the last run
+	// The flushes counted after each run, by rate (none when not counted,
+	// notCounted saying why), each in a run of countFor.
+	flushes    []*flushCount
+	notCounted string
+	countFor   time.Duration
 }
 
 // runLatency starts the agent on a fresh data directory, warms it up,
@@ -92,6 +109,18 @@ func runLatency(ctx context.Context, cfg latencyConfig, progress *log.Logger) (r
 	}()
 	load := cfg.load
 	load.baseURL = a.baseURL
+	pid := a.cmd.Process.Pid
+	straceBin, notCounted := cfg.strace, cfg.notCounted
+	if straceBin != "" {
+		progress.Printf("flushes: attaching strace to the agent (process %d)", pid)
+		if err := probeStrace(ctx, straceBin, pid, filepath.Join(root, "strace-probe.txt")); err != nil {
+			if cfg.mustCount {
+				return nil, err
+			}
+			straceBin, notCounted = "", err.Error()
+			progress.Printf("flushes: not counted (%s)", notCounted)
+		}
+	}
 
 	// The first signatures of a fresh agent fill caches, grow the store
 	// file and the journal: they are not what a sale costs every day.
@@ -104,7 +133,8 @@ func runLatency(ctx context.Context, cfg latencyConfig, progress *log.Logger) (r
 		return nil, fmt.Errorf("warm-up failed:\n%s", report(warm, s))
 	}
 
-	r = &latencyResult{dataDir: dataDir, rates: cfg.rates, conns: load.conns, duration: load.duration}
+	r = &latencyResult{dataDir: dataDir, rates: cfg.rates, conns: load.conns, duration: load.duration,
+		notCounted: notCounted, countFor: cfg.countFor}
 	r.loadAvg[0] = loadAverage()
 	key, alg, err := agentKey(dataDir)
 	if err != nil {
@@ -141,6 +171,23 @@ func runLatency(ctx context.Context, cfg latencyConfig, progress *log.Logger) (r
 		}
 		progress.Print(report(run, s))
 		r.runs = append(r.runs, s)
+		if straceBin == "" {
+			continue
+		}
+		counted := run
+		counted.duration = cfg.countFor
+		progress.Printf("flushes at %s req/s: strace -f -c -e trace=%s -p %d during %s of POST /sign-cfe (not timed)",
+			rateString(rate), flushSyscalls, pid, counted.duration)
+		f, err := countFlushes(ctx, straceBin, pid, filepath.Join(root, "strace-"+rateString(rate)+".txt"), counted)
+		if err != nil {
+			return nil, fmt.Errorf("counting the flushes at %s req/s: %w", rateString(rate), err)
+		}
+		progress.Printf("flushes at %s req/s: %s for %d sales signed: %.3f per sale",
+			rateString(rate), f.callsLine(), f.run.signed, f.perSale())
+		if !f.run.ok() {
+			progress.Print(report(counted, f.run))
+		}
+		r.flushes = append(r.flushes, f)
 	}
 	r.loadAvg[1] = loadAverage()
 	return r, nil
@@ -318,6 +365,15 @@ func latencyTable(r *latencyResult) string {
 		}
 		fmt.Fprintf(&w, "| **POST /sign-cfe at %s req/s**, open loop, %d connections, %s | **%s** | %s | **%s** | %s | %s |\n",
 			rateString(r.rates[i]), r.conns, r.duration, ms2(l.p50), ms2(l.p90), ms2(l.p99), ms2(l.max), note)
+		if i < len(r.flushes) {
+			w.WriteString(flushRow(r.rates[i], r.countFor, r.flushes[i]))
+		}
+	}
+	if r.notCounted != "" {
+		fmt.Fprintf(&w, "\nflushes: not counted (%s)\n", r.notCounted)
+	} else if len(r.flushes) > 0 {
+		fmt.Fprintf(&w, "\nFlushes: the agent's calls of %s during the run (strace -f -c -e trace=%s -p PID), over the sales it signed in it.\n",
+			strings.ReplaceAll(flushSyscalls, ",", ", "), flushSyscalls)
 	}
 	fmt.Fprintf(&w, "\nLoad average (1 5 15 min) before the floor: %s; after the last run: %s. CPUs: %d.\n",
 		r.loadAvg[0], r.loadAvg[1], runtime.NumCPU())
@@ -337,5 +393,22 @@ func (r *latencyResult) ok() bool {
 			return false
 		}
 	}
+	for _, f := range r.flushes {
+		if !f.run.ok() {
+			return false
+		}
+	}
 	return len(r.runs) > 0
+}
+
+// flushRow is the table's row of the flushes counted at rate, in a run of d.
+func flushRow(rate float64, d time.Duration, f *flushCount) string {
+	s := f.run
+	note := fmt.Sprintf("%s for %d sales signed (%d planned, %d errors, %d answers 2xx)",
+		f.callsLine(), s.signed, s.scheduled, s.requests-s.signed, s.answered2xx)
+	if !s.ok() {
+		note += "; FAILED: " + numbersLine(s.numbers)
+	}
+	return fmt.Sprintf("| **flushes per acknowledged sale at %s req/s** (strace, an extra %s run, not timed) | **%.3f** | | | | %s |\n",
+		rateString(rate), d, f.perSale(), note)
 }

@@ -43,6 +43,7 @@ type loadConfig struct {
 type summary struct {
 	requests    int            // requests completed, failed ones included
 	signed      int            // requests answered codigo_respuesta "00"
+	answered2xx int            // requests answered with a 2xx status, signed or not
 	errors      map[string]int // failed requests by kind
 	errorSample map[string]string
 	elapsed     time.Duration // from the first request to the last answer
@@ -169,6 +170,7 @@ func authorize(req *http.Request, token string) {
 type sample struct {
 	latency  time.Duration // to the end of the answer, from the send or, in open loop, from the due time
 	answered bool          // an HTTP answer was read
+	status   int           // its HTTP status, when answered
 	// Open loop only: when the request was due, and how long after that it
 	// started.
 	due   time.Time
@@ -196,7 +198,7 @@ func sign(ctx context.Context, client *http.Client, base string, cfg loadConfig)
 	if err != nil {
 		return sample{latency: latency, outcome: failed("transport", err.Error())}
 	}
-	return sample{latency: latency, answered: true, outcome: judge(resp.StatusCode, b)}
+	return sample{latency: latency, answered: true, status: resp.StatusCode, outcome: judge(resp.StatusCode, b)}
 }
 
 // outcome is what one request came to: a signed number, or a failure of some
@@ -255,6 +257,9 @@ func summarize(perConn [][]sample) *summary {
 			s.requests++
 			if x.answered {
 				lat = append(lat, x.latency)
+				if x.status >= 200 && x.status <= 299 {
+					s.answered2xx++
+				}
 			}
 			if !x.due.IsZero() {
 				delays = append(delays, x.delay)

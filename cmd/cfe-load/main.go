@@ -14,11 +14,15 @@
 //
 //	cfe-load [-url http://127.0.0.1:18787] [-c 8] [-d 30s] [-n N] [-rate R] [-body FILE] [-token T]
 //	cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
-//	cfe-load -agent BIN -latency-report [-rates 10,50] [-c 4] [-d 30s] [-floor-n 2000] [-dir DIR]
+//	cfe-load -agent BIN -latency-report [-rates 10,50] [-c 4] [-d 30s] [-floor-n 2000] [-dir DIR] [-count-flushes=true] [-count-d 10s]
 //
 // With -latency-report it measures the latency of one sale (latency.go): the
 // floor of one RSA signature and one fdatasync, then POST /sign-cfe at each
-// rate, open loop, and prints a Markdown table.
+// rate, open loop, and prints a Markdown table. After each rate's timed run,
+// strace attached to the agent counts its flushes (fsync, fdatasync…) per
+// acknowledged sale in an extra run of -count-d (flushes.go); without strace
+// the table says they were not counted (with CFE_STRICT_TOOLS=1, or
+// -count-flushes given, that is an error).
 //
 // The run is bounded: no request starts after -d, nor after -n requests.
 // With -rate R (open loop) the requests are sent on a timetable instead, R per
@@ -43,6 +47,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -56,6 +61,7 @@ Usage:
   cfe-load [-url URL] [-c 8] [-d 30s] [-n N] [-rate R] [-body FILE] [-token T] [-allow-remote]
   cfe-load -agent BIN [-starts 10] [-settle 3s] [-c 8] [-d 30s] [-n N] [-body FILE]
   cfe-load -agent BIN -latency-report [-rates 10,50] [-c 4] [-d 30s] [-floor-n 2000] [-dir DIR]
+           [-count-flushes=true] [-count-d 10s]
 
 Exit status: 0 every request signed, numbers gap-free; 1 a failed request or a
 missing or repeated number; 2 wrong flags, or the run could not start.
@@ -83,6 +89,11 @@ type options struct {
 	rates         []float64
 	floorN        int
 	dir           string
+	// countFlushes: count the agent's flushes per sale with strace;
+	// countFlushesGiven: -count-flushes was on the command line.
+	countFlushes      bool
+	countFlushesGiven bool
+	countFor          time.Duration
 }
 
 func main() {
@@ -121,7 +132,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var s *summary
 	var out string
 	if opts.latencyReport {
-		r, err := runLatency(ctx, latencyConfig{agent: opts.agent, dir: opts.dir, rates: opts.rates, floorN: opts.floorN, load: cfg}, logger)
+		lcfg := latencyConfig{agent: opts.agent, dir: opts.dir, rates: opts.rates, floorN: opts.floorN, load: cfg,
+			countFor: opts.countFor, mustCount: opts.countFlushesGiven || strictTools()}
+		if lcfg.strace, lcfg.notCounted, err = flushSetup(opts.countFlushes, opts.countFlushesGiven, strictTools(), exec.LookPath, logger); err != nil {
+			logger.Print(err)
+			return 2
+		}
+		r, err := runLatency(ctx, lcfg, logger)
 		if err != nil {
 			logger.Print(err)
 			return 2
@@ -183,6 +200,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.latencyReport, "latency-report", false, "with -agent: measure the floor (one RSA signature, one fdatasync) and POST /sign-cfe at each of -rates, open loop over -c connections (4 unless given), and print the table")
 	rates := fs.String("rates", "10,50", "with -latency-report: the open-loop rates, in requests per second, separated by commas")
 	fs.IntVar(&o.floorN, "floor-n", 2000, "with -latency-report: how many signatures and fdatasyncs the floor times")
+	fs.BoolVar(&o.countFlushes, "count-flushes", true, "with -latency-report: after each rate's timed run, count the agent's fsync, fdatasync… per acknowledged sale with strace attached to it, in an extra run of -count-d (without strace on PATH: not counted, said in the report)")
+	fs.DurationVar(&o.countFor, "count-d", 10*time.Second, "with -latency-report: duration of each rate's run counted by strace")
 	fs.StringVar(&o.dir, "dir", "", "with -agent: the folder to make the agent's temporary data directory in (default: the system's temporary folder); its disk is the one measured")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -202,6 +221,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.latencyReport && !set["c"] {
 		o.conns = 4 // the measure: 4 connections
 	}
+	o.countFlushesGiven = set["count-flushes"]
 	return o, o.validate(set)
 }
 
@@ -227,9 +247,11 @@ func (o options) validate(set map[string]bool) error {
 			return errors.New("-latency-report sets its own rates (-rates) and measures no starts: -rate, -n, -starts and -settle do not go with it")
 		case o.floorN < 1:
 			return errors.New("-floor-n must be at least 1")
+		case o.countFor <= 0:
+			return errors.New("-count-d must be positive")
 		}
 	} else {
-		for _, name := range []string{"rates", "floor-n"} {
+		for _, name := range []string{"rates", "floor-n", "count-flushes", "count-d"} {
 			if set[name] {
 				return fmt.Errorf("-%s goes only with -latency-report", name)
 			}
