@@ -21,8 +21,8 @@ import (
 // fsync/fdatasync calls per acknowledged sale at 50 req/s, counted with
 // strace -f -e trace=fsync,fdatasync on the running agent"), the way an
 // outside check does: strace attached to the agent's process with -f -c,
-// started before a run of POST /sign-cfe and interrupted (SIGINT) right
-// after its last answer; its -c summary gives the calls by system call, the
+// started before a run of POST /sign-cfe and interrupted (SIGINT) a second
+// after its last answer (flushSettle); its -c summary gives the calls by system call, the
 // run's answers the sales. strace stops the agent at every system call it
 // makes, so the counted run is an extra one, after the timed run of the same
 // rate, and its latencies are not reported.
@@ -81,6 +81,10 @@ func (f *flushCount) callsLine() string {
 	return fmt.Sprintf("%s = %d calls", strings.Join(parts, " + "), f.total())
 }
 
+// flushSettle is how long strace keeps counting after the last answer of a
+// counted run: past the store's checkpoint after the last sale (200 ms).
+const flushSettle = time.Second
+
 // countFlushes runs load (its rate, its duration) against the agent of
 // process pid with strace (the binary straceBin) attached to it, the
 // summary written to outFile, and returns the flushes it counted.
@@ -90,6 +94,13 @@ func countFlushes(ctx context.Context, straceBin string, pid int, outFile string
 		return nil, err
 	}
 	s, runErr := runLoad(ctx, load)
+	// What the run's sales still make the agent write after the last
+	// answer (the store's checkpoint of its commit log once sales stop)
+	// counts too.
+	select {
+	case <-time.After(flushSettle):
+	case <-ctx.Done():
+	}
 	calls, err := tr.stop()
 	if runErr != nil {
 		return nil, runErr
