@@ -15,22 +15,27 @@
 //     released number to refill, then the range that expires first, then the
 //     lowest serie, then the lowest DNro.
 //   - Commit queues the signed CFE. A single committer goroutine writes queued
-//     CFEs in number order: a CFE is written only in the same transaction as, or
-//     after, every lower number of its serie. Everything a CFE needs (counter,
-//     record, indexes, outbox entry, audit event) is written in that one bbolt
-//     transaction, which is fsynced before Commit returns.
-//   - Group commit: while one transaction is being fsynced, new commits queue
-//     up; the committer then writes all of them that are ready in the next
-//     transaction. Batches grow with concurrency. A lone caller never waits
-//     for others; while more CFEs are in progress than processors, ready ones
-//     may be held back up to Options.MaxBatchDelay to share a transaction with
-//     those still being signed (the processors have signing to do meanwhile,
-//     and each transaction saved is two fsyncs saved; Options.DisableHoldBack
-//     turns this off). A CFE that fails its own checks (uuid conflict, range expired...)
+//     CFEs in number order: a CFE is written only in the same group as, or
+//     after, every lower number of its serie. A group goes to the commit log
+//     (wal.go) in one write with one fdatasync before Commit returns; the
+//     checkpoints then write everything a CFE needs (counter, record,
+//     indexes, outbox entry, audit event) into bbolt, many CFEs per
+//     transaction, in log order. Until then the logged CFEs are found by
+//     FindByUUID and FindByNumber, and every other read or write of the store
+//     checkpoints them first, so nothing reads or writes bbolt as if an
+//     acknowledged CFE were not there. Open replays what a crash left in the
+//     log. The committer's checks see bbolt and the logged CFEs together.
+//   - Group commit: while one group is being flushed, new commits queue up;
+//     the committer then logs all of them that are ready in the next group.
+//     Batches grow with concurrency. A lone caller never waits for others;
+//     while more CFEs are in progress than processors, ready ones may be held
+//     back up to Options.MaxBatchDelay to share a group with those still
+//     being signed (the processors have signing to do meanwhile, and each
+//     group saved is a flush saved; Options.DisableHoldBack turns this off). A CFE that fails its own checks (uuid conflict, range expired...)
 //     fails alone; it does not fail the others of its batch, although the
 //     higher numbers of its own serie must then wait, as below.
-//   - Commit notification: once a transaction that stored signed CFEs is on
-//     disk, and before their callers are answered, the store wakes every
+//   - Commit notification: once a group of signed CFEs is on disk (in the
+//     commit log), and before their callers are answered, the store wakes every
 //     watcher (WatchCommits: a channel each, one value at most waiting) and
 //     counts them (Committed). The outbox's deliverer and the backup
 //     schedule's every_n listen to it: whoever signs, they hear of it; a
@@ -115,8 +120,11 @@
 //
 // # Power cuts
 //
-// A commit is acknowledged after bbolt's fdatasync, so a power cut keeps it;
-// what bbolt leaves out, Open adds: it syncs the folders holding the file
+// A commit is acknowledged after the commit log's fdatasync, so a power cut
+// keeps it: the log's records carry a CRC-32C and their sequence number, and
+// Open replays every whole record bbolt lacks, stopping at a torn one (which
+// no caller was told about). bbolt's own transactions (the checkpoints, every
+// other write) keep its two fdatasyncs. What bbolt leaves out, Open adds: it syncs the folders holding the file
 // (a new file's name is durable only with its folder), and it makes again a
 // file whose creation a power cut interrupted (unfinished.go) instead of
 // refusing it. The numbering journal is written with durable, whose
@@ -205,11 +213,13 @@
 //
 // # Disk
 //
-// A commit transaction that fails (disk full, read-only, I/O error; the
+// A commit that fails (disk full, read-only, I/O error in the commit log; the
 // numbering journal's write counts) fails every CFE of its batch with a
 // retryable EUNAVAILABLE carrying RespErrorInterno and a Spanish message that
 // says why and that no number was consumed. WriteHealth remembers that
 // failure until a commit succeeds, and FreeSpace reads the free space of the
 // store's filesystem (writehealth.go, diskspace_*.go): the agent's /health
-// reports both.
+// reports both. A checkpoint that fails is recorded there too; the CFEs it
+// could not write stay durable in the commit log, found by their lookups,
+// and are written by the next checkpoint that succeeds or by the next Open.
 package store

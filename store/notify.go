@@ -2,9 +2,9 @@ package store
 
 import "sync"
 
-// Commit notifications. After every transaction that stores signed CFEs
-// (the committer's group commit, and BulkLoad), the store tells whoever
-// watches: the outbox's deliverer sends them at once instead of at its next
+// Commit notifications. After every group of signed CFEs made durable (the
+// committer's group in the commit log, and BulkLoad's transaction), the
+// store tells whoever watches: the outbox's deliverer sends them at once instead of at its next
 // poll, and the backup schedule counts them toward backup.every_n. The
 // notification is raised by the commit itself, so whoever signs (the local
 // module, a one-shot command, a bulk fill) raises it, and nothing that did
@@ -22,10 +22,10 @@ type commitWatch struct {
 }
 
 // WatchCommits returns a channel that receives a value after every
-// transaction that stored signed CFEs (at most one value waits: the
+// group of signed CFEs made durable (at most one value waits: the
 // notifications coalesce), and a function that stops them. The value is
-// sent once the transaction is on disk and before the callers whose CFEs it
-// stored are answered: when Commit returns, its notification is already
+// sent once the group is on disk and before the callers whose CFEs it
+// stored are answered (what a watcher then reads checkpoints them first): when Commit returns, its notification is already
 // waiting. The channel is never closed.
 func (db *DB) WatchCommits() (c <-chan struct{}, stop func()) {
 	ch := make(chan struct{}, 1)
