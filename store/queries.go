@@ -23,6 +23,9 @@ func (db *DB) FindByUUID(ctx context.Context, uuid string) (*cfe.Issued, error) 
 	if uuid == "" {
 		return nil, invalid(op, field("uuid", "es obligatorio"))
 	}
+	if err := db.brokenErr(op); err != nil {
+		return nil, err // a damaged file answers nothing, not even what the log holds
+	}
 	if e := db.log.lookupUUID(uuid); e != nil {
 		return e.issued(), nil
 	}
@@ -47,6 +50,9 @@ func (db *DB) FindByUUID(ctx context.Context, uuid string) (*cfe.Issued, error) 
 // Errors: ENOTFOUND when there is none; EUNAVAILABLE when ctx is done.
 func (db *DB) FindByNumber(ctx context.Context, t cfe.Type, serie string, nro int64) (*cfe.Issued, error) {
 	const op = "store.FindByNumber"
+	if err := db.brokenErr(op); err != nil {
+		return nil, err
+	}
 	if e := db.log.lookupNumber(seqKey{t, serie}, nro); e != nil {
 		return e.issued(), nil
 	}

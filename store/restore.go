@@ -287,11 +287,13 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 			if err := os.Rename(o.Store, res.Replaced); err != nil {
 				return err
 			}
-			// Its commit log goes with it (wal.go): opened under its new
-			// name, the replaced file still finds what was logged.
+			// Its commit log goes with it (wal.go) when it holds records
+			// (a crash before the restore): opened under its new name, the
+			// replaced file still finds what was logged. An empty one (a
+			// clean stop) goes.
 			from, to := WALPaths(o.Store), WALPaths(res.Replaced)
 			for i := range from {
-				if err := os.Rename(from[i], to[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if err := moveLog(from[i], to[i]); err != nil {
 					return err
 				}
 			}

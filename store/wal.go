@@ -558,3 +558,24 @@ func loggedNumbers(path string, id [walIDLen]byte, applied uint64) map[seqKey]in
 	}
 	return out
 }
+
+// moveLog renames the log file from to to when it holds a record, and
+// removes it when it holds none; a missing one is left missing.
+func moveLog(from, to string) error {
+	f, err := os.Open(from)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	recs, _, _, err := readWALFile(f)
+	_ = f.Close()
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return os.Remove(from)
+	}
+	return os.Rename(from, to)
+}
