@@ -156,3 +156,14 @@ func WALEnd(t testing.TB, p string) int64 {
 	}
 	return end
 }
+
+// CurrentCounters is what Restore reads of the store it replaces: the last
+// number of each (type, serie), what its commit log holds included.
+func CurrentCounters(path string) (map[string]int64, error) {
+	m, _, err := currentCounters(path)
+	out := map[string]int64{}
+	for k, n := range m {
+		out[k.String()] = n
+	}
+	return out, err
+}

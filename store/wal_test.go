@@ -53,6 +53,28 @@ func TestCommitLog_ReplayAfterKill(t *testing.T) {
 		}
 	}
 
+	// What Restore reads of the store it would replace counts the logged
+	// numbers: a kill leaves CFEs only in the log, and a backup behind
+	// them must be seen as behind.
+	if lines, _ := runAndKill(t, path, "restore", 9, env...); len(lines) < 9 {
+		t.Fatalf("the agent before the restore check acknowledged %d", len(lines))
+	} else {
+		for _, a := range lines {
+			acked[a.uuid] = a
+		}
+	}
+	current, err := store.CurrentCounters(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []cfe.Type{cfe.ETicket, cfe.EFactura} {
+		key := fmt.Sprintf("%d/A", int(typ))
+		if current[key] != maxNumber(acked, typ) {
+			t.Fatalf("Restore reads %s's last number as %d, the log acknowledged up to %d", key, current[key], maxNumber(acked, typ))
+		}
+	}
+	verifyAfterCrash(t, path, acked)
+
 	// The store file lost after a kill: its log belongs to no file now.
 	if lines, _ := runAndKill(t, path, "lost", 5, env...); len(lines) < 5 {
 		t.Fatalf("the last agent acknowledged %d", len(lines))
