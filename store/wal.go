@@ -166,20 +166,20 @@ func openCommitLog(path string, id [walIDLen]byte, applied uint64, now time.Time
 			continue // made at the first commit
 		}
 		if err != nil {
-			l.close(false)
+			_ = l.close(false)
 			return nil, nil, nil, fmt.Errorf("open the commit log: %w", err)
 		}
 		recs, fileID, end, err := readWALFile(f)
 		if err != nil {
 			_ = f.Close()
-			l.close(false)
+			_ = l.close(false)
 			return nil, nil, nil, fmt.Errorf("read the commit log %s: %w", p, err)
 		}
 		if len(recs) > 0 && fileID != id {
 			_ = f.Close()
 			aside := p + ".orphan-" + now.UTC().Format("20060102T150405.000000000")
 			if err := os.Rename(p, aside); err != nil {
-				l.close(false)
+				_ = l.close(false)
 				return nil, nil, nil, fmt.Errorf("move aside the commit log of another store file: %w", err)
 			}
 			l.orphans = append(l.orphans, aside)
@@ -193,7 +193,7 @@ func openCommitLog(path string, id [walIDLen]byte, applied uint64, now time.Time
 			}
 			e, dict, err := decodeWALRecord(r.lsn, r.payload)
 			if err != nil {
-				l.close(false)
+				_ = l.close(false)
 				return nil, nil, nil, fmt.Errorf("%w: commit log %s, record %d: %w", ErrDamaged, p, r.lsn, err)
 			}
 			e.file = i
@@ -205,14 +205,14 @@ func openCommitLog(path string, id [walIDLen]byte, applied uint64, now time.Time
 	}
 	if len(l.orphans) > 0 {
 		if err := durable.SyncDir(filepath.Dir(path)); err != nil {
-			l.close(false)
+			_ = l.close(false)
 			return nil, nil, nil, err
 		}
 	}
 	slices.SortFunc(found, func(a, b *walEntry) int { return compareLSN(a.lsn, b.lsn) })
 	for i, e := range found {
 		if want := applied + uint64(i) + 1; e.lsn != want {
-			l.close(false)
+			_ = l.close(false)
 			return nil, nil, nil, fmt.Errorf("%w: the commit log lacks record %d (it has %d): acknowledged CFEs are missing from %s",
 				ErrDamaged, want, e.lsn, path)
 		}
