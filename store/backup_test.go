@@ -198,7 +198,7 @@ func TestRestore(t *testing.T) {
 	// stops the agent cleanly (or not: keepOpen).
 	prepare := func(t *testing.T, signedAfter int) setup {
 		storePath, journalPath := journalDirs(t)
-		db, err := store.Open(mkdirFor(t, storePath), store.Options{Journal: journalPath})
+		db, err := store.Open(mkdirFor(t, storePath), store.Options{Journal: journalPath, JournalBlock: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestRestore(t *testing.T) {
 	// next opens the restored store as the agent does and returns the next
 	// e-Ticket number and the uuids it holds.
 	next := func(t *testing.T, s setup) (int64, *store.DB) {
-		db := openAt(t, s.storePath, store.Options{Journal: s.journalPath})
+		db := openAt(t, s.storePath, store.Options{Journal: s.journalPath, JournalBlock: 100})
 		return nextNumber(t, db), db
 	}
 
@@ -384,7 +384,7 @@ func TestRestore(t *testing.T) {
 		if _, err := store.Restore(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		db := openAt(t, s.storePath, store.Options{Journal: s.journalPath})
+		db := openAt(t, s.storePath, store.Options{Journal: s.journalPath, JournalBlock: 100})
 		if db.NumberingHold() == nil {
 			t.Fatal("the restored store numbers without knowing where numbering stands")
 		}
