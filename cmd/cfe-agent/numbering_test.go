@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
+	"github.com/cfe-agent/cfe-agent/store"
 )
 
 // storeFile and journalFile are where the default sandbox profile keeps its
@@ -145,12 +146,12 @@ func TestAgent_LostStoreNeverSignsANumberTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 		a = startAgent(t, env, "--listen", "127.0.0.1:0")
-		// Killed, the agent left the journal's block reserved (A-1..A-100):
-		// numbering resumes above it; A-6..A-100 are to be reported to DGI as
-		// annulled (docs/numbering.md).
+		// Killed, the agent left the journal's block reserved (A-1..A-200,
+		// store.DefaultJournalBlock): numbering resumes above it; A-6..A-200
+		// are to be reported to DGI as annulled (docs/numbering.md).
 		res := signTicket(t, a.baseURL, "nuevo")
-		if res["codigo_respuesta"] != "00" || res["numero"] != float64(101) {
-			t.Fatalf("after a kill and the loss of the store: %v %v, want A-101", res["codigo_respuesta"], res["numero"])
+		if want := store.DefaultJournalBlock + 1; res["codigo_respuesta"] != "00" || res["numero"] != float64(want) {
+			t.Fatalf("after a kill and the loss of the store: %v %v, want A-%d", res["codigo_respuesta"], res["numero"], want)
 		}
 		a.stop(t)
 	})
