@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"maps"
@@ -95,13 +96,12 @@ func (db *DB) checkpoint() error {
 	l.mu.Unlock()
 
 	err := db.applyLogged(entries)
-	now := db.opts.Now()
+	if !errors.Is(err, ErrDamaged) {
+		db.ckWrites.record(err, db.opts.Now())
+	}
 	if err != nil {
-		l.ckErr = err
-		db.writes.record(err, now)
 		return err
 	}
-	l.ckErr = nil
 	l.mu.Lock()
 	l.removePending(entries)
 	l.applied = entries[len(entries)-1].lsn
@@ -118,6 +118,11 @@ func (db *DB) applyLogged(entries []*walEntry) error {
 
 // applyLoggedTx is applyLogged's transaction.
 func applyLoggedTx(db *DB, tx *bolt.Tx, entries []*walEntry) error {
+	if h := db.opts.checkpointHook; h != nil {
+		if err := h(); err != nil {
+			return err
+		}
+	}
 	db.room.ensure(tx.Size())
 	ranges := rangeCache{}
 	for _, e := range entries {

@@ -103,6 +103,9 @@ type Options struct {
 	// reads, writes and Close checkpoint, so a test can leave CFEs in the
 	// commit log alone.
 	noCheckpoints bool
+	// checkpointHook runs in every checkpoint's transaction before it
+	// writes; an error fails the checkpoint, as a full disk would.
+	checkpointHook func() error
 
 	// restoring is set by Restore when it opens the restored copy: the
 	// numbers the journal makes Open skip are annulled by the restore
@@ -159,6 +162,7 @@ type DB struct {
 
 	transactions atomic.Uint64 // commit transactions written since Open
 	writes       writeState    // the last commit's outcome, for WriteHealth
+	ckWrites     writeState    // the last checkpoint's outcome, for WriteHealth
 	watch        commitWatch   // who is told of commits (notify.go)
 
 	room *headroom // written space past the data; used by the committer only

@@ -167,3 +167,10 @@ func CurrentCounters(path string) (map[string]int64, error) {
 	}
 	return out, err
 }
+
+// WithCheckpointHook returns opts with hook run in every checkpoint's
+// transaction before it writes: an error fails the checkpoint.
+func WithCheckpointHook(opts Options, hook func() error) Options {
+	opts.checkpointHook = hook
+	return opts
+}

@@ -146,9 +146,7 @@ type commitLog struct {
 
 	applied uint64 // the last LSN checkpointed (in bbolt)
 
-	// ckMu serializes checkpoints; ckErr is the last one's failure.
-	ckMu  sync.Mutex
-	ckErr error
+	ckMu sync.Mutex // serializes checkpoints
 }
 
 // openCommitLog opens the log files of the store at path whose identity

@@ -1,10 +1,12 @@
 package store_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cfe-agent/cfe-agent/cfe"
@@ -154,4 +156,74 @@ func maxNumber(acked map[string]ack, typ cfe.Type) int64 {
 		}
 	}
 	return n
+}
+
+// TestCommitLog_CheckpointFails: while the checkpoints cannot write bbolt
+// (a full disk, here an injected failure), sales are still acknowledged
+// from the commit log and found; WriteHealth says why bbolt cannot be
+// written; once a checkpoint succeeds the failure is cleared, and every CFE
+// is in bbolt after a reopen.
+func TestCommitLog_CheckpointFails(t *testing.T) {
+	t.Parallel()
+	var failing atomic.Bool
+	failing.Store(true)
+	errFull := errors.New("the disk is full (injected)")
+	path := filepath.Join(t.TempDir(), "agent.db")
+	opts := store.WithoutCheckpoints(store.WithCheckpointHook(store.Options{}, func() error {
+		if failing.Load() {
+			return errFull
+		}
+		return nil
+	}))
+	db, err := store.Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing.Store(false)
+	putRanges(t, db, newRange(cfe.ETicket, "A", 1, 1000, farAway))
+	failing.Store(true)
+	var docs []*cfe.Issued
+	for i := range 3 {
+		docs = append(docs, issue(t, db, cfe.ETicket, fmt.Sprint("lleno-", i)))
+	}
+	if _, err := db.Stats(ctx); err != nil { // a read: it checkpoints first, which fails
+		t.Logf("Stats while checkpoints fail: %v", err)
+	}
+	h := db.WriteHealth()
+	if h.LastError == "" || !errors.Is(h.Cause, errFull) {
+		t.Fatalf("WriteHealth while checkpoints fail = %+v", h)
+	}
+	if n := store.Logged(db); n != 3 {
+		t.Fatalf("%d CFEs waiting in the commit log, want 3", n)
+	}
+	for _, d := range docs {
+		got, err := db.FindByUUID(ctx, d.UUID)
+		if err != nil || string(got.XML) != string(d.XML) {
+			t.Fatalf("FindByUUID %s while checkpoints fail: %v", d.UUID, err)
+		}
+		if got, err := db.FindByNumber(ctx, cfe.ETicket, "A", d.Nro); err != nil || got.UUID != d.UUID {
+			t.Fatalf("FindByNumber A-%d while checkpoints fail: %v", d.Nro, err)
+		}
+	}
+	if next := issue(t, db, cfe.ETicket, "lleno-3"); next.Nro != 4 {
+		t.Fatalf("the next sale took A-%d, want A-4", next.Nro)
+	}
+
+	failing.Store(false)
+	st, err := db.Stats(ctx)
+	if err != nil || st.CFEs != 4 {
+		t.Fatalf("Stats once checkpoints succeed: %+v, %v", st, err)
+	}
+	if h := db.WriteHealth(); h.LastError != "" {
+		t.Fatalf("WriteHealth after a checkpoint succeeded = %+v", h)
+	}
+	if n := store.Logged(db); n != 0 {
+		t.Fatalf("%d CFEs still only in the commit log", n)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if inFile := storedUUIDs(t, path); len(inFile) != 4 {
+		t.Fatalf("the bbolt file holds %d CFEs, want 4", len(inFile))
+	}
 }

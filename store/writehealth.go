@@ -46,13 +46,20 @@ func (w *writeState) record(err error, at time.Time) {
 	}
 }
 
-// WriteHealth reports the outcome of the last commit.
+// WriteHealth reports the outcome of the last commit or, when it
+// succeeded, of the last checkpoint of the commit log (checkpoint.go): a
+// sale acknowledged through the log is safe, but a store whose checkpoints
+// fail cannot write bbolt.
 func (db *DB) WriteHealth() WriteHealth {
-	db.writes.mu.Lock()
-	defer db.writes.mu.Unlock()
 	h := WriteHealth{Dir: filepath.Dir(db.path)}
-	if db.writes.err != nil {
-		h.LastError, h.LastErrorAt, h.Cause = db.writes.msg, db.writes.at, db.writes.err
+	for _, w := range []*writeState{&db.writes, &db.ckWrites} {
+		w.mu.Lock()
+		err, msg, at := w.err, w.msg, w.at
+		w.mu.Unlock()
+		if err != nil {
+			h.LastError, h.LastErrorAt, h.Cause = msg, at, err
+			break
+		}
 	}
 	return h
 }
