@@ -113,30 +113,13 @@ func LoggedInFiles(t testing.TB, path string) map[string]int64 {
 		return nil
 	})
 	_ = bdb.Close()
+	entries, err := loggedEntries(path, id, applied)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]int64{}
-	for _, p := range WALPaths(path) {
-		f, err := os.Open(p)
-		if err != nil {
-			continue
-		}
-		recs, fileID, _, err := readWALFile(f)
-		_ = f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fileID != id {
-			continue
-		}
-		for _, r := range recs {
-			if r.lsn <= applied {
-				continue
-			}
-			e, _, err := decodeWALRecord(r.lsn, r.payload)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[e.rec.UUID] = e.rec.Nro
-		}
+	for _, e := range entries {
+		out[e.rec.UUID] = e.rec.Nro
 	}
 	return out
 }

@@ -527,13 +527,26 @@ func (l *commitLog) close(clean bool) error {
 
 // loggedNumbers returns the highest number of each sequence that the commit
 // log of the store file at path (identity id, checkpointed up to applied)
-// holds above what the file holds; empty without a log. Unreadable records
-// end the reading, as at Open.
+// holds above what the file holds; empty without a log.
 func loggedNumbers(path string, id [walIDLen]byte, applied uint64) map[seqKey]int64 {
 	out := map[seqKey]int64{}
-	if id == ([walIDLen]byte{}) {
-		return out
+	entries, _ := loggedEntries(path, id, applied)
+	for _, e := range entries {
+		k := e.rec.key()
+		out[k] = max(out[k], e.rec.Nro)
 	}
+	return out
+}
+
+// loggedEntries reads, without opening the store, the records of the
+// commit log of the store file at path (identity id) above applied, as Open
+// would replay them (their XML still compressed); none for a store that
+// never logged (no identity). A record that cannot be decoded is an error.
+func loggedEntries(path string, id [walIDLen]byte, applied uint64) ([]*walEntry, error) {
+	if id == ([walIDLen]byte{}) {
+		return nil, nil
+	}
+	var out []*walEntry
 	for _, p := range WALPaths(path) {
 		f, err := os.Open(p)
 		if err != nil {
@@ -541,20 +554,24 @@ func loggedNumbers(path string, id [walIDLen]byte, applied uint64) map[seqKey]in
 		}
 		recs, fileID, _, err := readWALFile(f)
 		_ = f.Close()
-		if err != nil || fileID != id {
+		if err != nil {
+			return out, err
+		}
+		if fileID != id {
 			continue
 		}
 		for _, r := range recs {
 			if r.lsn <= applied {
 				continue
 			}
-			if e, _, err := decodeWALRecord(r.lsn, r.payload); err == nil {
-				k := e.rec.key()
-				out[k] = max(out[k], e.rec.Nro)
+			e, _, err := decodeWALRecord(r.lsn, r.payload)
+			if err != nil {
+				return out, err
 			}
+			out = append(out, e)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // moveLog renames the log file from to to when it holds a record, and
