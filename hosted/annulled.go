@@ -92,39 +92,11 @@ func (d *AnnulledDeliverer) Status() AnnulledStatus {
 
 // Run delivers until ctx ends.
 func (d *AnnulledDeliverer) Run(ctx context.Context) {
-	c := d.cfg.Client
-	failures := 0
-	for ctx.Err() == nil {
-		wait := d.cfg.Poll
-		if c.Auth() != AuthNone {
+	runPasses(ctx, d.cfg.Client, d.kick, d.cfg.Poll, 0, d.log, "annulled numbers not delivered; backing off",
+		func(ctx context.Context) (passOutcome, error) {
 			n, err := d.Pass(ctx)
-			switch {
-			case ctx.Err() != nil:
-				return
-			case err != nil:
-				failures++
-				wait = backoff(failures)
-				if ra, ok := RetryAfter(err); ok {
-					wait = max(wait, ra)
-				}
-				d.log.Warn("annulled numbers not delivered; backing off", "wait", wait, "err", err)
-			case n > 0:
-				failures = 0
-				continue // more may be pending beyond the batch
-			default:
-				failures = 0
-			}
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-d.kick:
-			t.Stop()
-		case <-t.C:
-		}
-	}
+			return passOutcome{again: n > 0}, err // more may be pending beyond the batch
+		})
 }
 
 // Pass sends one batch of pending ranges in order and returns how many left

@@ -137,39 +137,14 @@ func (r *DGIReader) LastError() string {
 // service that does not report DGI's states), and after a failure no
 // sooner than the service's Retry-After.
 func (r *DGIReader) Run(ctx context.Context) {
-	c := r.cfg.Client
-	failures := 0
-	for ctx.Err() == nil {
-		wait := r.cfg.Poll
-		if c.Auth() != AuthNone {
+	runPasses(ctx, r.cfg.Client, r.kick, r.cfg.Poll, r.cfg.Poll, r.log, "DGI states not read from the hosted service",
+		func(ctx context.Context) (passOutcome, error) {
 			res, err := r.Pass(ctx)
-			switch {
-			case ctx.Err() != nil:
-				return
-			case err != nil:
-				failures++
-				wait = max(wait, backoff(failures))
-				if ra, ok := RetryAfter(err); ok {
-					wait = max(wait, ra)
-				}
-				r.log.Warn("DGI states not read from the hosted service", "wait", wait, "err", err)
-			case res.Awaited > res.Fresh && res.Reported == 0:
-				failures = 0
-				wait = r.cfg.Idle
-			default:
-				failures = 0
+			if err == nil && res.Awaited > res.Fresh && res.Reported == 0 {
+				return passOutcome{wait: r.cfg.Idle}, nil
 			}
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-r.kick:
-			t.Stop()
-		case <-t.C:
-		}
-	}
+			return passOutcome{}, err
+		})
 }
 
 // PassResult is what one pass found.
