@@ -95,26 +95,7 @@ func (p *Provider) Kick() {
 
 // Run does rounds until ctx is done.
 func (p *Provider) Run(ctx context.Context) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-p.kick:
-		}
-		if err := p.Round(ctx); err != nil && ctx.Err() == nil {
-			p.log.Warn("dgi provider: round failed", "err", err)
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(p.cfg.Poll)
-	}
+	runRounds(ctx, p.kick, p.cfg.Poll, p.log, "dgi provider: round failed", p.Round)
 }
 
 // Round runs, for every company with something to send or to ask DGI

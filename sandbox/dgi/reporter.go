@@ -131,26 +131,7 @@ func (r *Reporter) Kick() {
 
 // Run does rounds until ctx is done.
 func (r *Reporter) Run(ctx context.Context) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-r.kick:
-		}
-		if err := r.Round(ctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("daily report: round failed", "err", err)
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(r.cfg.Poll)
-	}
+	runRounds(ctx, r.kick, r.cfg.Poll, r.log, "daily report: round failed", r.Round)
 }
 
 // LastError returns the last failure of company's reports (Spanish), ""
