@@ -13,7 +13,6 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/internal/testtool/browser"
 	"github.com/cfe-agent/cfe-agent/localapi/apitype"
 )
 
@@ -74,32 +73,7 @@ func TestCaja_browserContingencia(t *testing.T) {
 	nro := desde + 3
 	yesterday := time.Now().In(cfe.Montevideo).AddDate(0, 0, -1).Format("02/01/2006")
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		browser.Options(t, chromedp.Flag("hide-scrollbars", true))...)
-	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Run(bctx); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancelTimeout := context.WithTimeout(bctx, 3*time.Minute)
-	defer cancelTimeout()
-	const watchCSP = `window.__csp = []; document.addEventListener("securitypolicyviolation",
-	  e => window.__csp.push(e.violatedDirective + " " + e.blockedURI));`
-	facts := func(step string) cajaFacts {
-		t.Helper()
-		var f cajaFacts
-		if err := chromedp.Run(ctx, chromedp.Evaluate(readCaja, &f)); err != nil {
-			t.Fatalf("%s: reading the page: %v", step, err)
-		}
-		if f.Overflow {
-			t.Errorf("%s: the page scrolls sideways at 390 px (scrollWidth %d)", step, f.ScrollWidth)
-		}
-		if len(f.CSP) > 0 {
-			t.Errorf("%s: CSP violations %q", step, f.CSP)
-		}
-		return f
-	}
+	ctx, facts := cajaBrowser(t)
 	var cspRegistered page.ScriptIdentifier
 	err := chromedp.Run(ctx,
 		chromedp.EmulateViewport(390, 844),

@@ -155,35 +155,7 @@ func TestCaja_browser(t *testing.T) {
 		t.Fatalf("/caja/info: %+v", info)
 	}
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		browser.Options(t, chromedp.Flag("hide-scrollbars", true))...)
-	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Run(bctx); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancelTimeout := context.WithTimeout(bctx, 3*time.Minute)
-	defer cancelTimeout()
-
-	// Every CSP violation the page meets is kept in window.__csp (a script
-	// the browser runs before the page's own, outside its CSP).
-	const watchCSP = `window.__csp = []; document.addEventListener("securitypolicyviolation",
-	  e => window.__csp.push(e.violatedDirective + " " + e.blockedURI));`
-	facts := func(step string) cajaFacts {
-		t.Helper()
-		var f cajaFacts
-		if err := chromedp.Run(ctx, chromedp.Evaluate(readCaja, &f)); err != nil {
-			t.Fatalf("%s: reading the page: %v", step, err)
-		}
-		if f.Overflow {
-			t.Errorf("%s: the page scrolls sideways at 390 px (scrollWidth %d)", step, f.ScrollWidth)
-		}
-		if len(f.CSP) > 0 {
-			t.Errorf("%s: CSP violations %q", step, f.CSP)
-		}
-		return f
-	}
+	ctx, facts := cajaBrowser(t)
 	screenshot := func(name string) {
 		t.Helper()
 		if !*updateScreenshot {
@@ -699,4 +671,42 @@ func TestCLI_CajaPIN(t *testing.T) {
 			t.Errorf("caja pin with %q: %v %q, want refused in Spanish", bad, err, out)
 		}
 	}
+}
+
+// watchCSP keeps every CSP violation the page meets in window.__csp (a
+// script the browser runs before the page's own, outside its CSP).
+const watchCSP = `window.__csp = []; document.addEventListener("securitypolicyviolation",
+  e => window.__csp.push(e.violatedDirective + " " + e.blockedURI));`
+
+// cajaBrowser starts a headless Chromium for a test of the /caja page and
+// returns its context (three minutes at most) and facts, which reads the
+// page (readCaja) and fails the test when it scrolls sideways at 390 px or
+// met a CSP violation.
+func cajaBrowser(t *testing.T) (context.Context, func(step string) cajaFacts) {
+	t.Helper()
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		browser.Options(t, chromedp.Flag("hide-scrollbars", true))...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	if err := chromedp.Run(bctx); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(bctx, 3*time.Minute)
+	t.Cleanup(cancelTimeout)
+	facts := func(step string) cajaFacts {
+		t.Helper()
+		var f cajaFacts
+		if err := chromedp.Run(ctx, chromedp.Evaluate(readCaja, &f)); err != nil {
+			t.Fatalf("%s: reading the page: %v", step, err)
+		}
+		if f.Overflow {
+			t.Errorf("%s: the page scrolls sideways at 390 px (scrollWidth %d)", step, f.ScrollWidth)
+		}
+		if len(f.CSP) > 0 {
+			t.Errorf("%s: CSP violations %q", step, f.CSP)
+		}
+		return f
+	}
+	return ctx, facts
 }

@@ -74,22 +74,7 @@ func paperForm(t *testing.T, typ cfe.Type, uuid, serie string, nro int64, fecha,
 func TestAgent_Contingency(t *testing.T) {
 	t.Parallel()
 	url, admin, cert := startDGIEmulatorProc(t)
-	dataDir := t.TempDir()
-	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(filepath.Join(dataDir, profiles.FileName), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString("    dgi:\n      modo: directo\n      url_recepcion: " + url + "/ePrueba/ws_eprueba\n" +
-		"      url_consultas: " + url + "/ePrueba/ws_consultasPrueba\n      certificado: " + cert + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	dataDir := directModeDataDir(t, url, cert)
 	env := procEnv(t, dataDir)
 	p := startProc(t, env, "serve", "--listen", "127.0.0.1:0")
 	p.waitLine("sending signed CFEs to DGI directly")

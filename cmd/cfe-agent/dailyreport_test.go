@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
-	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
 // reportState is the part of /state's dgi block this test reads.
@@ -72,22 +69,7 @@ func emulatorReportList(t *testing.T, admin string) []string {
 func TestAgent_DGIDailyReport(t *testing.T) {
 	t.Parallel()
 	url, admin, cert := startDGIEmulatorProc(t)
-	dataDir := t.TempDir()
-	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(filepath.Join(dataDir, profiles.FileName), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString("    dgi:\n      modo: directo\n      url_recepcion: " + url + "/ePrueba/ws_eprueba\n" +
-		"      url_consultas: " + url + "/ePrueba/ws_consultasPrueba\n      certificado: " + cert + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	dataDir := directModeDataDir(t, url, cert)
 	now := time.Now().In(cfe.Montevideo)
 	day := cfe.DateOf(now)
 	offset := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 10, 0, 0, cfe.Montevideo).Sub(now)

@@ -100,22 +100,7 @@ func TestAgent_DGIDirectMode(t *testing.T) {
 	}
 	post("/admin/rechazos", `{"tipoCFE":101,"serie":"A","nro":2,"codigo":"E04","detalle":"firma alterada"}`)
 
-	dataDir := t.TempDir()
-	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(filepath.Join(dataDir, profiles.FileName), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString("    dgi:\n      modo: directo\n      url_recepcion: " + url + "/ePrueba/ws_eprueba\n" +
-		"      url_consultas: " + url + "/ePrueba/ws_consultasPrueba\n      certificado: " + cert + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	dataDir := directModeDataDir(t, url, cert)
 	env := procEnv(t, dataDir)
 	p := startProc(t, env, "serve", "--listen", "127.0.0.1:0")
 	p.waitLine("sending signed CFEs to DGI directly")
@@ -241,4 +226,28 @@ func assertDGIRejection(t *testing.T, p *agentProc, env []string, code, label st
 		!regexp.MustCompile(`(?m)^WARN DGI \(`+regexp.QuoteMeta(label)+`\): DGI rechazó el comprobante e-Ticket A-2 .*`+code).MatchString(out) {
 		t.Errorf("doctor does not report the DGI state and the rejection:\n%s", out)
 	}
+}
+
+// directModeDataDir returns a new data directory whose default profile
+// speaks to DGI directly: the emulator at url (`cfe-sandbox dgi`), with the
+// company certificate cert.
+func directModeDataDir(t *testing.T, url, cert string) string {
+	t.Helper()
+	dataDir := t.TempDir()
+	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dataDir, profiles.FileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("    dgi:\n      modo: directo\n      url_recepcion: " + url + "/ePrueba/ws_eprueba\n" +
+		"      url_consultas: " + url + "/ePrueba/ws_consultasPrueba\n      certificado: " + cert + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dataDir
 }
