@@ -183,8 +183,11 @@ type tillKey struct {
 	codSuc int
 }
 
-// closeOf adds up the receipts of one day.
+// closeOf adds up the receipts of one day. A contingency receipt DGI
+// observed and that was keyed in again corrected (CorrectedBy) is counted
+// once, as its correction, as the daily report counts it.
 func closeOf(day cfe.Date, list []*cfe.Issued) *apitype.Cierre {
+	list = slices.DeleteFunc(slices.Clone(list), func(is *cfe.Issued) bool { return is.CorrectedBy != "" })
 	out := &apitype.Cierre{Fecha: day.String(), Cantidad: len(list), Cajas: []apitype.CierreCaja{}, Totales: []apitype.CierreMoneda{}}
 	tills := map[tillKey]*apitype.CierreCaja{}
 	all := newNets()
