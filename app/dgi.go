@@ -116,7 +116,7 @@ func newDGIReader(ctx context.Context, a *Agent) *hosted.DGIReader {
 // reported nothing: a service that does not report DGI's states).
 func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, error) {
 	if !a.Profile.DGI.Direct() {
-		return providerDGIState(ctx, a)
+		return providerDGIState(ctx, a, now)
 	}
 	counts, err := a.DB.DGICounts(ctx)
 	if err != nil {
@@ -154,7 +154,7 @@ func dgiState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, 
 // providerDGIState is dgiState in provider mode: the counts and rejections
 // the hosted service reported (no overdue list: the provider decides when
 // it sends, and the agent only learns it after the fact).
-func providerDGIState(ctx context.Context, a *Agent) (*health.DGIStatus, error) {
+func providerDGIState(ctx context.Context, a *Agent, now time.Time) (*health.DGIStatus, error) {
 	counts, err := a.DB.DGIProviderCounts(ctx)
 	if err != nil {
 		return nil, err
@@ -163,11 +163,15 @@ func providerDGIState(ctx context.Context, a *Agent) (*health.DGIStatus, error) 
 	if err != nil {
 		return nil, err
 	}
-	if counts == (cfe.DGICounts{}) && len(reports) == 0 {
+	refused, err := annulledRefused(ctx, a, now)
+	if err != nil {
+		return nil, err
+	}
+	if counts == (cfe.DGICounts{}) && len(reports) == 0 && len(refused) == 0 {
 		return nil, nil
 	}
 	st := &health.DGIStatus{Counts: counts, UrgentAfter: a.Profile.DGI.UrgentAfterOrDefault(), Reports: reports,
-		ReportNote: providerReportNote(a), Provider: true}
+		ReportNote: providerReportNote(a), Provider: true, AnnulledRefused: refused}
 	if counts.Rechazados > 0 {
 		if st.Rejections, err = a.DB.DGIRejections(ctx, 4*dgiListed); err != nil {
 			return nil, err
@@ -182,4 +186,23 @@ func providerDGIState(ctx context.Context, a *Agent) (*health.DGIStatus, error) 
 		st.LastError = r.LastError()
 	}
 	return st, nil
+}
+
+// annulledRefusedDays is how far back /state looks for annulled numbers
+// the hosted service refused.
+const annulledRefusedDays = 30
+
+// annulledRefused returns the annulled numbers of the last
+// annulledRefusedDays that the hosted service refused for good.
+func annulledRefused(ctx context.Context, a *Agent, now time.Time) ([]health.AnnulledRefusal, error) {
+	today := cfe.DateOf(now.In(cfe.Montevideo))
+	rs, err := a.DB.AnnulledRefusals(ctx, today.AddDays(-annulledRefusedDays), today)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]health.AnnulledRefusal, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, health.AnnulledRefusal{Range: r.Range, Reason: r.Reason})
+	}
+	return out, nil
 }

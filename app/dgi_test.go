@@ -210,3 +210,39 @@ func TestDGI_SenderCannotStart(t *testing.T) {
 func dgiCounts(d *apitype.DGIReport) [6]int {
 	return [6]int{d.Enviados, d.Aceptados, d.Rechazados, d.Observados, d.Pendientes, d.Desconocidos}
 }
+
+// TestDGIState_annulledRefused: in provider mode, annulled numbers the
+// hosted service refused for good reach the state (health warns of them);
+// those it took do not.
+func TestDGIState_annulledRefused(t *testing.T) {
+	t.Parallel()
+	a := newTestAgent(t, nil)
+	ctx := context.Background()
+	sign(t, a, "anul-1", 100)
+	last := a.DB.LastNumber(cfe.ETicket, "A")
+	refused := cfe.AnnulledRange{Type: cfe.ETicket, Serie: "A", From: last + 2, To: last + 3, Note: "rollo dañado"}
+	taken := cfe.AnnulledRange{Type: cfe.ETicket, Serie: "A", From: last + 5, To: last + 5, Note: "rollo dañado"}
+	for _, r := range []cfe.AnnulledRange{refused, taken} {
+		if err := a.DB.AnnulNumbers(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, err := a.DB.AnnulledUndelivered(ctx, cfe.DateOf(time.Now().In(cfe.Montevideo)), 10)
+	if err != nil || len(pending) != 2 {
+		t.Fatalf("pending annulled ranges: %v, %v", pending, err)
+	}
+	if err := a.DB.MarkAnnulledRefused(ctx, pending[0], "se superponen con un comprobante"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DB.MarkAnnulledDelivered(ctx, pending[1]); err != nil {
+		t.Fatal(err)
+	}
+	st, err := dgiState(ctx, a, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st == nil || len(st.AnnulledRefused) != 1 || st.AnnulledRefused[0].Range.From != refused.From ||
+		st.AnnulledRefused[0].Reason != "se superponen con un comprobante" {
+		t.Fatalf("the state's refused annulled numbers: %+v", st)
+	}
+}

@@ -41,3 +41,29 @@ func TestAssess_providerReports(t *testing.T) {
 		}
 	}
 }
+
+// TestAssess_annulledRefused: annulled numbers the hosted service refused
+// for good (provider mode) are a warning naming them, their day, the
+// service's reason and what to do: that day's report lacks them.
+func TestAssess_annulledRefused(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, time.November, 28, 9, 0, 0, 0, cfe.Montevideo)
+	st := healthy()
+	st.DGI = &health.DGIStatus{Provider: true, AnnulledRefused: []health.AnnulledRefusal{{
+		Range:  cfe.AnnulledRange{Type: cfe.ETicket, Serie: "A", From: 5, To: 7, Day: cfe.Date{Year: 2026, Month: time.November, Day: 27}},
+		Reason: "los números se superponen con el comprobante e-Ticket A-6",
+	}}}
+	rep := &apitype.StateReport{HealthReport: apitype.HealthReport{OK: true, Status: apitype.HealthOK}}
+	health.Assess(rep, st, now)
+	want := "el servicio en la nube rechazó los números anulados e-Ticket A-5 a A-7 (del 2026-11-27): " +
+		"los números se superponen con el comprobante e-Ticket A-6; el reporte diario de ese día no los incluye: avise al proveedor"
+	if rep.Status != apitype.HealthDegraded || len(rep.Warnings) != 1 || rep.Warnings[0] != want {
+		t.Fatalf("status %s, warnings %q; want %q", rep.Status, rep.Warnings, want)
+	}
+	st.DGI.AnnulledRefused = nil
+	rep = &apitype.StateReport{HealthReport: apitype.HealthReport{OK: true, Status: apitype.HealthOK}}
+	health.Assess(rep, st, now)
+	if rep.Status != apitype.HealthOK || len(rep.Warnings) != 0 {
+		t.Fatalf("without refusals: status %s, warnings %q", rep.Status, rep.Warnings)
+	}
+}

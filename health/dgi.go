@@ -56,6 +56,16 @@ type DGIStatus struct {
 	// reports (provider mode): it, not a command of the agent, corrects
 	// one DGI rejected.
 	Provider bool
+	// AnnulledRefused are the annulled numbers of the last days that the
+	// hosted service refused for good (provider mode): its daily report
+	// of their day lacks them (store.DB.AnnulledRefusals).
+	AnnulledRefused []AnnulledRefusal
+}
+
+// AnnulledRefusal is an annulled range the hosted service refused, and why.
+type AnnulledRefusal struct {
+	Range  cfe.AnnulledRange
+	Reason string
 }
 
 // dgiName is a CFE as a cashier reads it: "e-Factura A-12".
@@ -76,6 +86,11 @@ func addDGI(rep *apitype.StateReport, d *DGIStatus, now time.Time) {
 	rep.DGI = &apitype.DGIReport{Enviados: c.Enviados, Aceptados: c.Aceptados, Rechazados: c.Rechazados,
 		Observados: c.Observados, Pendientes: c.Pendientes, Desconocidos: c.Desconocidos}
 	addDailyReports(rep, d, now)
+	for _, r := range d.AnnulledRefused {
+		Flag(rep, apitype.HealthDegraded, fmt.Sprintf("el servicio en la nube rechazó los números anulados %s %s (del %s): %s; "+
+			"el reporte diario de ese día no los incluye: avise al proveedor", r.Range.Type.Name(), annulledNumbers(r.Range),
+			r.Range.ReportDay(), r.Reason))
+	}
 	if d.Stopped != "" {
 		Flag(rep, apitype.HealthDegraded, "no se envían comprobantes a DGI: "+d.Stopped+"; se siguen firmando y quedan pendientes")
 	}
@@ -148,4 +163,13 @@ func reasons(rs []cfe.DGIReason) string {
 		return "sin motivo informado"
 	}
 	return out
+}
+
+// annulledNumbers is an annulled range as a cashier reads it: "A-5" or
+// "A-5 a A-7".
+func annulledNumbers(r cfe.AnnulledRange) string {
+	if r.From == r.To {
+		return fmt.Sprintf("%s-%d", r.Serie, r.From)
+	}
+	return fmt.Sprintf("%s-%d a %s-%d", r.Serie, r.From, r.Serie, r.To)
 }
