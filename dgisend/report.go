@@ -169,7 +169,7 @@ func (r *Reporter) Kick() {
 
 // Run runs passes until ctx is done: every Poll, and when kicked.
 func (r *Reporter) Run(ctx context.Context) {
-	runPasses(ctx, r.cfg.Poll, r.kick, nil, r.Pass, func(err error) { r.log.Warn("dgi: report pass failed", "err", err) })
+	RunPasses(ctx, r.cfg.Poll, r.kick, nil, r.Pass, func(err error) { r.log.Warn("dgi: report pass failed", "err", err) })
 }
 
 // LastDay returns the last day due for a report at now: the day before

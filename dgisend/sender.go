@@ -224,7 +224,7 @@ func (s *Sender) Run(ctx context.Context) {
 		s.log.Error("dgi: cannot begin direct sending", "err", err)
 		s.fail(cfe.ErrorMessage(err))
 	}
-	runPasses(ctx, s.cfg.Poll, s.kick, s.cfg.Wake, s.Pass, func(err error) { s.log.Warn("dgi: pass failed", "err", err) })
+	RunPasses(ctx, s.cfg.Poll, s.kick, s.cfg.Wake, s.Pass, func(err error) { s.log.Warn("dgi: pass failed", "err", err) })
 }
 
 // Pass does one round of the package comment's steps and reports whether
@@ -640,11 +640,12 @@ func describe(rs []cfe.DGIReason) string {
 // doctor): "E05 Formato (falta el RUC)".
 func Describe(rs []cfe.DGIReason) string { return describe(rs) }
 
-// runPasses is the sender's and the reporter's loop: a pass at once, then
-// one at every poll, kick or wake (a nil channel never wakes); each pass is
+// RunPasses is the loop of the sender and the reporter, and of the
+// sandbox's provider rooms that drive them: a pass at once, then one at
+// every poll, kick or wake (a nil channel never wakes); each pass is
 // repeated while it makes progress, until ctx ends. failed hears a pass's
 // error.
-func runPasses(ctx context.Context, poll time.Duration, kick, wake <-chan struct{}, pass func(context.Context) (bool, error), failed func(error)) {
+func RunPasses(ctx context.Context, poll time.Duration, kick, wake <-chan struct{}, pass func(context.Context) (bool, error), failed func(error)) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {

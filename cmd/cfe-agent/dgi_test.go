@@ -157,21 +157,7 @@ func TestAgent_DGIProviderMode(t *testing.T) {
 	}
 	service := startSandboxProc(t, "--dgi-url", url, "--dgi-certificado", cert)
 
-	dataDir := t.TempDir()
-	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(filepath.Join(dataDir, profiles.FileName), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString("    dgi:\n      consulta_proveedor: 200ms\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	dataDir := dgiDataDir(t, "      consulta_proveedor: 200ms\n")
 	env := procEnv(t, dataDir, "CFE_AGENT_HOSTED_URL="+service, "CFE_AGENT_HOSTED_API_KEY="+agentKey)
 	p := startProc(t, env, "serve", "--listen", "127.0.0.1:0")
 	for _, u := range []string{"prov-1", "prov-2", "prov-3"} {
@@ -233,6 +219,14 @@ func assertDGIRejection(t *testing.T, p *agentProc, env []string, code, label st
 // company certificate cert.
 func directModeDataDir(t *testing.T, url, cert string) string {
 	t.Helper()
+	return dgiDataDir(t, "      modo: directo\n      url_recepcion: "+url+"/ePrueba/ws_eprueba\n"+
+		"      url_consultas: "+url+"/ePrueba/ws_consultasPrueba\n      certificado: "+cert+"\n")
+}
+
+// dgiDataDir returns a new data directory whose default profile has the
+// dgi block with the given lines (indented under it).
+func dgiDataDir(t *testing.T, lines string) string {
+	t.Helper()
 	dataDir := t.TempDir()
 	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
 		t.Fatal(err)
@@ -241,8 +235,7 @@ func directModeDataDir(t *testing.T, url, cert string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.WriteString("    dgi:\n      modo: directo\n      url_recepcion: " + url + "/ePrueba/ws_eprueba\n" +
-		"      url_consultas: " + url + "/ePrueba/ws_consultasPrueba\n      certificado: " + cert + "\n")
+	_, err = f.WriteString("    dgi:\n" + lines)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/internal/testtool"
 	"github.com/cfe-agent/cfe-agent/internal/testtool/reportcheck"
-	"github.com/cfe-agent/cfe-agent/profiles"
 )
 
 // sandboxGet sends a GET to the real sandbox with the e2e key and returns
@@ -65,21 +62,7 @@ func TestAgent_ProviderDailyReport(t *testing.T) {
 	t.Parallel()
 	service := startSandboxProc(t, "--dgi-procesamiento", "-1ns", "--reporte-desfase", "24h",
 		"--reporte-intervalo", "100ms", "--reporte-consulta", "200ms")
-	dataDir := t.TempDir()
-	if _, _, err := profiles.EnsureDefaultWith(dataDir, profiles.Overrides{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(filepath.Join(dataDir, profiles.FileName), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString("    dgi:\n      consulta_proveedor: 300ms\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	dataDir := dgiDataDir(t, "      consulta_proveedor: 300ms\n")
 	env := procEnv(t, dataDir, "CFE_AGENT_HOSTED_URL="+service, "CFE_AGENT_HOSTED_API_KEY="+agentKey)
 	p := startProc(t, env, "serve", "--listen", "127.0.0.1:0")
 	for _, u := range []string{"rp-1", "rp-2", "rp-3"} {

@@ -95,7 +95,7 @@ func (p *Provider) Kick() {
 
 // Run does rounds until ctx is done.
 func (p *Provider) Run(ctx context.Context) {
-	runRounds(ctx, p.kick, p.cfg.Poll, p.log, "dgi provider: round failed", p.Round)
+	dgisend.RunPasses(ctx, p.cfg.Poll, p.kick, nil, roundPass(p.Round), roundFailed(ctx, p.log, "dgi provider: round failed"))
 }
 
 // Round runs, for every company with something to send or to ask DGI

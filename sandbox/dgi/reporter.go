@@ -15,6 +15,7 @@ import (
 
 	"github.com/cfe-agent/cfe-agent/cfe"
 	"github.com/cfe-agent/cfe-agent/dgi"
+	"github.com/cfe-agent/cfe-agent/dgisend"
 	"github.com/cfe-agent/cfe-agent/sandbox/data"
 	"github.com/cfe-agent/cfe-agent/signer"
 )
@@ -131,7 +132,7 @@ func (r *Reporter) Kick() {
 
 // Run does rounds until ctx is done.
 func (r *Reporter) Run(ctx context.Context) {
-	runRounds(ctx, r.kick, r.cfg.Poll, r.log, "daily report: round failed", r.Round)
+	dgisend.RunPasses(ctx, r.cfg.Poll, r.kick, nil, roundPass(r.Round), roundFailed(ctx, r.log, "daily report: round failed"))
 }
 
 // LastError returns the last failure of company's reports (Spanish), ""
