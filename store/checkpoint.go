@@ -104,7 +104,6 @@ func (db *DB) checkpoint() error {
 	}
 	l.mu.Lock()
 	l.removePending(entries)
-	l.applied = entries[len(entries)-1].lsn
 	l.mu.Unlock()
 	db.pending.Add(int64(len(entries)))
 	return nil

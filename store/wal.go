@@ -144,8 +144,6 @@ type commitLog struct {
 	last     map[seqKey]int64     // the highest logged number of each sequence in entries
 	lastAt   time.Time            // when the last entry was logged
 
-	applied uint64 // the last LSN checkpointed (in bbolt)
-
 	ckMu sync.Mutex // serializes checkpoints
 }
 
@@ -153,7 +151,7 @@ type commitLog struct {
 // is id, and returns the log with every record above applied, in LSN order,
 // for replay, and the dictionaries those records carry.
 func openCommitLog(path string, id [walIDLen]byte, applied uint64, now time.Time) (*commitLog, []*walEntry, [][]byte, error) {
-	l := &commitLog{id: id, applied: applied, lsn: applied, dicts: map[[dictHashLen]byte]bool{}}
+	l := &commitLog{id: id, lsn: applied, dicts: map[[dictHashLen]byte]bool{}}
 	l.resetPending()
 	var found []*walEntry
 	var dictContents [][]byte
@@ -184,22 +182,18 @@ func openCommitLog(path string, id [walIDLen]byte, applied uint64, now time.Time
 			continue
 		}
 		l.files[i].f, l.files[i].off = f, end
-		for _, r := range recs {
-			l.lsn = max(l.lsn, r.lsn)
-			if r.lsn <= applied {
-				continue
-			}
-			e, dict, err := decodeWALRecord(r.lsn, r.payload)
-			if err != nil {
-				_ = l.close(false)
-				return nil, nil, nil, fmt.Errorf("%w: commit log %s, record %d: %w", ErrDamaged, p, r.lsn, err)
-			}
-			e.file = i
-			found = append(found, e)
-			if dict != nil {
-				dictContents = append(dictContents, dict)
-			}
+		if n := len(recs); n > 0 {
+			l.lsn = max(l.lsn, recs[n-1].lsn)
 		}
+		entries, dicts, err := decodeAbove(recs, applied)
+		if err != nil {
+			_ = l.close(false)
+			return nil, nil, nil, fmt.Errorf("%w: commit log %s, %w", ErrDamaged, p, err)
+		}
+		for _, e := range entries {
+			e.file = i
+		}
+		found, dictContents = append(found, entries...), append(dictContents, dicts...)
 	}
 	if len(l.orphans) > 0 {
 		if err := durable.SyncDir(filepath.Dir(path)); err != nil {
@@ -251,7 +245,6 @@ func compareLSN(a, b uint64) int {
 // afterReplay makes both files free once Open has checkpointed every record
 // they held: writing starts again at the start of the first one.
 func (l *commitLog) afterReplay() {
-	l.applied = l.lsn
 	l.active = 0
 	for _, f := range l.files {
 		f.off, f.pending = 0, 0
@@ -560,18 +553,34 @@ func loggedEntries(path string, id [walIDLen]byte, applied uint64) ([]*walEntry,
 		if fileID != id {
 			continue
 		}
-		for _, r := range recs {
-			if r.lsn <= applied {
-				continue
-			}
-			e, _, err := decodeWALRecord(r.lsn, r.payload)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, e)
+		entries, _, err := decodeAbove(recs, applied)
+		out = append(out, entries...)
+		if err != nil {
+			return out, err
 		}
 	}
 	return out, nil
+}
+
+// decodeAbove decodes the records of one log file above applied, with the
+// dictionaries they carry.
+func decodeAbove(recs []walRecord, applied uint64) ([]*walEntry, [][]byte, error) {
+	var out []*walEntry
+	var dicts [][]byte
+	for _, r := range recs {
+		if r.lsn <= applied {
+			continue
+		}
+		e, dict, err := decodeWALRecord(r.lsn, r.payload)
+		if err != nil {
+			return out, dicts, fmt.Errorf("record %d: %w", r.lsn, err)
+		}
+		out = append(out, e)
+		if dict != nil {
+			dicts = append(dicts, dict)
+		}
+	}
+	return out, dicts, nil
 }
 
 // moveLog renames the log file from to to when it holds a record, and
